@@ -1,0 +1,28 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Settings shared by every target: Swift 6 language mode (strict concurrency) and
+/// `any` spelled out for existentials, so that dynamic dispatch is always visible.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "LiveList",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "ListDiff", targets: ["ListDiff"]),
+        .library(name: "LiveList", targets: ["LiveList"]),
+    ],
+    targets: [
+        // The staged differ: generic, depends on nothing.
+        .target(name: "ListDiff", swiftSettings: strict),
+        // Components, nodes, builders, Renderer, Adapter and Updater protocols.
+        .target(name: "LiveList", dependencies: ["ListDiff"], swiftSettings: strict),
+
+        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
+        .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)
