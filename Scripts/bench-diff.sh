@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Times ListDiff against the standard library's difference(from:) on the scenarios of
+# shared/DIFF-BENCH.md and prints a Markdown report (tables on standard output, progress on
+# standard error). The inputs' fingerprints are checked first; a mismatch stops with exit status 1.
+#
+#   Scripts/bench-diff.sh                  # every scenario (about two minutes on two cores)
+#   Scripts/bench-diff.sh --no-stdlib      # ListDiff only (seconds)
+#   Scripts/bench-diff.sh M-100k S-100x1000
+#
+# Arguments go to diff-report (see `Scripts/bench-diff.sh --help`). It is always built in release:
+# debug times mean nothing. Works from any directory.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+package="$repo_root/Benchmarks"
+
+echo "Building diff-report (release)…" >&2
+swift build -c release --package-path "$package" --product diff-report >&2
+bin_path="$(swift build -c release --package-path "$package" --show-bin-path)"
+exec "$bin_path/diff-report" "$@"
