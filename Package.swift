@@ -14,14 +14,18 @@ let package = Package(
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "LiveList", targets: ["LiveList"]),
+        .library(name: "Markup", targets: ["Markup"]),
     ],
     targets: [
         // The staged differ: generic, depends on nothing.
         .target(name: "ListDiff", swiftSettings: strict),
+        // The HTML writer (bytes, escaping) and its result-builder DSL; depends on nothing.
+        .target(name: "Markup", swiftSettings: strict),
         // Components, nodes, builders, Renderer, Adapter and Updater protocols.
         .target(name: "LiveList", dependencies: ["ListDiff"], swiftSettings: strict),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
+        .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

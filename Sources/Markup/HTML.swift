@@ -1,0 +1,181 @@
+/// HTML content: something that writes itself into an ``HTMLWriter``.
+///
+/// Build it with ``HTMLBuilder``: elements such as ``div(_:content:)``, strings (escaped), `if`, `switch`,
+/// `for` and optionals. The types compose statically, so rendering needs no existentials.
+///
+///     span(.class("hello")) { "Hello \(name)" }   // the name is escaped
+public protocol HTML {
+    /// Writes this content into `writer`.
+    func render(into writer: inout HTMLWriter)
+}
+
+extension HTML {
+    /// This content as UTF-8 bytes.
+    @inlinable
+    public func renderedBytes() -> [UInt8] {
+        var writer = HTMLWriter()
+        render(into: &writer)
+        return writer.bytes
+    }
+
+    /// This content as a string.
+    @inlinable
+    public func renderedString() -> String {
+        String(decoding: renderedBytes(), as: UTF8.self)
+    }
+}
+
+/// Text, escaped when rendered.
+public struct HTMLText: HTML, Sendable {
+    /// The unescaped text.
+    public var text: String
+
+    @inlinable
+    public init(_ text: String) {
+        self.text = text
+    }
+
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {
+        writer.appendText(text)
+    }
+}
+
+/// Markup written into the page exactly as given, without escaping.
+///
+/// The name says it: whatever this holds can run script in the page. Use it only for markup that the
+/// program itself produced or sanitised, never for data from users.
+public struct UnsafeRawHTML: HTML, Sendable {
+    /// The markup.
+    public var markup: String
+
+    @inlinable
+    public init(_ markup: String) {
+        self.markup = markup
+    }
+
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {
+        writer.appendRaw(markup)
+    }
+}
+
+/// No content.
+public struct EmptyHTML: HTML, Sendable {
+    @inlinable
+    public init() {}
+
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {}
+}
+
+/// Two pieces of content, one after the other (what a builder block of several lines becomes).
+public struct HTMLPair<First: HTML, Second: HTML>: HTML {
+    public var first: First
+    public var second: Second
+
+    @inlinable
+    public init(_ first: First, _ second: Second) {
+        self.first = first
+        self.second = second
+    }
+
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {
+        first.render(into: &writer)
+        second.render(into: &writer)
+    }
+}
+
+/// One of two kinds of content (what `if`/`else` and `switch` become).
+public enum HTMLEither<First: HTML, Second: HTML>: HTML {
+    case first(First)
+    case second(Second)
+
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {
+        switch self {
+        case let .first(content): content.render(into: &writer)
+        case let .second(content): content.render(into: &writer)
+        }
+    }
+}
+
+extension HTMLPair: Sendable where First: Sendable, Second: Sendable {}
+extension HTMLEither: Sendable where First: Sendable, Second: Sendable {}
+
+extension Optional: HTML where Wrapped: HTML {
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {
+        if let content = self {
+            content.render(into: &writer)
+        }
+    }
+}
+
+extension Array: HTML where Element: HTML {
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {
+        for content in self {
+            content.render(into: &writer)
+        }
+    }
+}
+
+/// Builds ``HTML`` from statements: elements, strings (escaped), `if`, `if`/`else`, `switch`, `for`.
+@resultBuilder
+public enum HTMLBuilder {
+    @inlinable
+    public static func buildExpression<Content: HTML>(_ content: Content) -> Content {
+        content
+    }
+
+    /// A string is text, escaped when rendered.
+    @inlinable
+    public static func buildExpression(_ text: String) -> HTMLText {
+        HTMLText(text)
+    }
+
+    @inlinable
+    public static func buildBlock() -> EmptyHTML {
+        EmptyHTML()
+    }
+
+    @inlinable
+    public static func buildPartialBlock<Content: HTML>(first: Content) -> Content {
+        first
+    }
+
+    @inlinable
+    public static func buildPartialBlock<Accumulated: HTML, Next: HTML>(
+        accumulated: Accumulated,
+        next: Next
+    ) -> HTMLPair<Accumulated, Next> {
+        HTMLPair(accumulated, next)
+    }
+
+    @inlinable
+    public static func buildOptional<Content: HTML>(_ content: Content?) -> Content? {
+        content
+    }
+
+    @inlinable
+    public static func buildEither<First: HTML, Second: HTML>(first: First) -> HTMLEither<First, Second> {
+        .first(first)
+    }
+
+    @inlinable
+    public static func buildEither<First: HTML, Second: HTML>(second: Second) -> HTMLEither<First, Second> {
+        .second(second)
+    }
+
+    @inlinable
+    public static func buildArray<Content: HTML>(_ contents: [Content]) -> [Content] {
+        contents
+    }
+
+    @inlinable
+    public static func buildLimitedAvailability<Content: HTML>(_ content: Content) -> Content {
+        content
+    }
+}
