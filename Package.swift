@@ -22,7 +22,7 @@ let package = Package(
         // The HTML writer (bytes, escaping) and its result-builder DSL; depends on nothing.
         .target(name: "Markup", swiftSettings: strict),
         // Components, nodes, builders, Renderer, Adapter and Updater protocols.
-        .target(name: "LiveList", dependencies: ["ListDiff"], swiftSettings: strict),
+        .target(name: "LiveList", dependencies: ["ListDiff", "Markup"], swiftSettings: strict),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),

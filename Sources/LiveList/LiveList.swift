@@ -1,1 +1,2 @@
 @_exported public import ListDiff
+@_exported public import Markup

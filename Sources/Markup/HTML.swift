@@ -179,3 +179,23 @@ public enum HTMLBuilder {
         content
     }
 }
+
+/// Any HTML content, type-erased (for content whose type is known only at run time).
+public struct AnyHTML: HTML {
+    /// The content.
+    public let base: any HTML
+
+    @inlinable
+    public init(_ base: any HTML) {
+        if let erased = base as? AnyHTML {
+            self = erased
+        } else {
+            self.base = base
+        }
+    }
+
+    @inlinable
+    public func render(into writer: inout HTMLWriter) {
+        base.render(into: &writer)
+    }
+}

@@ -1,0 +1,89 @@
+/// The result builder that lists the cells of a ``Section`` or a ``Group``.
+///
+/// Each line of the closure may be an ``IdentifiableComponent``, a ``CellNode``, a ``Group`` of
+/// cells, an array or an optional of those, or any other ``CellsBuildable`` value. `if`, `if`/`else`,
+/// `switch`, `if #available` and `for` loops work as in any Swift code, and a closure can list any
+/// number of cells. The result is a flat array of cells.
+///
+///     Section(id: "greet") {
+///         HelloMessage(name: "Vincent")
+///         if showMia {
+///             HelloMessage(name: "Mia")
+///         } else {
+///             Label(text: "Mia is away").identified(by: "away")
+///         }
+///         for guest in guests {
+///             HelloMessage(name: guest)
+///         }
+///         Group(of: staff) { member in
+///             HelloMessage(name: member.name)
+///         }
+///     }
+@resultBuilder
+public enum CellsBuilder {
+    /// :nodoc:
+    @inlinable
+    public static func buildExpression(_ component: some IdentifiableComponent) -> [CellNode] {
+        [CellNode(component)]
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildExpression<C: IdentifiableComponent>(_ component: C?) -> [CellNode] {
+        component.map { [CellNode($0)] } ?? []
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildExpression<C: IdentifiableComponent>(_ components: [C]) -> [CellNode] {
+        components.map { CellNode($0) }
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildExpression(_ cells: [CellNode]) -> [CellNode] {
+        cells
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildExpression(_ cells: some CellsBuildable) -> [CellNode] {
+        cells.buildCells()
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildBlock(_ parts: [CellNode]...) -> [CellNode] {
+        parts.count == 1 ? parts[0] : Array(parts.joined())
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildOptional(_ part: [CellNode]?) -> [CellNode] {
+        part ?? []
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildEither(first part: [CellNode]) -> [CellNode] {
+        part
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildEither(second part: [CellNode]) -> [CellNode] {
+        part
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildArray(_ parts: [[CellNode]]) -> [CellNode] {
+        Array(parts.joined())
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildLimitedAvailability(_ part: [CellNode]) -> [CellNode] {
+        part
+    }
+}
