@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "LiveList", targets: ["LiveList"]),
         .library(name: "Markup", targets: ["Markup"]),
+        .library(name: "LiveListHTML", targets: ["LiveListHTML"]),
     ],
     targets: [
         // The staged differ: generic, depends on nothing.
@@ -23,10 +24,13 @@ let package = Package(
         .target(name: "Markup", swiftSettings: strict),
         // Components, nodes, builders, Renderer, Adapter and Updater protocols.
         .target(name: "LiveList", dependencies: ["ListDiff", "Markup"], swiftSettings: strict),
+        // HTMLAdapter, PatchUpdater, ReloadDataUpdater, changeset and snapshot JSON, JSON-driven lists.
+        .target(name: "LiveListHTML", dependencies: ["LiveList"], swiftSettings: strict),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
+        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

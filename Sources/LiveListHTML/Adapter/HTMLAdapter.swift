@@ -1,0 +1,213 @@
+public import LiveList
+
+/// Renders sections into the DOM that the LiveList client patches (BRIEF section 3).
+///
+/// As in Carbon, a component renders its content and the adapter hosts it: the list root, the section
+/// elements, the header and footer elements, the cells container and the cell elements belong to the
+/// adapter, whose tags and classes are configurable; a component's ``Component/body`` goes inside. The
+/// `data-*` attributes are fixed, since the client finds elements by them:
+///
+///     <div class="livelist" data-list="todo" data-version="4" data-animate="true" …>
+///       <section class="livelist-section" data-section="a">
+///         <header class="livelist-header">…</header>
+///         <ul class="livelist-cells">
+///           <li class="livelist-cell" data-cell="x">…</li>
+///         </ul>
+///         <footer class="livelist-footer">…</footer>
+///       </section>
+///     </div>
+///
+/// Keys may hold any Unicode but NUL: they are written as escaped attribute values (quotes, `<`, `&`,
+/// CR, LF and TAB as character references), so every key survives the HTML parser. A key with NUL is
+/// refused with ``RenderError/invalidKey(_:kind:)``.
+public struct HTMLAdapter: Adapter {
+    /// The tag and classes of an element that the adapter owns.
+    public struct Container: Sendable, Equatable {
+        public var tag: HTMLTag
+        /// The `class` attribute, or nil for none.
+        public var classes: String?
+
+        public init(_ tag: HTMLTag, classes: String? = nil) {
+            self.tag = tag
+            self.classes = classes
+        }
+    }
+
+    /// What a selection callback learns: which cell of which section was selected, and its node.
+    public struct SelectionContext: Sendable {
+        /// The list's name.
+        public var list: String
+        /// The selected cell's key.
+        public var cellKey: String
+        /// The key of the section that holds it.
+        public var sectionKey: String
+        /// The cell's node, with its component.
+        public var node: CellNode
+    }
+
+    /// The list root. Default `<div class="livelist">`.
+    public var root = Container(.div, classes: "livelist")
+    /// Each section. Default `<section class="livelist-section">`.
+    public var section = Container(.section, classes: "livelist-section")
+    /// A section's header. Default `<header class="livelist-header">`.
+    public var header = Container(.header, classes: "livelist-header")
+    /// A section's cells container. Default `<ul class="livelist-cells">`.
+    public var cells = Container(.ul, classes: "livelist-cells")
+    /// Each cell. Default `<li class="livelist-cell">`.
+    public var cell = Container(.li, classes: "livelist-cell")
+    /// A section's footer. Default `<footer class="livelist-footer">`.
+    public var footer = Container(.footer, classes: "livelist-footer")
+
+    /// Called when the browser reports that a cell was selected (clicked or activated).
+    public var didSelect: (@Sendable (SelectionContext) -> Void)?
+
+    /// Creates an adapter with the default elements.
+    public init() {}
+
+    // MARK: - Rendering
+
+    /// Renders a cell element: the cell container with its key, hosting the component's body.
+    public func renderCell(_ node: CellNode) throws(RenderError) -> RenderedCell {
+        let key = node.id.key
+        try Self.validate(key, kind: "cell")
+        var writer = HTMLWriter(capacity: 128)
+        open(cell, into: &writer)
+        writer.appendAttribute(name: "data-cell", value: key)
+        if node.component.reportsVisibility {
+            writer.appendAttribute(name: "data-visibility", value: "true")
+        }
+        writer.bytes.append(0x3E)
+        node.component.renderBody(into: &writer)
+        close(cell, into: &writer)
+        return RenderedCell(key: key, html: writer.string)
+    }
+
+    /// Renders a header element around `node`'s body.
+    public func renderHeader(_ node: ViewNode) -> String {
+        renderSupplementary(node, in: header)
+    }
+
+    /// Renders a footer element around `node`'s body.
+    public func renderFooter(_ node: ViewNode) -> String {
+        renderSupplementary(node, in: footer)
+    }
+
+    /// Renders a section element, with its header and footer, around already rendered cells.
+    public func renderSection(_ section: Section, cells: [RenderedCell]) throws(RenderError) -> RenderedSection {
+        try renderSection(
+            key: section.id.key,
+            header: section.header.map(renderHeader),
+            footer: section.footer.map(renderFooter),
+            cells: cells
+        )
+    }
+
+    /// Renders a section element from its key, its rendered header and footer, and its cells.
+    func renderSection(
+        key: String,
+        header: String?,
+        footer: String?,
+        cells renderedCells: [RenderedCell]
+    ) throws(RenderError) -> RenderedSection {
+        try Self.validate(key, kind: "section")
+        var writer = HTMLWriter(capacity: 256)
+        open(section, into: &writer)
+        writer.appendAttribute(name: "data-section", value: key)
+        writer.bytes.append(0x3E)
+        if let header {
+            writer.appendRaw(header)
+        }
+        open(cells, into: &writer)
+        writer.bytes.append(0x3E)
+        let opening = writer.string
+        writer = HTMLWriter(capacity: 128)
+        close(cells, into: &writer)
+        if let footer {
+            writer.appendRaw(footer)
+        }
+        close(section, into: &writer)
+        return RenderedSection(
+            key: key,
+            opening: opening,
+            closing: writer.string,
+            header: header,
+            footer: footer,
+            cells: renderedCells
+        )
+    }
+
+    /// Renders every section and cell.
+    public func render(_ sections: [Section]) throws(RenderError) -> RenderedList {
+        var rendered: [RenderedSection] = []
+        rendered.reserveCapacity(sections.count)
+        for section in sections {
+            var renderedCells: [RenderedCell] = []
+            renderedCells.reserveCapacity(section.cells.count)
+            for node in section.cells {
+                renderedCells.append(try renderCell(node))
+            }
+            rendered.append(try renderSection(section, cells: renderedCells))
+        }
+        return RenderedList(sections: rendered)
+    }
+
+    /// The list root element with its data attributes, around `rendering` (for a full page).
+    public func renderRoot(list: String, version: Int, options: UpdaterOptions, rendering: RenderedList) -> String {
+        var writer = HTMLWriter(capacity: 256)
+        open(root, into: &writer)
+        writer.appendAttribute(name: "data-list", value: list)
+        writer.appendAttribute(name: "data-version", value: String(version))
+        for (name, value) in options.rootAttributes {
+            writer.appendAttribute(name: name, value: value ? "true" : "false")
+        }
+        writer.bytes.append(0x3E)
+        writer.appendRaw(rendering.html)
+        close(root, into: &writer)
+        return writer.string
+    }
+
+    // MARK: - Helpers
+
+    private func renderSupplementary(_ node: ViewNode, in container: Container) -> String {
+        var writer = HTMLWriter(capacity: 128)
+        open(container, into: &writer)
+        writer.bytes.append(0x3E)
+        node.renderBody(into: &writer)
+        close(container, into: &writer)
+        return writer.string
+    }
+
+    /// Writes `<tag class="…"` (the caller adds attributes and `>`).
+    private func open(_ container: Container, into writer: inout HTMLWriter) {
+        writer.bytes.append(0x3C)
+        writer.appendRaw(container.tag.name)
+        if let classes = container.classes {
+            writer.appendAttribute(name: "class", value: classes)
+        }
+    }
+
+    private func close(_ container: Container, into writer: inout HTMLWriter) {
+        writer.appendRaw("</")
+        writer.appendRaw(container.tag.name)
+        writer.bytes.append(0x3E)
+    }
+
+    static func validate(_ key: String, kind: String) throws(RenderError) {
+        if key.utf8.contains(0) {
+            throw .invalidKey(key, kind: kind)
+        }
+    }
+}
+
+/// A rendering that cannot be done.
+public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A key holds NUL, which no HTML attribute can carry. `kind` is `cell` or `section`.
+    case invalidKey(String, kind: String)
+
+    public var description: String {
+        switch self {
+        case let .invalidKey(key, kind):
+            "\(kind) key \(quoted(key)) contains NUL"
+        }
+    }
+}

@@ -1,0 +1,61 @@
+public import LiveList
+
+/// A header of plain text: `Section(id: "a", header: Header("Groceries")) { … }`.
+public struct Header: Component, Equatable {
+    public var text: String
+
+    public init(_ text: String) {
+        self.text = text
+    }
+
+    public var body: some HTML {
+        span(.class("livelist-header-text")) { text }
+    }
+}
+
+/// A footer of plain text.
+public struct Footer: Component, Equatable {
+    public var text: String
+
+    public init(_ text: String) {
+        self.text = text
+    }
+
+    public var body: some HTML {
+        span(.class("livelist-footer-text")) { text }
+    }
+}
+
+/// A cell of text with an optional detail line: the cells of JSON-driven lists.
+public struct TextCell: IdentifiableComponent, Equatable {
+    public var id: String
+    public var text: String
+    public var detail: String?
+
+    public init(id: String, text: String, detail: String? = nil) {
+        self.id = id
+        self.text = text
+        self.detail = detail
+    }
+
+    public var body: some HTML {
+        span(.class("livelist-text")) { text }
+        if let detail {
+            small(.class("livelist-detail")) { detail }
+        }
+    }
+}
+
+extension JSONListState {
+    /// The sections of this state, built from ``TextCell``, ``Header`` and ``Footer``.
+    public var listSections: [LiveList.Section] {
+        sections.map { section in
+            LiveList.Section(
+                id: section.id,
+                header: section.header.map(Header.init),
+                cells: section.cells.map { CellNode(TextCell(id: $0.id, text: $0.text, detail: $0.detail)) },
+                footer: section.footer.map(Footer.init)
+            )
+        }
+    }
+}

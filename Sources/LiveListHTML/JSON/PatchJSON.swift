@@ -1,0 +1,145 @@
+// The JSON form of changesets and snapshots (BRIEF section 3, docs/PROTOCOL.md): every operation is an
+// object with an "op" field and all of its fields present, null where empty.
+
+extension ListChangeset {
+    /// The changeset as one line of JSON.
+    public func encodedJSON() -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("protocol")
+        writer.int(Self.protocolVersion)
+        writer.key("list")
+        writer.string(list)
+        writer.key("from")
+        writer.int(from)
+        writer.key("version")
+        writer.int(version)
+        writer.key("animate")
+        writer.bool(animate)
+        writer.key("ops")
+        writer.beginArray()
+        for operation in operations {
+            operation.write(into: &writer)
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension PatchOperation {
+    func write(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("op")
+        writer.string(name)
+        switch self {
+        case let .deleteSection(section):
+            writer.key("section")
+            writer.string(section)
+        case let .insertSection(section, after, html, header, footer):
+            writer.key("section")
+            writer.string(section)
+            writer.key("after")
+            writer.string(after)
+            writer.key("html")
+            writer.string(html)
+            writer.key("header")
+            writer.string(header)
+            writer.key("footer")
+            writer.string(footer)
+        case let .moveSection(section, after):
+            writer.key("section")
+            writer.string(section)
+            writer.key("after")
+            writer.string(after)
+        case let .reloadSection(section, header, footer):
+            writer.key("section")
+            writer.string(section)
+            writer.key("header")
+            writer.string(header)
+            writer.key("footer")
+            writer.string(footer)
+        case let .delete(cell):
+            writer.key("cell")
+            writer.string(cell)
+        case let .insert(cell, section, after, html):
+            writer.key("cell")
+            writer.string(cell)
+            writer.key("section")
+            writer.string(section)
+            writer.key("after")
+            writer.string(after)
+            writer.key("html")
+            writer.string(html)
+        case let .move(cell, section, after):
+            writer.key("cell")
+            writer.string(cell)
+            writer.key("section")
+            writer.string(section)
+            writer.key("after")
+            writer.string(after)
+        case let .reload(cell, html):
+            writer.key("cell")
+            writer.string(cell)
+            writer.key("html")
+            writer.string(html)
+        case let .reset(html, sections):
+            writer.key("html")
+            writer.string(html)
+            writer.key("sections")
+            writeSections(sections, into: &writer)
+        }
+        writer.endObject()
+    }
+}
+
+extension ListSnapshot {
+    /// The snapshot as one line of JSON, with its `state` when the list is JSON-driven.
+    public func encodedJSON() -> [UInt8] {
+        var writer = JSONWriter(capacity: 1024)
+        writer.beginObject()
+        writer.key("protocol")
+        writer.int(ListChangeset.protocolVersion)
+        writer.key("list")
+        writer.string(list)
+        writer.key("version")
+        writer.int(version)
+        writer.key("sections")
+        writeSections(rendering.sections, into: &writer)
+        if let state {
+            writer.key("state")
+            writer.raw(json: state)
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+/// Writes sections in snapshot form: key, cell-less html, header, footer and cells.
+func writeSections(_ sections: [RenderedSection], into writer: inout JSONWriter) {
+    writer.beginArray()
+    for section in sections {
+        writer.beginObject()
+        writer.key("key")
+        writer.string(section.key)
+        writer.key("html")
+        writer.string(section.html)
+        writer.key("header")
+        writer.string(section.header)
+        writer.key("footer")
+        writer.string(section.footer)
+        writer.key("cells")
+        writer.beginArray()
+        for cell in section.cells {
+            writer.beginObject()
+            writer.key("key")
+            writer.string(cell.key)
+            writer.key("html")
+            writer.string(cell.html)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+    }
+    writer.endArray()
+}

@@ -1,0 +1,77 @@
+/// A cell as the browser has it: its key and the HTML of the whole cell element.
+public struct RenderedCell: Sendable, Equatable {
+    /// The cell's key (`data-cell`).
+    public var key: String
+    /// The cell element's HTML, the same string in `insert`, `reload`, `reset` and the snapshot.
+    public var html: String
+
+    public init(key: String, html: String) {
+        self.key = key
+        self.html = html
+    }
+}
+
+/// A section as the browser has it: the section element without its cells, split around the empty
+/// cells container, its header and footer elements, and its cells.
+public struct RenderedSection: Sendable, Equatable {
+    /// The section's key (`data-section`).
+    public var key: String
+    /// The section element up to and including the cells container's start tag (header included).
+    public var opening: String
+    /// From the cells container's end tag to the end of the section element (footer included).
+    public var closing: String
+    /// The header element's HTML, or nil.
+    public var header: String?
+    /// The footer element's HTML, or nil.
+    public var footer: String?
+    /// The cells, in order.
+    public var cells: [RenderedCell]
+
+    public init(key: String, opening: String, closing: String, header: String?, footer: String?, cells: [RenderedCell]) {
+        self.key = key
+        self.opening = opening
+        self.closing = closing
+        self.header = header
+        self.footer = footer
+        self.cells = cells
+    }
+
+    /// The section element rendered with its header and footer and no cells (`insertSection`'s `html`).
+    public var html: String {
+        opening + closing
+    }
+
+    /// Writes the whole section element, cells included.
+    func write(into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: opening.utf8)
+        for cell in cells {
+            bytes.append(contentsOf: cell.html.utf8)
+        }
+        bytes.append(contentsOf: closing.utf8)
+    }
+}
+
+/// The rendering of a whole list: what a page shows, and what a snapshot describes.
+public struct RenderedList: Sendable, Equatable {
+    /// The sections, in order.
+    public var sections: [RenderedSection]
+
+    public init(sections: [RenderedSection] = []) {
+        self.sections = sections
+    }
+
+    /// The list root's children: every section element with its cells.
+    public var html: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(sections.reduce(0) { $0 + $1.opening.utf8.count + $1.closing.utf8.count } * 2)
+        for section in sections {
+            section.write(into: &bytes)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The number of cells over all sections.
+    public var cellCount: Int {
+        sections.reduce(0) { $0 + $1.cells.count }
+    }
+}

@@ -1,0 +1,312 @@
+public import LiveList
+
+/// The diffing updater of the web: turns each new rendering into the ordered DOM operations of BRIEF
+/// section 3, and keeps the list's version and current rendering.
+///
+///     let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "todo"))
+///     if let changeset = try renderer.render({ … }) {
+///         broadcast(changeset.encodedJSON())
+///     }
+///
+/// An operation is sent only for a change of the rendering: unchanged cells are not rendered again,
+/// an updated cell (its component's `shouldContentUpdate(with:)` said so) is rendered again unless
+/// `shouldRender(next:)` declines, and a `reload` goes out only when its HTML differs. A version is
+/// created only when there is at least one operation. Reorders are the fewest moves, and a surviving
+/// cell whose section is inserted or deleted moves; it is never deleted and inserted again.
+///
+/// The operations come in this order, each anchor naming an element of the state the previous ones
+/// left: the `delete`s of cells that go; then, section by section in target order, the section's own
+/// operation (`insertSection`, `moveSection` or `reloadSection`) followed by its cells' `move`, `insert`
+/// and `reload` in target order; last, the `deleteSection`s, which take along the cells still in them.
+public struct PatchUpdater: Updater {
+    public typealias Adapter = HTMLAdapter
+
+    /// The options, sent to the browser as the root's data attributes and each changeset's `animate`.
+    public var options: UpdaterOptions
+    /// The list's name.
+    public let list: String
+    /// The current version: it grows by one with every changeset.
+    public private(set) var version: Int
+    /// The current rendering, matching the renderer's current sections.
+    public private(set) var rendering: RenderedList
+
+    /// Creates an updater for the list `list`, starting at `version` (a list's versions are never
+    /// reused, so a list created again continues from its persisted high-water mark).
+    public init(list: String, version: Int = 0, options: UpdaterOptions = UpdaterOptions()) {
+        self.list = list
+        self.version = version
+        self.options = options
+        rendering = RenderedList()
+    }
+
+    /// The current state in snapshot form.
+    public var snapshot: ListSnapshot {
+        ListSnapshot(list: list, version: version, rendering: rendering)
+    }
+
+    /// Diffs `source` (the sections of the current rendering) against `target`, renders what changed
+    /// and returns the changeset, or nil when the rendering did not change.
+    ///
+    /// - Throws: `DiffError` for a duplicate key, ``RenderError`` for a key with NUL; the updater is
+    ///   then unchanged.
+    public mutating func performUpdates(
+        adapter: HTMLAdapter,
+        from source: [Section],
+        to target: [Section]
+    ) throws -> ListChangeset? {
+        let changeset = try StagedChangeset(source: source, target: target)
+        if changeset.isEmpty && !options.alwaysRenderVisibleComponents {
+            return nil
+        }
+        guard rendering.sections.count == source.count else {
+            // The rendering does not describe `source` (the updater was used outside one renderer):
+            // start again from a full rendering.
+            return try replace(with: adapter.render(target))
+        }
+        var plan = PatchPlan(changeset: changeset, source: source, target: target)
+        let (operations, newRendering) = try plan.run(
+            adapter: adapter,
+            options: options,
+            old: rendering
+        )
+        guard !operations.isEmpty else {
+            rendering = newRendering
+            return nil
+        }
+        let from = version
+        version += 1
+        rendering = newRendering
+        return ListChangeset(
+            list: list,
+            from: from,
+            version: version,
+            animate: options.animates(operationCount: operations.count),
+            operations: operations
+        )
+    }
+
+    private mutating func replace(with newRendering: RenderedList) -> ListChangeset? {
+        guard newRendering != rendering else {
+            return nil
+        }
+        let from = version
+        version += 1
+        rendering = newRendering
+        return snapshot.reset(from: from)
+    }
+}
+
+/// The work of one ``PatchUpdater/performUpdates(adapter:from:to:)``: reads the staged changeset into
+/// per-section and per-cell marks, then walks the target once to render and to emit operations.
+struct PatchPlan {
+    enum CellMark: UInt8 {
+        case kept, moved, inserted
+    }
+
+    let changeset: StagedChangeset
+    let source: [Section]
+    let target: [Section]
+
+    init(changeset: StagedChangeset, source: [Section], target: [Section]) {
+        self.changeset = changeset
+        self.source = source
+        self.target = target
+    }
+
+    mutating func run(
+        adapter: HTMLAdapter,
+        options: UpdaterOptions,
+        old: RenderedList
+    ) throws(RenderError) -> ([PatchOperation], RenderedList) {
+        var operations: [PatchOperation] = []
+
+        // Marks from the stages.
+        var targetOffsets = [Int]()
+        targetOffsets.reserveCapacity(target.count + 1)
+        var total = 0
+        for section in target {
+            targetOffsets.append(total)
+            total += section.cells.count
+        }
+        var cellMarks = [CellMark](repeating: .kept, count: total)
+        var movedSections = Set<Int>()
+        var updatedSourceSections = Set<Int>()
+        var updatedCells: [AnyListID: CellNode] = [:]
+        var deletedSections: [Int] = []
+
+        func targetSection(at layoutIndex: Int) -> Int? {
+            if case let .target(index) = changeset.layout[layoutIndex] {
+                return index
+            }
+            return nil
+        }
+        for stage in changeset.stages {
+            switch stage.stage {
+            case .removeAndUpdate:
+                for path in stage.elementDeleted {
+                    operations.append(.delete(cell: source[path.section].cells[path.element].id.key))
+                }
+                for path in stage.elementUpdated {
+                    let node = source[path.section].cells[path.element]
+                    updatedCells[node.id] = node
+                }
+                updatedSourceSections.formUnion(stage.sectionUpdated)
+            case .placeSections:
+                for move in stage.sectionMoved {
+                    if let index = targetSection(at: move.target) {
+                        movedSections.insert(index)
+                    }
+                }
+            case .placeElements:
+                for move in stage.elementMoved {
+                    if let section = targetSection(at: move.target.section) {
+                        cellMarks[targetOffsets[section] + move.target.element] = .moved
+                    }
+                }
+                for path in stage.elementInserted {
+                    if let section = targetSection(at: path.section) {
+                        cellMarks[targetOffsets[section] + path.element] = .inserted
+                    }
+                }
+            case .deleteSections:
+                for index in stage.sectionDeleted {
+                    if case let .deleted(sourceIndex) = changeset.layout[index] {
+                        deletedSections.append(sourceIndex)
+                    }
+                }
+            }
+        }
+
+        // Keys are compared byte for byte, as the DOM compares attribute values: AnyListID does that,
+        // where String would take canonically equivalent spellings for one key.
+        var oldSectionIndex = [AnyListID: Int](minimumCapacity: source.count)
+        for (index, section) in source.enumerated() {
+            oldSectionIndex[section.id] = index
+        }
+        // Old cells by key, built only when some cell moves (kept cells are found in order).
+        var oldCellsByKey: [AnyListID: String]?
+        func oldHTML(ofMoved key: AnyListID) -> String? {
+            if oldCellsByKey == nil {
+                var table = [AnyListID: String](minimumCapacity: old.cellCount)
+                for section in old.sections {
+                    for cell in section.cells {
+                        table[AnyListID(cell.key)] = cell.html
+                    }
+                }
+                oldCellsByKey = table
+            }
+            return oldCellsByKey?[key]
+        }
+
+        var newSections: [RenderedSection] = []
+        newSections.reserveCapacity(target.count)
+        var previousSection: String?
+        for (sectionIndex, section) in target.enumerated() {
+            let key = section.id.key
+            let sourceIndex = oldSectionIndex[section.id]
+            var opening: String
+            var closing: String
+            var header: String?
+            var footer: String?
+            if let sourceIndex {
+                let oldSection = old.sections[sourceIndex]
+                (opening, closing, header, footer) = (oldSection.opening, oldSection.closing, oldSection.header, oldSection.footer)
+                if movedSections.contains(sectionIndex) {
+                    operations.append(.moveSection(section: key, after: previousSection))
+                }
+                if updatedSourceSections.contains(sourceIndex) {
+                    let shell = try adapter.renderSection(section, cells: [])
+                    if shell.header != header || shell.footer != footer {
+                        operations.append(.reloadSection(section: key, header: shell.header, footer: shell.footer))
+                        (opening, closing, header, footer) = (shell.opening, shell.closing, shell.header, shell.footer)
+                    }
+                }
+            } else {
+                let shell = try adapter.renderSection(section, cells: [])
+                (opening, closing, header, footer) = (shell.opening, shell.closing, shell.header, shell.footer)
+                operations.append(.insertSection(
+                    section: key, after: previousSection, html: shell.html, header: header, footer: footer
+                ))
+            }
+            previousSection = key
+
+            // Cells that stay in place appear in the old section in the same order.
+            let oldCells = sourceIndex.map { old.sections[$0].cells } ?? []
+            var oldCursor = 0
+            var cells: [RenderedCell] = []
+            cells.reserveCapacity(section.cells.count)
+            var previousCell: String?
+            for (cellIndex, node) in section.cells.enumerated() {
+                let cellKey = node.id.key
+                let html: String
+                switch cellMarks[targetOffsets[sectionIndex] + cellIndex] {
+                case .inserted:
+                    let rendered = try adapter.renderCell(node)
+                    operations.append(.insert(cell: cellKey, section: key, after: previousCell, html: rendered.html))
+                    html = rendered.html
+                case .moved:
+                    operations.append(.move(cell: cellKey, section: key, after: previousCell))
+                    html = try rerender(node, oldHTML: oldHTML(ofMoved: node.id) ?? "", adapter: adapter,
+                                        options: options, updated: updatedCells[node.id], operations: &operations)
+                case .kept:
+                    while oldCursor < oldCells.count, !oldCells[oldCursor].key.utf8.elementsEqual(cellKey.utf8) {
+                        oldCursor += 1
+                    }
+                    let previous = oldCursor < oldCells.count ? oldCells[oldCursor].html : ""
+                    html = try rerender(node, oldHTML: previous, adapter: adapter, options: options,
+                                        updated: updatedCells[node.id], operations: &operations)
+                }
+                cells.append(RenderedCell(key: cellKey, html: html))
+                previousCell = cellKey
+            }
+            newSections.append(RenderedSection(
+                key: key, opening: opening, closing: closing, header: header, footer: footer, cells: cells
+            ))
+        }
+
+        for sourceIndex in deletedSections {
+            operations.append(.deleteSection(section: source[sourceIndex].id.key))
+        }
+        return (operations, RenderedList(sections: newSections))
+    }
+
+    /// Renders a surviving cell again when it was updated (and its old component agrees) or when the
+    /// options ask for it; emits a `reload` only for a changed rendering. Returns the cell's HTML.
+    private func rerender(
+        _ node: CellNode,
+        oldHTML: String,
+        adapter: HTMLAdapter,
+        options: UpdaterOptions,
+        updated previous: CellNode?,
+        operations: inout [PatchOperation]
+    ) throws(RenderError) -> String {
+        let mustRender: Bool
+        if let previous {
+            mustRender = previous.component.shouldRender(next: node.component) || options.alwaysRenderVisibleComponents
+        } else {
+            mustRender = options.alwaysRenderVisibleComponents
+        }
+        guard mustRender else {
+            return oldHTML
+        }
+        let rendered = try adapter.renderCell(node)
+        if rendered.html != oldHTML {
+            operations.append(.reload(cell: node.id.key, html: rendered.html))
+        }
+        return rendered.html
+    }
+}
+
+extension ListSnapshot {
+    /// A changeset that replaces a viewer's whole list with this state: for a viewer at `from` whose
+    /// version is too old, unknown or in the future, and for the `ReloadDataUpdater`.
+    public func reset(from: Int) -> ListChangeset {
+        ListChangeset(
+            list: list,
+            from: from,
+            version: version,
+            animate: false,
+            operations: [.reset(html: rendering.html, sections: rendering.sections)]
+        )
+    }
+}
