@@ -1,0 +1,62 @@
+import Foundation
+import LiveListHTML
+import Testing
+
+/// Writes real changesets and snapshots, from random hostile states, as JSON files for
+/// `Scripts/check-protocol.py`, which validates them against the schemas in docs/schemas/. Runs when
+/// LIVELIST_PROTOCOL_SAMPLES names a directory (Scripts/test sets it); otherwise it only checks that
+/// samples can be made.
+@Suite struct ProtocolSamplesTests {
+    @Test func writeSamples() throws {
+        var changesets: [[UInt8]] = []
+        var snapshots: [[UInt8]] = []
+        var random = SplitMix64(seed: 2026)
+        for round in 0 ..< 200 {
+            let (first, second) = makeStatePair(using: &random)
+            let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "samples.\(round)"))
+            for state in [first, second] {
+                if let changeset = try renderer.render(state.listSections) {
+                    changesets.append(changeset.encodedJSON())
+                }
+                var snapshot = renderer.updater.snapshot
+                snapshot.state = Array(try encodePutBody(state).utf8)
+                snapshots.append(snapshot.encodedJSON())
+                changesets.append(snapshot.reset(from: 0).encodedJSON())
+            }
+            // The body must decode back to the same state: the snapshot's state can be PUT again.
+            #expect(try JSONListState.decode(Array(try encodePutBody(second).utf8)) == second)
+        }
+        #expect(changesets.count > 400 && snapshots.count == 400)
+        guard let directory = ProcessInfo.processInfo.environment["LIVELIST_PROTOCOL_SAMPLES"] else {
+            return
+        }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try write(changesets, to: directory + "/changesets.jsonl")
+        try write(snapshots, to: directory + "/snapshots.jsonl")
+    }
+
+    private func write(_ lines: [[UInt8]], to path: String) throws {
+        var data = Data()
+        for line in lines {
+            data.append(contentsOf: line)
+            data.append(0x0A)
+        }
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// A PUT body for `state`, written with Foundation's JSON encoder (independent of the server's writer).
+func encodePutBody(_ state: JSONListState) throws -> String {
+    let sections: [[String: Any]] = state.sections.map { section in
+        var object: [String: Any] = ["id": section.id, "cells": section.cells.map { cell -> [String: Any] in
+            var object: [String: Any] = ["id": cell.id, "text": cell.text]
+            if let detail = cell.detail { object["detail"] = detail }
+            return object
+        }]
+        if let header = section.header { object["header"] = header }
+        if let footer = section.footer { object["footer"] = footer }
+        return object
+    }
+    let data = try JSONSerialization.data(withJSONObject: ["sections": sections], options: [.sortedKeys])
+    return String(decoding: data, as: UTF8.self)
+}
