@@ -41,6 +41,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "render-report",
+            dependencies: [.product(name: "LiveListHTML", package: "LiveList")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "DiffBenchmarks",
             dependencies: [
                 "DiffScenarios",
