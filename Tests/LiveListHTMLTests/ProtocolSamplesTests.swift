@@ -10,13 +10,19 @@ import Testing
     @Test func writeSamples() throws {
         var changesets: [[UInt8]] = []
         var snapshots: [[UInt8]] = []
+        // {"before": snapshot, "changeset": changeset, "after": snapshot}: for the browser tests, which
+        // apply each changeset to a page built from `before` and compare with a page built from `after`.
+        var chains: [[UInt8]] = []
         var random = SplitMix64(seed: 2026)
         for round in 0 ..< 200 {
             let (first, second) = makeStatePair(using: &random)
             let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "samples.\(round)"))
             for state in [first, second] {
+                let before = renderer.updater.snapshot.encodedJSON()
                 if let changeset = try renderer.render(state.listSections) {
                     changesets.append(changeset.encodedJSON())
+                    chains.append(Array("{\"before\":".utf8) + before + Array(",\"changeset\":".utf8)
+                        + changeset.encodedJSON() + Array(",\"after\":".utf8) + renderer.updater.snapshot.encodedJSON() + [0x7D])
                 }
                 var snapshot = renderer.updater.snapshot
                 snapshot.state = Array(try encodePutBody(state).utf8)
@@ -33,6 +39,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try write(changesets, to: directory + "/changesets.jsonl")
         try write(snapshots, to: directory + "/snapshots.jsonl")
+        try write(chains, to: directory + "/chains.jsonl")
     }
 
     private func write(_ lines: [[UInt8]], to path: String) throws {
