@@ -26,11 +26,14 @@ let package = Package(
         .target(name: "LiveList", dependencies: ["ListDiff", "Markup"], swiftSettings: strict),
         // HTMLAdapter, PatchUpdater, ReloadDataUpdater, changeset and snapshot JSON, JSON-driven lists.
         .target(name: "LiveListHTML", dependencies: ["LiveList"], swiftSettings: strict),
+        // Hosted lists, sessions, routes, persistence: the live pipeline over HTTP.
+        .target(name: "LiveListServer", dependencies: ["LiveListHTML"], swiftSettings: strict),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML"], swiftSettings: strict),
+        .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,321 @@
+public import LiveListHTML
+
+/// Settings of every hosted list.
+public struct ListConfiguration: Sendable {
+    /// The most changesets kept for viewers that reconnect or fall behind. Default 256.
+    public var logCount = 256
+    /// The most bytes of encoded changesets kept. Default 4 MiB.
+    public var logBytes = 4 << 20
+    /// A viewer with more than this many bytes queued is not written to until its socket drains; then
+    /// it gets one changeset from its last delivered version to now. Default 64 KiB.
+    public var slowViewerBytes = 64 << 10
+    /// App lists reserve versions in blocks of this size in the store, so that a restart never reuses
+    /// a version without a disk write per change. Default 1,000.
+    public var versionBlock = 1_000
+    /// The adapter that renders every list.
+    public var adapter = HTMLAdapter()
+    /// The updater options of every list.
+    public var options = UpdaterOptions()
+
+    public init() {}
+}
+
+/// Counters that `/metrics` reports.
+public struct ListCounters: Sendable, Equatable {
+    public var changesets = 0
+    public var eventsSent = 0
+    public var bytesSent = 0
+    public var resetsSent = 0
+    public var coalescedViewers = 0
+}
+
+/// One list being served: its shared renderer (a render that does not depend on the viewer is done
+/// once per version, and its encoded bytes go to every viewer), its bounded log of changesets, and the
+/// streams that view it.
+public actor HostedList {
+    /// Who owns the list's content.
+    public enum Owner: Sendable, Equatable {
+        /// Swift code renders it; writes over HTTP are refused (409).
+        case app
+        /// `PUT` and `DELETE` drive it.
+        case json
+    }
+
+    public nonisolated let name: ListName
+    public nonisolated let owner: Owner
+    let configuration: ListConfiguration
+    let store: any ListStore
+    private let renderer: Renderer<PatchUpdater>
+    private var log: ChangeLog
+    private var subscriptions: [ObjectIdentifier: Subscription] = [:]
+    private var encodedSnapshot: (version: Int, bytes: [UInt8])?
+    /// For JSON lists: the state and the exact body that produced it.
+    private(set) var jsonState: (state: JSONListState, body: [UInt8])?
+    /// For app lists: the version up to which the store has reserved.
+    private var reservedVersion: Int
+    private(set) var isDeleted = false
+    private(set) var counters = ListCounters()
+
+    /// Creates a list whose next version follows `version` (a name's versions are never reused).
+    init(name: ListName, owner: Owner, version: Int, configuration: ListConfiguration, store: any ListStore) {
+        self.name = name
+        self.owner = owner
+        self.configuration = configuration
+        self.store = store
+        renderer = Renderer(
+            adapter: configuration.adapter,
+            updater: PatchUpdater(list: name.rawValue, version: version, options: configuration.options)
+        )
+        log = ChangeLog(maximumCount: configuration.logCount, maximumBytes: configuration.logBytes)
+        reservedVersion = version
+    }
+
+    /// The current version.
+    public var version: Int {
+        renderer.updater.version
+    }
+
+    /// The number of open streams viewing this list.
+    public var viewerCount: Int {
+        subscriptions.count
+    }
+
+    // MARK: - Rendering
+
+    /// Renders new sections (an app list's new state), and publishes the changeset when the rendering
+    /// changed.
+    ///
+    /// - Throws: `DiffError` for duplicate keys, `RenderError` for a NUL in a key, `StoreError` when the
+    ///   version cannot be reserved; the list is then unchanged.
+    @discardableResult
+    public func render(_ sections: [Section]) throws -> ListChangeset? {
+        guard !isDeleted else { return nil }
+        let next = renderer.updater.version + 1
+        if owner == .app && next > reservedVersion {
+            // Reserve before rendering, so a crash right after can never lead to reuse.
+            try store.saveHighWater(next + configuration.versionBlock, for: name.rawValue)
+            reservedVersion = next + configuration.versionBlock
+        }
+        guard let changeset = try renderer.render(sections) else {
+            return nil
+        }
+        publish(changeset)
+        return changeset
+    }
+
+    /// Renders with the sections builder.
+    @discardableResult
+    public func render(@SectionsBuilder _ sections: () -> [Section]) throws -> ListChangeset? {
+        try render(sections())
+    }
+
+    /// Loads a stored JSON list: the list is at exactly `version`, with nothing to publish.
+    func load(state: JSONListState, body: [UInt8], version: Int) throws {
+        precondition(renderer.updater.version == version - 1, "load() needs an updater one version behind")
+        try renderer.render(state.listSections)
+        jsonState = (state, body)
+    }
+
+    /// Outcome of a PUT.
+    enum PutOutcome {
+        /// The state changed: this changeset took the list to a new version.
+        case changed(ListChangeset)
+        /// The state is the same: no new version.
+        case unchanged(version: Int)
+        /// `If-Match` named another version.
+        case preconditionFailed(current: Int)
+    }
+
+    /// Replaces a JSON list's state: persists the body with its new version, then renders and
+    /// publishes. Nothing is published or acknowledged before the store has the body.
+    func replace(state: JSONListState, body: [UInt8], ifMatch: Int?) throws -> PutOutcome {
+        let current = renderer.updater.version
+        if let ifMatch, ifMatch != current {
+            return .preconditionFailed(current: current)
+        }
+        if let jsonState, jsonState.state == state {
+            // Equal states render equally (every field is rendered, escaping is injective).
+            return .unchanged(version: current)
+        }
+        try store.saveJSONList(name: name.rawValue, version: current + 1, body: body)
+        guard let changeset = try renderer.render(state.listSections) else {
+            return .unchanged(version: current)
+        }
+        jsonState = (state, body)
+        publish(changeset)
+        return .changed(changeset)
+    }
+
+    /// Deletes the list: its viewers get a final, empty reset; single-list streams then end, and
+    /// multiplexed streams go on for their other lists.
+    func delete() throws -> ListChangeset {
+        let from = renderer.updater.version
+        let final = ListChangeset(
+            list: name.rawValue, from: from, version: from + 1, animate: false,
+            operations: [.reset(html: "", sections: [])]
+        )
+        try store.saveHighWater(final.version, for: name.rawValue)
+        if owner == .json {
+            try store.removeJSONList(name: name.rawValue)
+        }
+        isDeleted = true
+        let json = final.encodedJSON()
+        for subscription in subscriptions.values {
+            send(json: json, version: final.version, isReset: true, to: subscription)
+            if subscription.multiplexed == nil {
+                subscription.sink.close()
+            }
+        }
+        subscriptions.removeAll()
+        log.clear()
+        encodedSnapshot = nil
+        return final
+    }
+
+    // MARK: - Reading
+
+    /// The current state in snapshot form (with the PUT body for JSON lists).
+    public func snapshot() -> ListSnapshot {
+        var snapshot = renderer.updater.snapshot
+        snapshot.state = jsonState?.body
+        return snapshot
+    }
+
+    /// The snapshot's JSON, encoded once per version.
+    func snapshotJSON() -> [UInt8] {
+        let version = renderer.updater.version
+        if let encodedSnapshot, encodedSnapshot.version == version {
+            return encodedSnapshot.bytes
+        }
+        let bytes = snapshot().encodedJSON()
+        encodedSnapshot = (version, bytes)
+        return bytes
+    }
+
+    /// The list root with its sections, for a full page.
+    func pageHTML() -> (html: String, version: Int) {
+        let updater = renderer.updater
+        return (
+            configuration.adapter.renderRoot(
+                list: name.rawValue, version: updater.version, options: updater.options, rendering: updater.rendering
+            ),
+            updater.version
+        )
+    }
+
+    /// One changeset from `version` to now: empty operations when current, the logged changesets
+    /// joined, or a reset when `version` is too old, unknown or in the future.
+    func changes(since version: Int) -> ListChangeset {
+        let current = renderer.updater.version
+        switch log.lookup(since: version, current: current) {
+        case .current:
+            return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
+        case let .changesets(changesets):
+            if log.bytes(since: version) > snapshotJSON().count {
+                return renderer.updater.snapshot.reset(from: version)
+            }
+            return .joining(changesets, animatableChangeCount: configuration.options.animatableChangeCount)
+        case .reset:
+            return renderer.updater.snapshot.reset(from: version)
+        }
+    }
+
+    // MARK: - Streams
+
+    /// Adds a stream. With `since`, the stream first gets what it missed (one changeset, or a reset);
+    /// without, it starts live at the current version.
+    func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil) {
+        let current = renderer.updater.version
+        let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: since ?? current)
+        subscriptions[subscription.id] = subscription
+        if let since, since != current {
+            let catchUp = changes(since: since)
+            send(json: catchUp.encodedJSON(), version: catchUp.version, isReset: catchUp.isReset, to: subscription)
+        } else if let multiplexed {
+            // Live from now: the stream's version vector starts at the current version.
+            _ = multiplexed.advance(name.rawValue, to: current)
+        }
+    }
+
+    /// Removes a stream (it ended).
+    func unsubscribe(_ sink: any EventSink) {
+        subscriptions = subscriptions.filter { $0.value.sink !== sink }
+    }
+
+    private func publish(_ changeset: ListChangeset) {
+        let json = changeset.encodedJSON()
+        log.append(changeset, bytes: json.count)
+        counters.changesets += 1
+        let single = eventBytes(id: String(changeset.version), json: json)
+        for subscription in subscriptions.values {
+            if subscription.sink.isClosed {
+                subscriptions.removeValue(forKey: subscription.id)
+                continue
+            }
+            if subscription.isWaitingForDrain {
+                continue
+            }
+            if subscription.delivered != changeset.from {
+                // Behind (it was skipped while slow): catch it up from its own version.
+                catchUp(subscription)
+                continue
+            }
+            if subscription.sink.queuedBytes > configuration.slowViewerBytes {
+                waitForDrain(subscription)
+                continue
+            }
+            if subscription.multiplexed == nil {
+                write(single, version: changeset.version, isReset: changeset.isReset, to: subscription)
+            } else {
+                send(json: json, version: changeset.version, isReset: changeset.isReset, to: subscription)
+            }
+        }
+    }
+
+    /// Writes one event with the right id for the stream (the version, or the multiplexed vector).
+    private func send(json: [UInt8], version: Int, isReset: Bool, to subscription: Subscription) {
+        let id = subscription.multiplexed?.advance(name.rawValue, to: version) ?? String(version)
+        write(eventBytes(id: id, json: json), version: version, isReset: isReset, to: subscription)
+    }
+
+    private func write(_ bytes: [UInt8], version: Int, isReset: Bool, to subscription: Subscription) {
+        if subscription.sink.write(bytes) {
+            subscription.delivered = version
+            counters.eventsSent += 1
+            counters.bytesSent += bytes.count
+            if isReset {
+                counters.resetsSent += 1
+            }
+        } else {
+            subscriptions.removeValue(forKey: subscription.id)
+        }
+    }
+
+    /// Stops writing to a slow stream until its socket drains, then sends one changeset for all it
+    /// missed: a slow viewer costs one diff, never an unbounded queue.
+    private func waitForDrain(_ subscription: Subscription) {
+        subscription.isWaitingForDrain = true
+        counters.coalescedViewers += 1
+        subscription.sink.whenDrained { [weak self, subscription] in
+            guard let self else { return }
+            Task { await self.drained(subscription) }
+        }
+    }
+
+    private func drained(_ subscription: Subscription) {
+        subscription.isWaitingForDrain = false
+        guard subscriptions[subscription.id] != nil else { return }
+        catchUp(subscription)
+    }
+
+    private func catchUp(_ subscription: Subscription) {
+        let current = renderer.updater.version
+        guard subscription.delivered != current else { return }
+        if subscription.sink.queuedBytes > configuration.slowViewerBytes {
+            waitForDrain(subscription)
+            return
+        }
+        let changeset = changes(since: subscription.delivered)
+        send(json: changeset.encodedJSON(), version: changeset.version, isReset: changeset.isReset, to: subscription)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import LiveListHTML
+@testable import LiveListServer
+import Testing
+
+private struct Line: IdentifiableComponent, Equatable {
+    var id: String
+    var body: some HTML { id }
+}
+
+@Suite struct RegistryTests {
+    @Test func creatingPutAnswersFromZeroAndIdenticalPutMakesNoVersion() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        let created = try await registry.put(name("g"), body: body(["a", "b"]), ifMatch: nil)
+        #expect(created.created && created.changeset.from == 0 && created.changeset.version == 1)
+        let same = try await registry.put(name("g"), body: body(["a", "b"]), ifMatch: nil)
+        #expect(!same.created && same.changeset.operations.isEmpty && same.changeset.version == 1)
+        let moved = try await registry.put(name("g"), body: body(["b", "a"]), ifMatch: 1)
+        #expect(moved.changeset.operations.map(\.name) == ["move"])
+        #expect(moved.changeset.from == 1 && moved.changeset.version == 2)
+    }
+
+    @Test func ifMatchAndOwnershipAreEnforced() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)
+        await #expect(throws: ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version 7, the list is at 1")) {
+            try await registry.put(name("g"), body: body(["b"]), ifMatch: 7)
+        }
+        _ = try await registry.hostApp(name("app"), sections: [Section(id: "s", cells: [CellNode(Line(id: "x"))])])
+        await #expect(throws: ListWriteError.self) { try await registry.put(name("app"), body: body([]), ifMatch: nil) }
+        let error = await #expect(throws: ListWriteError.self) { try await registry.delete(name("app")) }
+        #expect(error?.status == 409)
+    }
+
+    @Test func badBodiesKeepTheirStatusAndPath() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        let error = await #expect(throws: ListWriteError.self) {
+            try await registry.put(name("g"), body: Array(#"{"sections":[{"id":"a","cells":[{"id":"x","text":"1"},{"id":"x","text":"2"}]}]}"#.utf8), ifMatch: nil)
+        }
+        #expect(error == ListWriteError(status: 422, code: "duplicate_key", detail: #"sections[0].cells[1].id: duplicate "x""#))
+        #expect(await registry.list(name("g")) == nil, "a refused PUT creates nothing")
+    }
+
+    @Test func versionsAreNeverReusedAfterDeleteAndRestart() async throws {
+        let directory = NSTemporaryDirectory() + "livelist-test-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let registry = try await ListRegistry(store: try FileListStore(directory: directory))
+            _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)   // 1
+            _ = try await registry.put(name("g"), body: body(["a", "b"]), ifMatch: nil)   // 2
+            let final = try await registry.delete(name("g"))   // 3
+            #expect(final.version == 3 && final.operations == [.reset(html: "", sections: [])])
+            let again = try await registry.put(name("g"), body: body(["c"]), ifMatch: nil)
+            #expect(again.created && again.changeset.from == 0 && again.changeset.version == 4)
+            _ = try await registry.put(name("kept"), body: body(["x", "y"], header: "H"), ifMatch: nil)
+        }
+        // A new process: the lists come back at their versions, with their exact bodies.
+        let registry = try await ListRegistry(store: try FileListStore(directory: directory))
+        let kept = try #require(await registry.list(name("kept")))
+        #expect(await kept.version == 1)
+        #expect(await kept.snapshot().state == body(["x", "y"], header: "H"))
+        let g = try #require(await registry.list(name("g")))
+        #expect(await g.version == 4)
+        let next = try await registry.put(name("g"), body: body(["d"]), ifMatch: 4)
+        #expect(next.changeset.version == 5)
+    }
+
+    @Test func appListVersionsSurviveRestartWithoutReuse() async throws {
+        let store = MemoryListStore()
+        var configuration = ListConfiguration()
+        configuration.versionBlock = 10
+        var last = 0
+        do {
+            let registry = try await ListRegistry(store: store, configuration: configuration)
+            let app = try await registry.hostApp(name("app"), sections: [])
+            for index in 0 ..< 15 {
+                try await app.render([Section(id: "s", cells: [CellNode(Line(id: "x\(index)"))])])
+            }
+            last = await app.version
+        }
+        let registry = try await ListRegistry(store: store, configuration: configuration)
+        let app = try await registry.hostApp(name("app"), sections: [])
+        #expect(await app.version > last)
+    }
+}
+
+@Suite struct StreamTests {
+    @Test func streamResumesFromItsVersionAndGetsLiveChanges() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)
+        _ = try await registry.put(name("g"), body: body(["a", "b"]), ifMatch: nil)
+        let list = try #require(await registry.list(name("g")))
+        let sink = RecordingSink()
+        await list.subscribe(sink, since: 1)
+        #expect(sink.events.map(\.id) == ["2"])
+        _ = try await registry.put(name("g"), body: body(["b"]), ifMatch: nil)
+        #expect(sink.events.map(\.id) == ["2", "3"])
+        #expect(sink.events[1].data.contains(#""from":2,"version":3"#))
+
+        let fresh = RecordingSink()
+        await list.subscribe(fresh, since: nil)
+        #expect(fresh.events.isEmpty, "without since, a stream starts live")
+        let future = RecordingSink()
+        await list.subscribe(future, since: 99)
+        #expect(future.events.count == 1 && future.events[0].data.contains(#""op":"reset""#))
+    }
+
+    /// A reader that stops reading is skipped, then gets one changeset for everything it missed.
+    @Test func slowViewerIsCoalesced() async throws {
+        var configuration = ListConfiguration()
+        configuration.slowViewerBytes = 100
+        let registry = try await ListRegistry(store: MemoryListStore(), configuration: configuration)
+        _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)
+        let list = try #require(await registry.list(name("g")))
+        let slow = RecordingSink()
+        let fast = RecordingSink()
+        await list.subscribe(slow, since: 1)
+        await list.subscribe(fast, since: 1)
+        slow.setQueued(1_000)
+        for cells in [["a", "b"], ["b"], ["b", "c"], ["c"]] {
+            _ = try await registry.put(name("g"), body: body(cells), ifMatch: nil)
+        }
+        #expect(fast.events.map(\.id) == ["2", "3", "4", "5"])
+        #expect(slow.events.isEmpty)
+        slow.setQueued(0)
+        #expect(await eventually { slow.events.count == 1 })
+        #expect(slow.events.map(\.id) == ["5"])
+        #expect(slow.events[0].data.contains(#""from":1,"version":5"#))
+        #expect(await list.counters.coalescedViewers == 1)
+    }
+
+    @Test func deleteEndsSingleStreamsAfterTheFinalResetAndMultiplexedGoOn() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        _ = try await registry.put(name("a"), body: body(["x"]), ifMatch: nil)
+        _ = try await registry.put(name("b"), body: body(["y"]), ifMatch: nil)
+        let single = RecordingSink()
+        let listA = try #require(await registry.list(name("a")))
+        await listA.subscribe(single, since: nil)
+        let shared = RecordingSink()
+        let stream = MultiplexedStream(sink: shared, names: ["a", "b", "c"], versions: [:])
+        await registry.subscribe(stream, names: [name("a"), name("b"), name("c")], since: [:])
+        #expect(shared.events.count == 1 && shared.events[0].data.contains(#""list":"c""#), "a missing list gets an empty reset")
+
+        _ = try await registry.delete(name("a"))
+        #expect(single.isClosed && single.events.count == 1)
+        #expect(!shared.isClosed)
+        _ = try await registry.put(name("b"), body: body(["y", "z"]), ifMatch: nil)
+        #expect(shared.events.last?.id == "a:2,b:2,c:0")
+        _ = try await registry.put(name("c"), body: body(["w"]), ifMatch: nil)
+        #expect(shared.events.last?.id == "a:2,b:2,c:1")
+        #expect(shared.events.last?.data.contains(#""list":"c""#) == true)
+    }
+}
+
+@Suite struct FileListStoreTests {
+    @Test func refusesAForeignDirectory() throws {
+        let directory = NSTemporaryDirectory() + "livelist-foreign-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: directory + "/notes.txt"))
+        let error = #expect(throws: StoreError.self) { try FileListStore(directory: directory) }
+        #expect(error?.description.contains("not LiveList's") == true)
+        #expect(FileManager.default.fileExists(atPath: directory + "/notes.txt"))
+    }
+
+    @Test func corruptFilesStopLoadingWithTheirPath() throws {
+        let directory = NSTemporaryDirectory() + "livelist-corrupt-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try FileListStore(directory: directory)
+        try store.saveJSONList(name: "ok", version: 3, body: body(["a"]))
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: directory + "/lists/bad.list"))
+        let error = #expect(throws: StoreError.self) { try FileListStore(directory: directory).load() }
+        #expect(error?.description.contains("lists/bad.list") == true)
+    }
+
+    @Test func temporaryFilesAreSweptAndDataRoundTrips() throws {
+        let directory = NSTemporaryDirectory() + "livelist-sweep-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try FileListStore(directory: directory)
+        try store.saveJSONList(name: "g", version: 7, body: body(["a"]))
+        try store.saveHighWater(12, for: "h")
+        try store.saveAppState(name: "todo", bytes: [1, 2, 3])
+        try Data("half".utf8).write(to: URL(fileURLWithPath: directory + "/lists/g.list.livelist-tmp"))
+        let loaded = try FileListStore(directory: directory).load()
+        #expect(loaded.jsonLists["g"] == .init(version: 7, body: body(["a"])))
+        #expect(loaded.highWater == ["g": 7, "h": 12])
+        #expect(loaded.appStates["todo"] == [1, 2, 3])
+        #expect(!FileManager.default.fileExists(atPath: directory + "/lists/g.list.livelist-tmp"))
+    }
+}

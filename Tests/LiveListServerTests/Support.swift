@@ -1,0 +1,78 @@
+import LiveListHTML
+@testable import LiveListServer
+import Synchronization
+import Testing
+
+/// An event sink that records what it is sent, and can pretend to be a slow reader.
+final class RecordingSink: EventSink, @unchecked Sendable {
+    private let state = Mutex<(bytes: [UInt8], queued: Int, closed: Bool, drainWaiters: [@Sendable () -> Void])>(([], 0, false, []))
+
+    func write(_ bytes: [UInt8]) -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.bytes += bytes
+            return true
+        }
+    }
+
+    var queuedBytes: Int { state.withLock { $0.queued } }
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    func whenDrained(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.queued == 0 { return true }
+            state.drainWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    func close() {
+        state.withLock { $0.closed = true }
+    }
+
+    /// Pretends the peer stopped reading (`bytes` queued) or caught up (0, which runs drain waiters).
+    func setQueued(_ bytes: Int) {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            state.queued = bytes
+            guard bytes == 0 else { return [] }
+            defer { state.drainWaiters = [] }
+            return state.drainWaiters
+        }
+        waiters.forEach { $0() }
+    }
+
+    /// The events received so far: (id, JSON data).
+    var events: [(id: String, data: String)] {
+        let text = String(decoding: state.withLock { $0.bytes }, as: UTF8.self)
+        return text.components(separatedBy: "\n\n").filter { !$0.isEmpty }.map { block in
+            var id = ""
+            var data = ""
+            for line in block.split(separator: "\n") {
+                if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+                if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+            }
+            return (id, data)
+        }
+    }
+}
+
+/// A JSON list body with one section of the given cells (id = text).
+func body(_ cells: [String], section: String = "s", header: String? = nil) -> [UInt8] {
+    let items = cells.map { "{\"id\":\"\($0)\",\"text\":\"\($0)\"}" }.joined(separator: ",")
+    let head = header.map { ",\"header\":\"\($0)\"" } ?? ""
+    return Array("{\"sections\":[{\"id\":\"\(section)\"\(head),\"cells\":[\(items)]}]}".utf8)
+}
+
+func name(_ text: String) -> ListName {
+    ListName(text)!
+}
+
+/// Waits (bounded) until `condition` holds, yielding to let tasks run.
+func eventually(_ condition: () async -> Bool) async -> Bool {
+    for _ in 0 ..< 500 {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return await condition()
+}
