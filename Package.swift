@@ -27,7 +27,9 @@ let package = Package(
         // HTMLAdapter, PatchUpdater, ReloadDataUpdater, changeset and snapshot JSON, JSON-driven lists.
         .target(name: "LiveListHTML", dependencies: ["LiveList"], swiftSettings: strict),
         // Hosted lists, sessions, routes, persistence: the live pipeline over HTTP.
-        .target(name: "LiveListServer", dependencies: ["LiveListHTML"], swiftSettings: strict),
+        .target(name: "LiveListServer", dependencies: ["LiveListHTML", "COpenSSL"], swiftSettings: strict),
+        // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),

@@ -12,6 +12,7 @@ import Darwin
 ///     DIR/versions               one "NAME VERSION" line per list: high-water marks
 ///     DIR/lists/NAME.list        "livelist-list 1 VERSION\n" then the exact PUT body
 ///     DIR/apps/NAME.state        a Swift app's state, opaque
+///     DIR/secret                 32 random bytes for session tokens (mode 0600)
 ///
 /// Every file is written to `NAME.livelist-tmp` in the same directory, fsynced, renamed over the old
 /// one and the directory fsynced, so a crash leaves either the old or the new file; start-up removes
@@ -56,7 +57,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         for entry in try Self.list(directory) {
             let path = directory + "/" + entry
             switch entry {
-            case Self.marker, "lists", "apps":
+            case Self.marker, "lists", "apps", "secret":
                 continue
             case "versions":
                 stored.highWater = try Self.parseVersions(try Self.read(path), path: path)
@@ -122,6 +123,21 @@ public final class FileListStore: ListStore, @unchecked Sendable {
 
     public func saveAppState(name: String, bytes: [UInt8]) throws(StoreError) {
         try Self.writeAtomically(bytes, to: directory + "/apps/\(name).state")
+    }
+
+    public func secret() throws(StoreError) -> [UInt8] {
+        let path = directory + "/secret"
+        if access(path, F_OK) == 0 {
+            let bytes = try Self.read(path)
+            guard bytes.count == 32 else {
+                throw StoreError("\(path) does not hold 32 bytes; the file is corrupt")
+            }
+            return bytes
+        }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+        try Self.writeAtomically(bytes, to: path, mode: 0o600)
+        return bytes
     }
 
     // MARK: - Parsing
@@ -209,9 +225,9 @@ public final class FileListStore: ListStore, @unchecked Sendable {
 
     /// Writes `bytes` to a temporary file beside `path`, fsyncs it, renames it over `path` and fsyncs
     /// the directory.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(StoreError) {
+    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(StoreError) {
         let temporary = path + temporarySuffix
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             throw StoreError("cannot write \(temporary): \(errorText())")
         }

@@ -15,6 +15,8 @@ public protocol ListStore: Sendable {
     func removeJSONList(name: String) throws(StoreError)
     /// Stores a Swift app's state under `name`.
     func saveAppState(name: String, bytes: [UInt8]) throws(StoreError)
+    /// The server's secret for session tokens (32 random bytes), created on first use.
+    func secret() throws(StoreError) -> [UInt8]
 }
 
 /// What a store holds.
@@ -83,5 +85,14 @@ public final class MemoryListStore: ListStore, @unchecked Sendable {
 
     public func saveAppState(name: String, bytes: [UInt8]) throws(StoreError) {
         lock.withLock { contents.appStates[name] = bytes }
+    }
+
+    private let secretBytes: [UInt8] = {
+        var generator = SystemRandomNumberGenerator()
+        return (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+    }()
+
+    public func secret() throws(StoreError) -> [UInt8] {
+        secretBytes
     }
 }
