@@ -1,0 +1,279 @@
+/*! LiveList client, protocol 1: docs/PROTOCOL.md; readable source: livelist.src.js */
+/* Keeps every [data-list] root of the page in sync with the server's changesets over one Server-Sent
+ * Events stream. No dependencies, no eval, no inline script (works under a strict CSP). Build:
+ * python3 Tests/Browser/minify.py. Page options: <meta name="livelist-csrf"> enables actions,
+ * <meta name="livelist-connect" content="off"> disables the stream, <meta name="livelist-base">
+ * prefixes the routes. API: window.LiveList (apply, start, connect, close, resync, options, state). */
+(() => {
+  'use strict';
+  const D = document, W = window, T = D.createElement('template'),
+    S = new Map(), // root element -> {root, name, secs, cells, held, seen, sync, bad}
+    B = new WeakMap(), // section element -> its cells container
+    O = new WeakMap(), // animated element -> [class, style, token]: restored when it settles
+    L = { moveBefore: true, delay: 1000, max: 30000, ms: 300 };
+  let es, timer, tries = 0, stopped = 0;
+
+  const meta = n => (D.querySelector(`meta[name="${n}"]`) || {}).content,
+    url = p => (meta('livelist-base') || '') + p,
+    enc = encodeURIComponent,
+    emit = (r, t, detail) => r.dispatchEvent(new CustomEvent('livelist:' + t, { bubbles: true, detail })),
+    fail = () => { throw Error('livelist: out of sync') },
+    parse = h => (T.innerHTML = h, T.content.firstElementChild || fail()),
+    ver = s => +s.root.dataset.version || 0,
+    opt = (s, k) => s.root.dataset[k] == 'true',
+    sig = e => e.tagName + '.' + e.className,
+    rect = e => e.getBoundingClientRect(),
+    sec = (s, k) => s.secs.get(k) || fail(),
+    cell = (s, k) => s.cells.get(k) || fail(),
+    // A cell is held (not reloaded) while the user is in one of its form controls.
+    dirty = (e, a = D.activeElement) => e.contains(a) && (a.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)),
+    io = W.IntersectionObserver && new IntersectionObserver(list => {
+      for (const x of list) {
+        const e = x.target, k = e.dataset.cell, s = S.get(e.closest('[data-list]')), v = x.isIntersecting;
+        if (s && s.cells.get(k) == e && v != s.seen.has(k)) { v ? s.seen.add(k) : s.seen.delete(k); send(s, v ? 'visible' : 'hidden', k) }
+      }
+    }),
+    watch = e => io && e.dataset.visibility == 'true' && io.observe(e),
+    unwatch = e => io && io.unobserve(e);
+
+  function send(s, type, cell) {
+    const k = meta('livelist-csrf');
+    k && fetch(url(`/lists/${enc(s.name)}/actions`), { method: 'POST', credentials: 'same-origin', keepalive: true,
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': k }, body: JSON.stringify({ type, cell }) }).catch(() => {});
+  }
+
+  function st(root) {
+    let s = S.get(root);
+    if (!s) S.set(root, s = { root, name: root.dataset.list, held: new Map(), seen: new Set() }), index(s);
+    return s;
+  }
+
+  // The key -> element maps, rebuilt at load and on reset, kept by every op in between.
+  function index(s) {
+    s.secs = new Map(); s.cells = new Map();
+    for (const e of s.root.children) if (e.dataset.section != null) s.secs.set(e.dataset.section, e), box(s, e, 1);
+    for (const e of s.root.querySelectorAll('[data-cell]')) s.cells.set(e.dataset.cell, e), watch(e);
+  }
+
+  // The cells container: the child that is neither header (first) nor footer (last). With two children
+  // and no cells yet, the one shaped like the other sections' containers (tag and class) wins.
+  function box(s, e, soft) {
+    let b = B.get(e);
+    const c = e.children, n = c.length;
+    if (!b) {
+      if (n != 2) b = c[n >> 1], s.sig = b && sig(b);
+      else if (!soft) b = [...c].find(x => x.querySelector('[data-cell]') || sig(x) == s.sig) || c[c[0].tagName == 'HEADER' ? 1 : 0];
+      b ? B.set(e, b) : soft || fail();
+    }
+    return b;
+  }
+
+  // Moves keep the node: moveBefore keeps focus and media; the fallback restores focus and caret.
+  function mv(p, e, ref) {
+    const a = D.activeElement, inside = e.contains(a), sel = inside && [a.selectionStart, a.selectionEnd];
+    if (L.moveBefore && p.moveBefore && e.isConnected) try { return p.moveBefore(e, ref) } catch (_) {}
+    p.insertBefore(e, ref);
+    if (inside && D.activeElement != a) { a.focus({ preventScroll: true }); try { a.setSelectionRange(...sel) } catch (_) {} }
+  }
+  const put = (p, e, a) => (a && a.parentNode != p && fail(), mv(p, e, a ? a.nextSibling : p.firstChild)),
+    into = (s, o, e) => put(box(s, sec(s, o.section)), e, o.after == null ? null : cell(s, o.after));
+
+  function drop(s, k, e) {
+    if (s.cells.get(k) == e) s.cells.delete(k), s.held.delete(k), s.seen.delete(k);
+    unwatch(e);
+  }
+  function swap(s, k, e, h, x) {
+    const n = parse(h);
+    unwatch(e); e.replaceWith(n); s.cells.set(k, n); s.held.delete(k); watch(n);
+    x && x.f && opt(s, 'animateReloads') && fx(n, 'livelist-reload');
+  }
+  // A removed element fades out as a detached copy, so the list itself settles at once.
+  function out(x, e, k) {
+    const r = x.f && x.f.get(k);
+    if (r && r.bottom > 0 && r.top < innerHeight) {
+      const g = e.cloneNode(true);
+      g.setAttribute('aria-hidden', 'true'); g.classList.add('livelist-exit');
+      Object.assign(g.style, { position: 'fixed', margin: 0, left: r.left + 'px', top: r.top + 'px', width: r.width + 'px', height: r.height + 'px' });
+      D.body.append(g); setTimeout(() => g.remove(), L.ms);
+    }
+    e.remove();
+  }
+
+  const OPS = {
+    deleteSection(s, o, x) {
+      const e = sec(s, o.section);
+      for (const c of e.querySelectorAll('[data-cell]')) drop(s, c.dataset.cell, c);
+      s.secs.delete(o.section); out(x, e, 's' + o.section);
+    },
+    insertSection(s, o) {
+      if (s.secs.has(o.section)) fail();
+      const e = parse(o.html), b = e.children[o.header == null ? 0 : 1] || fail();
+      B.set(e, b); s.sig = sig(b);
+      put(s.root, e, o.after == null ? null : sec(s, o.after)); s.secs.set(o.section, e);
+    },
+    moveSection: (s, o) => put(s.root, sec(s, o.section), o.after == null ? null : sec(s, o.after)),
+    reloadSection(s, o) {
+      const e = sec(s, o.section), b = box(s, e);
+      for (const c of [...e.children]) c != b && c.remove();
+      o.header != null && b.before(parse(o.header));
+      o.footer != null && b.after(parse(o.footer));
+    },
+    delete(s, o, x) { const e = cell(s, o.cell); drop(s, o.cell, e); out(x, e, 'c' + o.cell) },
+    insert(s, o) {
+      if (s.cells.has(o.cell)) fail();
+      const e = parse(o.html);
+      into(s, o, e); s.cells.set(o.cell, e); watch(e);
+    },
+    move: (s, o) => into(s, o, cell(s, o.cell)),
+    reload(s, o, x) { const e = cell(s, o.cell); dirty(e) ? s.held.set(o.cell, o.html) : swap(s, o.cell, e, o.html, x) },
+    reset(s, o) { s.root.replaceChildren(o.node || (T.innerHTML = o.html, T.content)); s.held.clear(); index(s) }
+  };
+
+  // Protocol rules: ignore what is not newer; apply a changeset from our version or any newer reset;
+  // resynchronise on a gap or on an op that cannot apply. Returns whether the changeset applied.
+  function apply(root, cs, force) {
+    const s = st(root), v = ver(s), ops = cs.ops || [], reset = ops.length == 1 && ops[0].op == 'reset';
+    if (!force) {
+      if (cs.version <= v) return false;
+      if (s.bad || cs.from != v && !reset) return resync(s), false;
+    }
+    const x = pre(s, cs);
+    try { for (const o of ops) (OPS.hasOwnProperty(o.op) ? OPS[o.op] : fail)(s, o, x) } catch (_) { s.bad = 1; resync(s); return false }
+    s.bad = 0;
+    root.dataset.version = cs.version;
+    settle(s, x);
+    emit(root, 'patch', cs); reset && emit(root, 'reset', cs);
+    return true;
+  }
+
+  function scroller(e) {
+    for (; e; e = e.parentElement) if (/auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight) return e;
+    return D.scrollingElement;
+  }
+
+  // Before the ops: first rects (FLIP), whether the list sits at its end, the first visible cells.
+  function pre(s, cs) {
+    const x = {}, keep = opt(s, 'keepOffset'), sc = (keep || opt(s, 'stickBottom')) && (x.sc = scroller(s.root));
+    if (cs.animate !== false && opt(s, 'animate') && !matchMedia('(prefers-reduced-motion: reduce)').matches) {
+      x.f = new Map();
+      for (const [k, e] of s.secs) x.f.set('s' + k, rect(e));
+      for (const [k, e] of s.cells) x.f.set('c' + k, rect(e));
+    }
+    if (sc && opt(s, 'stickBottom') && sc.scrollHeight - sc.scrollTop - sc.clientHeight < 2) x.end = 1;
+    else if (keep) {
+      const top = sc == D.scrollingElement ? 0 : rect(sc).top, a = s.root.querySelectorAll('[data-cell]');
+      let lo = 0, hi = a.length;
+      while (lo < hi) { const m = lo + hi >> 1; rect(a[m]).bottom > top ? hi = m : lo = m + 1 }
+      x.keep = [].slice.call(a, lo, lo + 8).map(e => [e, rect(e).top]);
+    }
+    return x;
+  }
+
+  // After the ops: restore the viewport, then play FLIP moves and enter animations.
+  function settle(s, x) {
+    const sc = x.sc;
+    if (x.end) sc.scrollTop = sc.scrollHeight;
+    else if (x.keep) for (const [e, y] of x.keep) if (e.isConnected) { sc.scrollTop += rect(e).top - y; break }
+    if (!x.f) return;
+    const m = [], d = new Map();
+    for (const [p, map] of [['s', s.secs], ['c', s.cells]]) for (const [k, e] of map) {
+      const a = x.f.get(p + k), b = a && rect(e);
+      m.push(a ? [e, a.left - b.left, a.top - b.top] : [e]);
+    }
+    const moved = m.filter(([e, dx, dy]) => {
+      if (dx == null) return fx(e, 'livelist-enter'), 0;
+      const q = d.get(e.parentNode.parentNode) || [0, 0], X = dx - q[0], Y = dy - q[1];
+      if (Math.abs(X) + Math.abs(Y) < .5) return 0;
+      d.set(e, [dx, dy]); fx(e, 'livelist-move', `translate(${X}px,${Y}px)`);
+      return 1;
+    });
+    if (moved.length) { D.body.offsetWidth; for (const [e] of moved) e.classList.add('livelist-move'), e.style.transform = '' }
+  }
+
+  // Transient classes and styles; the element's own class and style attributes come back afterwards.
+  function fx(e, c, tf) {
+    const o = O.get(e) || [e.getAttribute('class'), e.getAttribute('style')], t = o[2] = {};
+    O.set(e, o);
+    if (tf) e.classList.remove(c), e.style.transform = tf; else e.classList.add(c);
+    setTimeout(() => {
+      if (o[2] != t) return;
+      O.delete(e);
+      o[0] == null ? e.removeAttribute('class') : e.className = o[0];
+      // Reading the attribute first makes Chromium write back its lazily kept inline style, else the
+      // removal misses it and style="" appears later.
+      o[1] == null ? e.getAttribute('style') + e.removeAttribute('style') : e.style.cssText = o[1];
+    }, L.ms + 50);
+  }
+
+  // Catch up: the changes since our version; after a failed op, the whole snapshot as a reset.
+  function resync(s) {
+    if (s.sync || !s.root.isConnected) return;
+    s.sync = 1;
+    const v = ver(s), bad = s.bad, n = url('/lists/' + enc(s.name));
+    fetch(bad ? n : n + '/changes?since=' + v, { headers: { Accept: 'application/json' } })
+      .then(r => r.ok ? r.json() : Promise.reject())
+      .then(j => {
+        s.sync = 0;
+        bad ? apply(s.root, { protocol: 1, list: j.list, from: v, version: j.version, ops: [{ op: 'reset', node: build(j.sections), sections: j.sections }] }, 1) : apply(s.root, j);
+      }, () => { s.sync = 0; setTimeout(() => resync(s), 4 * L.delay) });
+  }
+  function build(a) {
+    const f = D.createDocumentFragment();
+    for (const x of a) {
+      const e = parse(x.html), b = e.children[x.header == null ? 0 : 1];
+      for (const c of x.cells) b.append(parse(c.html));
+      f.append(e);
+    }
+    return f;
+  }
+
+  // One stream per page: the list's own route for one list, the multiplexed route for several.
+  function close() { clearTimeout(timer); es && es.close(); es = null }
+  function connect() {
+    close();
+    const ss = [...S.values()].filter(s => s.root.isConnected), one = ss.length == 1 && ss[0];
+    if (stopped || !ss.length || D.hidden) return;
+    const u = url(one ? `/lists/${enc(one.name)}/events?since=${ver(one)}` : '/events?' + ss.map(s => 'list=' + enc(s.name)).join('&') +
+      '&since=' + enc(ss.map(s => s.name + ':' + ver(s)).join(','))),
+      e = es = new EventSource(u), all = t => ss.forEach(s => emit(s.root, t));
+    e.onopen = () => { tries = 0; all('open') };
+    e.addEventListener('patch', m => {
+      let c;
+      try { c = JSON.parse(m.data) } catch (_) { return }
+      for (const s of ss) (one || s.name == c.list) && apply(s.root, c);
+    });
+    e.onerror = () => {
+      all('reconnecting');
+      if (e.readyState != 2 || es != e) return; // the browser reconnects by itself
+      es = null;
+      const d = Math.min(L.max, L.delay * 2 ** tries++) * (.75 + Math.random() / 2), again = () => { timer = setTimeout(connect, d) };
+      if (!one) return again();
+      // EventSource hides the status: ask once; 204 and 404 mean the list is gone for good.
+      const ac = new AbortController();
+      fetch(u, { signal: ac.signal, headers: { Accept: 'text/event-stream' } })
+        .then(r => { ac.abort(); r.status == 204 || r.status == 404 ? stopped = 1 : again() }, again);
+    };
+  }
+
+  D.addEventListener('visibilitychange', () => D.hidden ? close() : es || connect());
+  D.addEventListener('click', e => {
+    const t = e.target, c = t.closest && t.closest('[data-cell]'), s = c && S.get(c.closest('[data-list]'));
+    s && !t.closest('input,select,textarea,button,label,a[href],[contenteditable]') && send(s, 'select', c.dataset.cell);
+  });
+  // A held reload lands when focus leaves its cell.
+  D.addEventListener('focusout', e => {
+    const c = e.target.closest && e.target.closest('[data-cell]');
+    c && setTimeout(() => {
+      const s = S.get(c.closest('[data-list]')), k = c.dataset.cell, h = s && s.held.get(k);
+      h != null && s.cells.get(k) == c && !dirty(c) && swap(s, k, c, h);
+    });
+  });
+
+  function start() {
+    for (const r of D.querySelectorAll('[data-list]')) st(r);
+    meta('livelist-connect') != 'off' && W.EventSource && connect();
+  }
+  W.LiveList = { apply: (r, c) => apply(r, c), start, connect: () => { stopped = 0; tries = 0; connect() }, close: () => { stopped = 1; close() },
+    resync: r => resync(st(r)), options: L, state: r => S.get(r) };
+  D.readyState == 'loading' ? D.addEventListener('DOMContentLoaded', start) : start();
+})();

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The client's browser tests: installs what is missing (Debian's chromium and chromium-driver, Python's
+# selenium and pytest), then runs pytest here. Exits non-zero when anything fails.
+#
+# The tests make the protocol samples by running the Swift suite's ProtocolSamplesTests in the package
+# at LIVELIST_PACKAGE (default: this repository), which must be built first (`swift build
+# --build-tests`, as Scripts/test does); or set LIVELIST_SAMPLES_DIR to a directory that already holds
+# chains.jsonl. Extra arguments go to pytest (e.g. -k focus).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
+        echo "Tests/Browser/run.sh: need root to run: $*" >&2; return 1; fi
+}
+
+apt_updated=0
+apt_install() {
+    if [ "$apt_updated" -eq 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+    echo "== installing chromium"
+    apt_install chromium
+fi
+if [ -z "${CHROMEDRIVER:-}" ] && ! command -v chromedriver >/dev/null 2>&1; then
+    echo "== installing chromium-driver"
+    apt_install chromium-driver
+fi
+if ! python3 -c "import selenium, pytest" 2>/dev/null; then
+    echo "== installing selenium and pytest"
+    python3 -m pip install --quiet selenium pytest 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages selenium pytest 2>/dev/null \
+        || apt_install python3-selenium python3-pytest
+fi
+export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
+export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
+
+echo "== browser tests (Chromium $("$CHROMIUM" --version 2>/dev/null | awk '{print $2}'))"
+export PYTHONDONTWRITEBYTECODE=1
+exec python3 -m pytest -q -p no:cacheprovider "$@"
