@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "LiveList", targets: ["LiveList"]),
         .library(name: "Markup", targets: ["Markup"]),
         .library(name: "LiveListHTML", targets: ["LiveListHTML"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
     ],
     targets: [
         // The staged differ: generic, depends on nothing.
@@ -28,6 +29,10 @@ let package = Package(
         .target(name: "LiveListHTML", dependencies: ["LiveList"], swiftSettings: strict),
         // Hosted lists, sessions, routes, persistence: the live pipeline over HTTP.
         .target(name: "LiveListServer", dependencies: ["LiveListHTML", "COpenSSL"], swiftSettings: strict),
+        // Linux system calls the Glibc module does not export (epoll, eventfd, accept4, sendmsg).
+        .target(name: "CSystem"),
+        // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.
+        .target(name: "HTTPServer", dependencies: ["CSystem"], swiftSettings: strict),
         // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
@@ -35,6 +40,7 @@ let package = Package(
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML"], swiftSettings: strict),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

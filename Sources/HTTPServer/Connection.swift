@@ -1,0 +1,465 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// Output waiting for the socket: whole buffers, the first one partly sent.
+struct OutboundQueue {
+    private var chunks: [[UInt8]] = []
+    private var first = 0
+    private var offset = 0
+    private(set) var bytes = 0
+
+    mutating func append(_ chunk: [UInt8]) {
+        guard !chunk.isEmpty else { return }
+        chunks.append(chunk)
+        bytes += chunk.count
+    }
+
+    /// One sendmsg of up to `maxIovecs` buffers. Returns bytes sent, or -1 with errno.
+    mutating func send(_ fd: Int32, iovecs: UnsafeMutablePointer<iovec>, maxIovecs: Int) -> Int {
+        let count = min(chunks.count - first, maxIovecs)
+        let sent = gather(fd, index: first, filled: 0, count: count, iovecs: iovecs)
+        if sent > 0 { consume(sent) }
+        return sent
+    }
+
+    private func gather(_ fd: Int32, index: Int, filled: Int, count: Int, iovecs: UnsafeMutablePointer<iovec>) -> Int {
+        if filled == count { return cs_sendv(fd, UnsafeRawPointer(iovecs), Int32(count)) }
+        let skip = index == first ? offset : 0
+        return chunks[index].withUnsafeBytes { buffer in
+            iovecs[filled] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + skip), iov_len: buffer.count - skip)
+            return gather(fd, index: index + 1, filled: filled + 1, count: count, iovecs: iovecs)
+        }
+    }
+
+    private mutating func consume(_ sent: Int) {
+        var rest = sent
+        bytes -= sent
+        while rest > 0 {
+            let available = chunks[first].count - offset
+            if rest >= available {
+                rest -= available
+                first += 1
+                offset = 0
+            } else {
+                offset += rest
+                rest = 0
+            }
+        }
+        if first == chunks.count {
+            chunks = []
+            first = 0
+        } else if first > 32 {
+            chunks.removeFirst(first)
+            first = 0
+        }
+    }
+}
+
+/// One accepted socket. Owned by its event loop: every method runs on that loop's thread.
+final class Connection: @unchecked Sendable {
+    enum Phase {
+        case reading
+        case handling
+        case streaming
+        case lingering
+        case closed
+    }
+
+    let fd: Int32
+    let token: UInt64
+    let loop: EventLoop
+    let remoteAddress: String
+    private var parser: RequestParser
+    private var outbound = OutboundQueue()
+    private(set) var phase: Phase = .reading
+    private var stream: HTTPStream?
+    private var streamKeepAlive = false
+    private var streamHeartbeat: UInt64 = 0
+    private var heartbeatBytes: [UInt8] = []
+    private var lastStreamWrite: UInt64 = 0
+    private var closeAfterFlush = false
+    private var readEOF = false
+    private var interest: UInt32 = 0
+    private var requestStarted: UInt64
+    private var bodyStarted: UInt64 = 0
+    private var idleSince: UInt64
+    private var lastWriteProgress: UInt64 = 0
+    private var lingerDeadline: UInt64 = 0
+    private var lingerDrained = 0
+    private var served = 0
+    private var currentIsHead = false
+    private var currentKeepAlive = true
+    private var currentVersion: HTTPVersion = .http1_1
+
+    init(fd: Int32, token: UInt64, loop: EventLoop, remoteAddress: String, now: UInt64) {
+        self.fd = fd
+        self.token = token
+        self.loop = loop
+        self.remoteAddress = remoteAddress
+        self.parser = RequestParser(limits: loop.configuration.limits)
+        self.requestStarted = now
+        self.idleSince = now
+    }
+
+    private var configuration: HTTPServerConfiguration { loop.configuration }
+
+    // MARK: - Events
+
+    func handle(events: UInt32) {
+        if events & (CS_EPOLLERR | CS_EPOLLHUP) != 0 && events & CS_EPOLLIN == 0 {
+            close(reason: .peerGone)
+            return
+        }
+        if phase == .streaming, events & (CS_EPOLLRDHUP | CS_EPOLLHUP | CS_EPOLLERR) != 0 {
+            close(reason: .peerGone)
+            return
+        }
+        if events & CS_EPOLLOUT != 0 {
+            flush()
+            if phase == .closed { return }
+        }
+        if events & (CS_EPOLLIN | CS_EPOLLHUP | CS_EPOLLERR) != 0 {
+            if phase == .lingering {
+                drainLingering()
+                return
+            }
+            if phase == .reading { readAvailable() }
+        }
+        guard phase != .closed else { return }
+        process()
+    }
+
+    /// Called once the socket is registered for input.
+    func start() {
+        interest = CS_EPOLLIN
+    }
+
+    private func readAvailable() {
+        let buffer = loop.readBuffer
+        let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+        if count > 0 {
+            parser.append(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+            if requestStarted == 0 { requestStarted = loop.now }
+        } else if count == 0 {
+            readEOF = true
+        } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+            close(reason: .peerGone)
+        }
+    }
+
+    private var paused: Bool { outbound.bytes >= configuration.writeQueueLimit }
+
+    /// Parses and answers buffered requests as far as the state allows, then writes.
+    func process() {
+        while phase == .reading, !closeAfterFlush {
+            if paused {
+                // Write first; go on with buffered (pipelined) requests only if the queue drained.
+                flush()
+                if paused || phase != .reading { break }
+            }
+            switch parser.next() {
+            case .needMore:
+                if readEOF {
+                    // Nothing more will come: finish what is queued, then close.
+                    closeAfterFlush = true
+                } else if !parser.isIdle, requestStarted == 0 {
+                    requestStarted = loop.now
+                }
+                if parser.isReadingBody, bodyStarted == 0 { bodyStarted = loop.now }
+                if parser.isIdle { parser.releaseMemoryIfIdle() }
+                flush()
+                updateInterest()
+                return
+            case .continueExpected:
+                if parser.bufferedBytes == 0 { outbound.append(ResponseEncoder.continueBytes) }
+                if bodyStarted == 0 { bodyStarted = loop.now }
+            case .request(var request):
+                request.remoteAddress = remoteAddress
+                loop.count { $0.requests += 1 }
+                requestStarted = parser.isIdle ? 0 : loop.now
+                bodyStarted = 0
+                dispatch(request)
+            case .error(let error):
+                loop.count { $0.protocolErrors += 1 }
+                currentIsHead = false
+                currentKeepAlive = false
+                send(HTTPResponse.error(error, formatter: configuration.errorFormatter))
+                closeAfterFlush = true
+            }
+        }
+        flush()
+        updateInterest()
+    }
+
+    private func dispatch(_ incoming: HTTPRequest) {
+        var request = incoming
+        currentIsHead = request.method == .HEAD
+        currentVersion = request.version
+        currentKeepAlive = request.keepAlive && !loop.isDraining
+        switch loop.handler.resolve(&request) {
+        case .sync(let body):
+            send(body(request))
+        case .async(let body):
+            phase = .handling
+            let loop = self.loop
+            Task { [self] in
+                let response = await body(request)
+                loop.execute { self.asyncCompleted(response) }
+            }
+        }
+    }
+
+    private func asyncCompleted(_ response: HTTPResponse) {
+        guard phase == .handling else { return }
+        phase = .reading
+        if loop.isDraining { currentKeepAlive = false }
+        send(response)
+        process()
+    }
+
+    /// Queues a response to the current request.
+    private func send(_ response: HTTPResponse) {
+        served += 1
+        idleSince = loop.now
+        let keepAlive = currentKeepAlive && !closeAfterFlush
+        let server = loop.serverNameBytes
+        switch response.body {
+        case .bytes(let body):
+            let noBody = response.status.forbidsBody
+            let length: Int? = noBody ? nil : body.count
+            var head = ResponseEncoder.head(
+                response, contentLength: length, chunked: false, close: !keepAlive,
+                keepAliveHeader: currentVersion == .http1_0, date: loop.dateBytes(), server: server,
+                capacity: body.count <= 16 * 1024 ? body.count : 0)
+            if noBody || currentIsHead {
+                outbound.append(head)
+            } else if body.count <= 16 * 1024 {
+                head.append(contentsOf: body)
+                outbound.append(head)
+            } else {
+                outbound.append(head)
+                outbound.append(body)
+            }
+            if !keepAlive { closeAfterFlush = true }
+        case .stream(let options, let start):
+            let chunked = currentVersion == .http1_1
+            let streamKeepAlive = keepAlive && chunked
+            var head = ResponseEncoder.head(
+                response, contentLength: nil, chunked: chunked && !response.status.forbidsBody, close: !streamKeepAlive,
+                keepAliveHeader: false, date: loop.dateBytes(), server: server, capacity: options.initialBytes.count + 16)
+            if currentIsHead || response.status.forbidsBody {
+                outbound.append(head)
+                if !streamKeepAlive { closeAfterFlush = true }
+                return
+            }
+            if chunked {
+                ResponseEncoder.appendChunk(options.initialBytes, to: &head)
+            } else {
+                head.append(contentsOf: options.initialBytes)
+            }
+            outbound.append(head)
+            let stream = HTTPStream(connection: self, chunked: chunked, backlogLimit: configuration.streamBacklogLimit)
+            self.stream = stream
+            self.streamKeepAlive = streamKeepAlive
+            streamHeartbeat = options.heartbeatInterval?.nanoseconds ?? 0
+            heartbeatBytes = options.heartbeatBytes
+            lastStreamWrite = loop.now
+            phase = .streaming
+            loop.count { $0.streamsOpen += 1 }
+            start(stream)
+        }
+    }
+
+    // MARK: - Streams
+
+    func flushStream() {
+        guard phase == .streaming, let stream else { return }
+        let bytes = stream.takePending()
+        if !bytes.isEmpty {
+            outbound.append(bytes)
+            lastStreamWrite = loop.now
+        }
+        flush()
+        updateInterest()
+    }
+
+    func endStream(_ reason: HTTPStreamCloseReason) {
+        guard phase == .streaming, let stream else { return }
+        let reported = stream.markEnding(reason)
+        switch reported {
+        case .closed, .serverShutdown:
+            outbound.append(stream.takePending())
+            if stream.chunked { outbound.append(ResponseEncoder.lastChunk) }
+            self.stream = nil
+            loop.count { $0.streamsOpen -= 1 }
+            phase = .reading
+            if !streamKeepAlive || reason == .serverShutdown { closeAfterFlush = true }
+            idleSince = loop.now
+            stream.finish(reported)
+            process()
+        case let other:
+            close(reason: other)
+        }
+    }
+
+    // MARK: - Writing
+
+    private func flush() {
+        while outbound.bytes > 0 {
+            let sent = outbound.send(fd, iovecs: loop.iovecs, maxIovecs: EventLoop.maxIovecs)
+            if sent > 0 {
+                lastWriteProgress = loop.now
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+            close(reason: .peerGone)
+            return
+        }
+        if let stream { stream.socketQueueChanged(outbound.bytes) }
+        if outbound.bytes == 0, closeAfterFlush, phase == .reading {
+            beginLingeringClose()
+        }
+    }
+
+    private func beginLingeringClose() {
+        if readEOF {
+            close(reason: .closed)
+            return
+        }
+        shutdown(fd, Int32(SHUT_WR))
+        phase = .lingering
+        lingerDeadline = loop.now + configuration.lingerTimeout.nanoseconds
+        updateInterest()
+    }
+
+    private func drainLingering() {
+        let buffer = loop.readBuffer
+        while true {
+            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if count > 0 {
+                lingerDrained += count
+                if lingerDrained > 1 << 20 { close(reason: .closed); return }
+                continue
+            }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            if count < 0 && errno == EINTR { continue }
+            close(reason: .closed)
+            return
+        }
+    }
+
+    private func updateInterest() {
+        guard phase != .closed else { return }
+        var wanted: UInt32 = 0
+        switch phase {
+        case .reading:
+            if !readEOF && !closeAfterFlush && !paused { wanted |= CS_EPOLLIN }
+        case .handling:
+            break
+        case .streaming:
+            wanted |= CS_EPOLLRDHUP
+        case .lingering:
+            wanted |= CS_EPOLLIN
+        case .closed:
+            return
+        }
+        if outbound.bytes > 0 { wanted |= CS_EPOLLOUT }
+        if wanted != interest {
+            interest = wanted
+            loop.setInterest(fd: fd, token: token, events: wanted)
+        }
+    }
+
+    // MARK: - Timers
+
+    /// Called by the loop's periodic scan.
+    func checkTimers(now: UInt64) {
+        switch phase {
+        case .closed, .handling:
+            return
+        case .lingering:
+            if now >= lingerDeadline { close(reason: .closed) }
+            return
+        case .streaming:
+            if outbound.bytes > 0, now - lastWriteProgress > configuration.writeTimeout.nanoseconds {
+                close(reason: .writeTimeout)
+                return
+            }
+            if streamHeartbeat > 0, now - lastStreamWrite >= streamHeartbeat, outbound.bytes == 0, let stream {
+                lastStreamWrite = now
+                stream.write(heartbeatBytes)
+            }
+            return
+        case .reading:
+            break
+        }
+        if outbound.bytes > 0 {
+            if now - lastWriteProgress > configuration.writeTimeout.nanoseconds { close(reason: .writeTimeout) }
+            return
+        }
+        if parser.isIdle {
+            let limit = served == 0 ? configuration.headerTimeout : configuration.idleTimeout
+            if now - idleSince > limit.nanoseconds { close(reason: .closed) }
+        } else if parser.isReadingBody {
+            if bodyStarted > 0, now - bodyStarted > configuration.bodyTimeout.nanoseconds { timedOut("body") }
+        } else if requestStarted > 0, now - requestStarted > configuration.headerTimeout.nanoseconds {
+            timedOut("request head")
+        }
+    }
+
+    private func timedOut(_ what: String) {
+        loop.count { $0.protocolErrors += 1 }
+        currentIsHead = false
+        currentKeepAlive = false
+        readEOF = false
+        phase = .reading
+        send(HTTPResponse.error(
+            HTTPError(.requestTimeout, code: "request_timeout", detail: "the \(what) did not arrive in time"),
+            formatter: configuration.errorFormatter))
+        closeAfterFlush = true
+        flush()
+        updateInterest()
+    }
+
+    // MARK: - Shutdown
+
+    /// Starts a graceful close: idle connections close now, streams end, others after their response.
+    func beginDraining() {
+        switch phase {
+        case .reading:
+            if parser.isIdle && outbound.bytes == 0 {
+                close(reason: .serverShutdown)
+            } else {
+                currentKeepAlive = false
+            }
+        case .streaming:
+            endStream(.serverShutdown)
+        case .handling, .lingering, .closed:
+            break
+        }
+    }
+
+    func close(reason: HTTPStreamCloseReason) {
+        guard phase != .closed else { return }
+        phase = .closed
+        if reason == .writeTimeout || reason == .backlogExceeded {
+            // Abortive close (RST): the kernel drops what is still queued for this stalled peer
+            // instead of keeping it in an orphaned socket.
+            var option = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        }
+        Glibc.close(fd)
+        loop.connectionClosed(self)
+        if let stream {
+            self.stream = nil
+            loop.count { $0.streamsOpen -= 1 }
+            let reported = stream.markEnding(reason)
+            if reported == .backlogExceeded { loop.count { $0.streamsOverflowed += 1 } }
+            stream.finish(reported)
+        }
+    }
+}

@@ -1,0 +1,270 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// One epoll loop on its own thread, owning the connections it accepted.
+final class EventLoop: @unchecked Sendable {
+    static let maxIovecs = 64
+    private static let listenerToken: UInt64 = 0
+    private static let wakeToken: UInt64 = .max
+
+    let configuration: HTTPServerConfiguration
+    let handler: HTTPHandler
+    let serverNameBytes: [UInt8]
+    unowned let server: HTTPServer
+    private let epfd: Int32
+    private let wakeFd: Int32
+    private let listenFd: Int32
+
+    private let taskLock = Lock()
+    private var tasks: [@Sendable () -> Void] = []
+    private var wakePending = false
+
+    private var connections: [Int32: Connection] = [:]
+    let readBuffer: UnsafeMutableBufferPointer<UInt8>
+    let iovecs: UnsafeMutablePointer<iovec>
+    private(set) var now: UInt64
+    private var nextToken: UInt64 = 1
+    private(set) var isDraining = false
+    private var drainDeadline: UInt64 = 0
+    private var listenerRegistered = false
+    private var reserveFd: Int32 = -1
+    private let resolution: UInt64
+
+    private let statsLock = Lock()
+    private var stats = HTTPServerStatistics()
+
+    private var dateSecond = -1
+    private var cachedDate: [UInt8] = []
+
+    init(server: HTTPServer, listenFd: Int32) throws(HTTPServerError) {
+        self.server = server
+        self.configuration = server.configuration
+        self.handler = server.handler
+        self.serverNameBytes = Array(server.configuration.serverName.utf8)
+        self.listenFd = listenFd
+        epfd = cs_epoll_create()
+        guard epfd >= 0 else { throw HTTPServerError.system("epoll_create1", errno) }
+        wakeFd = cs_eventfd()
+        guard wakeFd >= 0 else { throw HTTPServerError.system("eventfd", errno) }
+        readBuffer = .allocate(capacity: 64 * 1024)
+        iovecs = .allocate(capacity: EventLoop.maxIovecs)
+        now = monotonicNanoseconds()
+        let timeouts = [configuration.headerTimeout, configuration.bodyTimeout, configuration.idleTimeout,
+                        configuration.writeTimeout, configuration.lingerTimeout].map(\.nanoseconds)
+        resolution = min(max((timeouts.min() ?? 1_000_000_000) / 4, 1_000_000), 250_000_000)
+        guard cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, wakeFd, CS_EPOLLIN, EventLoop.wakeToken) == 0,
+              cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, listenFd, CS_EPOLLIN | CS_EPOLLEXCLUSIVE, EventLoop.listenerToken) == 0
+        else { throw HTTPServerError.system("epoll_ctl", errno) }
+        listenerRegistered = true
+        reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        iovecs.deallocate()
+    }
+
+    // MARK: - Tasks from other threads
+
+    private var isOnLoop: Bool { cs_thread_context() == Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Runs `task` on this loop's thread.
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        let onLoop = isOnLoop
+        let wake = taskLock.withLock { () -> Bool in
+            tasks.append(task)
+            if wakePending || onLoop { return false }
+            wakePending = true
+            return true
+        }
+        if wake { _ = cs_eventfd_signal(wakeFd) }
+    }
+
+    private func runTasks() {
+        while true {
+            let batch = taskLock.withLock { () -> [@Sendable () -> Void] in
+                wakePending = false
+                let batch = tasks
+                tasks = []
+                return batch
+            }
+            if batch.isEmpty { return }
+            for task in batch { task() }
+        }
+    }
+
+    // MARK: - Loop
+
+    func run() {
+        cs_set_thread_context(Unmanaged.passUnretained(self).toOpaque())
+        let capacity: Int32 = 512
+        let events = cs_epoll_events_alloc(capacity)!
+        var nextScan = monotonicNanoseconds() + resolution
+        let timeoutMs = Int32(max(1, resolution / 1_000_000))
+        while true {
+            let count = cs_epoll_wait(epfd, events, capacity, timeoutMs)
+            now = monotonicNanoseconds()
+            if count > 0 {
+                for index in 0..<Int32(count) {
+                    let token = cs_epoll_event_data(events, index)
+                    let flags = cs_epoll_event_flags(events, index)
+                    if token == EventLoop.listenerToken {
+                        if listenerRegistered { acceptConnections() }
+                    } else if token == EventLoop.wakeToken {
+                        cs_eventfd_drain(wakeFd)
+                    } else {
+                        let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
+                        if let connection = connections[fd], connection.token == token {
+                            connection.handle(events: flags)
+                        }
+                    }
+                }
+            }
+            runTasks()
+            if now >= nextScan {
+                nextScan = now + resolution
+                for connection in Array(connections.values) { connection.checkTimers(now: now) }
+            }
+            if isDraining {
+                if connections.isEmpty { break }
+                if now >= drainDeadline {
+                    for connection in Array(connections.values) { connection.close(reason: .serverShutdown) }
+                    runTasks()
+                    break
+                }
+            }
+        }
+        cs_epoll_events_free(events)
+        Glibc.close(epfd)
+        Glibc.close(wakeFd)
+        if reserveFd >= 0 { Glibc.close(reserveFd) }
+        cs_set_thread_context(nil)
+        server.loopFinished()
+    }
+
+    // MARK: - Connections
+
+    private func acceptConnections() {
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { cs_accept(listenFd, $0, &length) }
+            }
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED:
+                    continue
+                case EMFILE, ENFILE:
+                    // Out of descriptors: accept and drop one so the listener does not spin.
+                    if reserveFd >= 0 {
+                        Glibc.close(reserveFd)
+                        let dropped = cs_accept(listenFd, nil, nil)
+                        if dropped >= 0 { Glibc.close(dropped) }
+                        reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    }
+                    count { $0.connectionsRefused += 1 }
+                    return
+                default:
+                    return
+                }
+            }
+            guard server.reserveConnectionSlot() else {
+                refuse(fd)
+                continue
+            }
+            _ = cs_set_nodelay(fd)
+            let token = nextToken << 32 | UInt64(UInt32(bitPattern: fd))
+            nextToken += 1
+            let connection = Connection(fd: fd, token: token, loop: self, remoteAddress: Self.address(storage), now: now)
+            connections[fd] = connection
+            count { $0.connectionsAccepted += 1 }
+            guard cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, fd, CS_EPOLLIN, token) == 0 else {
+                connection.close(reason: .peerGone)
+                continue
+            }
+            connection.start()
+        }
+    }
+
+    private func refuse(_ fd: Int32) {
+        count { $0.connectionsRefused += 1 }
+        let error = HTTPError(.serviceUnavailable, code: "too_many_connections", detail: "the server is at its connection limit")
+        var response = HTTPResponse.error(error, formatter: configuration.errorFormatter)
+        response.headers.set("Retry-After", "1")
+        guard case .bytes(let body) = response.body else { return }
+        var bytes = ResponseEncoder.head(response, contentLength: body.count, chunked: false, close: true,
+                                         keepAliveHeader: false, date: dateBytes(), server: serverNameBytes, capacity: body.count)
+        bytes.append(contentsOf: body)
+        _ = bytes.withUnsafeBytes { cs_send(fd, $0.baseAddress, $0.count) }
+        shutdown(fd, Int32(SHUT_WR))
+        Glibc.close(fd)
+    }
+
+    func setInterest(fd: Int32, token: UInt64, events: UInt32) {
+        _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_MOD, fd, events, token)
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        if connections[connection.fd] === connection { connections[connection.fd] = nil }
+        server.releaseConnectionSlot()
+    }
+
+    var connectionCount: Int { connections.count }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting and starts closing connections gracefully.
+    func beginDraining(deadline: UInt64) {
+        guard !isDraining else { return }
+        isDraining = true
+        drainDeadline = deadline
+        if listenerRegistered {
+            _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_DEL, listenFd, 0, 0)
+            listenerRegistered = false
+        }
+        for connection in Array(connections.values) { connection.beginDraining() }
+    }
+
+    // MARK: - Shared values
+
+    func count(_ body: (inout HTTPServerStatistics) -> Void) {
+        statsLock.withLock { body(&stats) }
+    }
+
+    var statistics: HTTPServerStatistics { statsLock.withLock { stats } }
+
+    /// The `Date` value, formatted once per second.
+    func dateBytes() -> [UInt8] {
+        let second = time(nil)
+        if second != dateSecond {
+            dateSecond = second
+            cachedDate = Array(HTTPDate.format(second).utf8)
+        }
+        return cachedDate
+    }
+
+    private static func address(_ storage: sockaddr_storage) -> String {
+        var storage = storage
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let family = Int32(storage.ss_family)
+        let result: UnsafePointer<CChar>? = withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET {
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                    var address = inet.pointee.sin_addr
+                    return inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
+                }
+            } else if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet6 in
+                    var address = inet6.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+                }
+            }
+            return nil
+        }
+        guard result != nil else { return "" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What answers requests: a synchronous closure (run on the connection's event loop; it must be
+/// quick and never block), an `async` one (run as a task; the loop keeps serving other
+/// connections meanwhile), or a router that picks one of those per request.
+public struct HTTPHandler: Sendable {
+    enum Kind: Sendable {
+        case sync(@Sendable (HTTPRequest) -> HTTPResponse)
+        case async(@Sendable (HTTPRequest) async -> HTTPResponse)
+        case dispatch(@Sendable (inout HTTPRequest) -> HTTPHandler)
+    }
+
+    let kind: Kind
+
+    init(kind: Kind) { self.kind = kind }
+
+    /// A handler run inline on the event loop.
+    public static func sync(_ body: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> HTTPHandler {
+        HTTPHandler(kind: .sync(body))
+    }
+
+    /// A handler run as a task; its response goes back to the connection's loop, in order.
+    public static func async(_ body: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) -> HTTPHandler {
+        HTTPHandler(kind: .async(body))
+    }
+
+    /// A handler that chooses another handler per request (and may edit the request, as the
+    /// router does with path parameters).
+    public static func dispatch(_ choose: @escaping @Sendable (inout HTTPRequest) -> HTTPHandler) -> HTTPHandler {
+        HTTPHandler(kind: .dispatch(choose))
+    }
+
+    enum Resolved {
+        case sync(@Sendable (HTTPRequest) -> HTTPResponse)
+        case async(@Sendable (HTTPRequest) async -> HTTPResponse)
+    }
+
+    func resolve(_ request: inout HTTPRequest) -> Resolved {
+        var handler = self
+        while true {
+            switch handler.kind {
+            case .sync(let body): return .sync(body)
+            case .async(let body): return .async(body)
+            case .dispatch(let choose): handler = choose(&request)
+            }
+        }
+    }
+
+    /// Runs the handler to completion (for tests and for composing handlers).
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        var request = request
+        switch resolve(&request) {
+        case .sync(let body): return body(request)
+        case .async(let body): return await body(request)
+        }
+    }
+}
+
+/// Settings of an `HTTPServer`. Every timeout is configurable so tests can run fast.
+public struct HTTPServerConfiguration: Sendable {
+    /// Address to bind (IPv4 or IPv6 literal).
+    public var host: String = "127.0.0.1"
+    /// Port to bind; 0 picks a free one (read it from `HTTPServer.port`).
+    public var port: Int = 8080
+    /// Number of event loops (threads); defaults to the number of online processors.
+    public var loopCount: Int = HTTPServerConfiguration.processorCount
+    /// listen() backlog.
+    public var backlog: Int32 = 1024
+    /// Parser limits.
+    public var limits = HTTPParserLimits()
+    /// Time allowed for a complete request head, from its first byte (or from accepting the
+    /// connection); past it 408 and close. Total, not per read, so slowloris cannot stretch it.
+    public var headerTimeout: Duration = .seconds(10)
+    /// Time allowed for a complete body after the head; past it 408 and close.
+    public var bodyTimeout: Duration = .seconds(30)
+    /// Time an idle keep-alive connection stays open between requests.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Time queued output may go without any progress before the connection is closed.
+    public var writeTimeout: Duration = .seconds(30)
+    /// How long to drain input after shutting down writes on a connection being closed.
+    public var lingerTimeout: Duration = .seconds(2)
+    /// Most open connections; past it new ones get 503 and are closed.
+    public var maxConnections: Int = 20_000
+    /// Queued output beyond which a connection stops reading further (pipelined) requests.
+    public var writeQueueLimit: Int = 256 * 1024
+    /// Queued output beyond which a stream is closed (and counted in `streamsOverflowed`).
+    public var streamBacklogLimit: Int = 1024 * 1024
+    /// The `Server` field; empty sends none.
+    public var serverName: String = "LiveList"
+    /// How long `shutdown()` waits for in-flight responses by default.
+    public var shutdownGracePeriod: Duration = .seconds(10)
+    /// Shapes the server's own error responses.
+    public var errorFormatter: HTTPErrorFormatter = defaultHTTPErrorFormatter
+
+    public init() {}
+
+    static var processorCount: Int {
+        let count = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        return max(1, count)
+    }
+}
+
+/// Counters of a running server.
+public struct HTTPServerStatistics: Sendable, Hashable {
+    /// Connections accepted since start.
+    public var connectionsAccepted = 0
+    /// Connections refused with 503 because `maxConnections` were open.
+    public var connectionsRefused = 0
+    /// Connections open now.
+    public var connectionsOpen = 0
+    /// Requests parsed completely.
+    public var requests = 0
+    /// Requests refused by the parser or for a timeout (4xx/5xx from the HTTP layer).
+    public var protocolErrors = 0
+    /// Streams closed because their queued output passed `streamBacklogLimit`.
+    public var streamsOverflowed = 0
+    /// Streams open now.
+    public var streamsOpen = 0
+
+    public init() {}
+}

@@ -1,0 +1,216 @@
+/// A response: status, header fields and either the whole body or a stream.
+///
+/// The server adds `Date`, `Server`, `Content-Length` or `Transfer-Encoding` and `Connection`
+/// itself; fields of those names set here are replaced.
+public struct HTTPResponse: Sendable {
+    /// The content of a response.
+    public enum Body: Sendable {
+        /// The whole body, sent with `Content-Length`.
+        case bytes([UInt8])
+        /// A body written over time through an `HTTPStream` (chunked on HTTP/1.1, close-delimited
+        /// on HTTP/1.0). `start` runs on the connection's event loop once the head is queued; it
+        /// must not block. Not called for `HEAD` requests.
+        case stream(StreamOptions, @Sendable (HTTPStream) -> Void)
+    }
+
+    /// Settings of a streamed body.
+    public struct StreamOptions: Sendable {
+        /// Bytes sent together with the head (for SSE a `retry:` line or a comment, so that the
+        /// client's `onopen` fires and proxies commit the response).
+        public var initialBytes: [UInt8]
+        /// When set, `heartbeatBytes` are written whenever nothing was written for this long.
+        public var heartbeatInterval: Duration?
+        /// The heartbeat (for SSE the comment `: ping`).
+        public var heartbeatBytes: [UInt8]
+
+        public init(initialBytes: [UInt8] = [], heartbeatInterval: Duration? = nil, heartbeatBytes: [UInt8] = []) {
+            self.initialBytes = initialBytes
+            self.heartbeatInterval = heartbeatInterval
+            self.heartbeatBytes = heartbeatBytes
+        }
+    }
+
+    /// The status.
+    public var status: HTTPStatus
+    /// Header fields.
+    public var headers: HTTPHeaders
+    /// The content.
+    public var body: Body
+
+    /// A response with the whole body.
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = .bytes(body)
+    }
+
+    /// A response with a streamed body.
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), options: StreamOptions = StreamOptions(), stream start: @escaping @Sendable (HTTPStream) -> Void) {
+        self.status = status
+        self.headers = headers
+        self.body = .stream(options, start)
+    }
+
+    /// A `text/plain; charset=utf-8` response.
+    public static func text(_ text: String, status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(text.utf8))
+    }
+
+    /// A `text/html; charset=utf-8` response.
+    public static func html(_ bytes: [UInt8], status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8"], body: bytes)
+    }
+
+    /// An `application/json` response.
+    public static func json(_ bytes: [UInt8], status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
+    }
+
+    /// The response for an error, shaped by `formatter`.
+    public static func error(_ error: HTTPError, formatter: HTTPErrorFormatter = defaultHTTPErrorFormatter) -> HTTPResponse {
+        let (contentType, body) = formatter(error)
+        return HTTPResponse(status: error.status, headers: ["Content-Type": contentType], body: body)
+    }
+
+    /// A Server-Sent Events stream: `text/event-stream`, `Cache-Control: no-cache`,
+    /// `X-Accel-Buffering: no`, an optional `retry:` sent with the head (otherwise the comment
+    /// `: open`), and a `: ping` comment after `heartbeat` without writes.
+    public static func eventStream(
+        headers extra: HTTPHeaders = HTTPHeaders(), retry: Int? = nil,
+        heartbeat: Duration? = .seconds(15),
+        start: @escaping @Sendable (HTTPStream) -> Void
+    ) -> HTTPResponse {
+        var headers: HTTPHeaders = [
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        ]
+        for (name, value) in extra { headers.set(name, value) }
+        let initial = retry.map { Array("retry: \($0)\n\n".utf8) } ?? Array(": open\n\n".utf8)
+        let options = StreamOptions(initialBytes: initial, heartbeatInterval: heartbeat, heartbeatBytes: Array(": ping\n\n".utf8))
+        return HTTPResponse(status: .ok, headers: headers, options: options, stream: start)
+    }
+}
+
+/// One Server-Sent Event. Encoding splits `data` into one `data:` line per line and removes
+/// CR, LF and NUL from `id` and `event`, so no field can break the framing.
+public struct ServerSentEvent: Sendable, Hashable {
+    public var id: String?
+    public var event: String?
+    public var data: String
+    public var retry: Int?
+
+    public init(id: String? = nil, event: String? = nil, data: String, retry: Int? = nil) {
+        self.id = id
+        self.event = event
+        self.data = data
+        self.retry = retry
+    }
+
+    /// The event in the wire format, ending with the blank line.
+    public var encoded: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.utf8.count + 32)
+        func field(_ name: String, _ value: String) {
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            for byte in value.utf8 where byte != 0x0D && byte != 0x0A && byte != 0 { bytes.append(byte) }
+            bytes.append(0x0A)
+        }
+        if let event { field("event", event) }
+        if let id { field("id", id) }
+        if let retry { field("retry", String(retry)) }
+        var line: [UInt8] = []
+        var previousCR = false
+        for byte in data.utf8 {
+            if byte == 0x0A && previousCR { previousCR = false; continue }
+            previousCR = byte == 0x0D
+            if byte == 0x0D || byte == 0x0A {
+                bytes.append(contentsOf: "data: ".utf8); bytes.append(contentsOf: line); bytes.append(0x0A)
+                line.removeAll(keepingCapacity: true)
+            } else {
+                line.append(byte)
+            }
+        }
+        bytes.append(contentsOf: "data: ".utf8); bytes.append(contentsOf: line); bytes.append(0x0A)
+        bytes.append(0x0A)
+        return bytes
+    }
+}
+
+/// Encodes response heads.
+enum ResponseEncoder {
+    static let continueBytes: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    static let managedFields = ["Date", "Server", "Content-Length", "Transfer-Encoding", "Connection"]
+
+    /// The status line and fields. `contentLength` nil and `chunked` false mean neither is sent.
+    static func head(
+        _ response: HTTPResponse, contentLength: Int?, chunked: Bool, close: Bool, keepAliveHeader: Bool,
+        date: [UInt8], server: [UInt8], capacity: Int
+    ) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(capacity + 160 + response.headers.count * 40)
+        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(response.status.code, to: &bytes)
+        bytes.append(0x20)
+        bytes.append(contentsOf: response.status.reasonPhrase.utf8)
+        bytes.append(contentsOf: "\r\nDate: ".utf8)
+        bytes.append(contentsOf: date)
+        if !server.isEmpty {
+            bytes.append(contentsOf: "\r\nServer: ".utf8)
+            bytes.append(contentsOf: server)
+        }
+        for (name, value) in response.headers {
+            if managedFields.contains(where: { HTTPHeaders.same($0, name) }) { continue }
+            bytes.append(contentsOf: "\r\n".utf8)
+            appendSanitized(name, to: &bytes)
+            bytes.append(contentsOf: ": ".utf8)
+            appendSanitized(value, to: &bytes)
+        }
+        if let contentLength {
+            bytes.append(contentsOf: "\r\nContent-Length: ".utf8)
+            appendDecimal(contentLength, to: &bytes)
+        }
+        if chunked { bytes.append(contentsOf: "\r\nTransfer-Encoding: chunked".utf8) }
+        if close {
+            bytes.append(contentsOf: "\r\nConnection: close".utf8)
+        } else if keepAliveHeader {
+            bytes.append(contentsOf: "\r\nConnection: keep-alive".utf8)
+        }
+        bytes.append(contentsOf: "\r\n\r\n".utf8)
+        return bytes
+    }
+
+    /// Appends header text, dropping CR, LF and NUL so a handler can never split a response.
+    private static func appendSanitized(_ text: String, to bytes: inout [UInt8]) {
+        for byte in text.utf8 where byte != 0x0D && byte != 0x0A && byte != 0 { bytes.append(byte) }
+    }
+
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value < 10 { bytes.append(UInt8(0x30 + value)); return }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while rest > 0 {
+                buffer[count] = UInt8(0x30 + rest % 10)
+                rest /= 10
+                count += 1
+            }
+            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
+        }
+    }
+
+    /// Frames `payload` as one chunk.
+    static func appendChunk(_ payload: [UInt8], to bytes: inout [UInt8]) {
+        guard !payload.isEmpty else { return }
+        bytes.append(contentsOf: String(payload.count, radix: 16).utf8)
+        bytes.append(0x0D); bytes.append(0x0A)
+        bytes.append(contentsOf: payload)
+        bytes.append(0x0D); bytes.append(0x0A)
+    }
+
+    static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
+}

@@ -1,0 +1,237 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+
+/// Errors from starting a server.
+public enum HTTPServerError: Error, Sendable, Hashable {
+    /// A system call failed (its name and errno).
+    case system(String, Int32)
+    /// The host is not an IPv4 or IPv6 literal.
+    case invalidHost(String)
+    /// `start()` was called twice.
+    case alreadyStarted
+}
+
+/// An HTTP/1.1 server on non-blocking sockets and epoll loops (one per core by default) that
+/// share one listening socket.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: config, handler: router.handler)
+/// try server.start()
+/// server.shutdownOnSignals()
+/// await server.waitUntilStopped()
+/// ```
+public final class HTTPServer: @unchecked Sendable {
+    private enum Phase { case idle, running, stopping, stopped }
+
+    private struct State {
+        var phase: Phase = .idle
+        var loops: [EventLoop] = []
+        var listenFd: Int32 = -1
+        var port = 0
+        var finishedLoops = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The settings given at creation.
+    public let configuration: HTTPServerConfiguration
+    let handler: HTTPHandler
+    private let state = Locked(State())
+    private let slots = Locked(0)
+
+    /// A server answering with `handler`. Nothing happens until `start()`.
+    public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), handler: HTTPHandler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    /// The bound port (useful after binding port 0); 0 before `start()`.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// Counters summed over the loops.
+    public var statistics: HTTPServerStatistics {
+        let loops = state.withLock { $0.loops }
+        var total = HTTPServerStatistics()
+        for loop in loops {
+            let part = loop.statistics
+            total.connectionsAccepted += part.connectionsAccepted
+            total.connectionsRefused += part.connectionsRefused
+            total.requests += part.requests
+            total.protocolErrors += part.protocolErrors
+            total.streamsOverflowed += part.streamsOverflowed
+            total.streamsOpen += part.streamsOpen
+        }
+        total.connectionsOpen = slots.withLock { $0 }
+        return total
+    }
+
+    /// Binds, listens and starts the event loops. Ignores SIGPIPE process-wide.
+    public func start() throws(HTTPServerError) {
+        let fresh = state.withLock { state -> Bool in
+            guard state.phase == .idle else { return false }
+            state.phase = .running
+            return true
+        }
+        guard fresh else { throw .alreadyStarted }
+        cs_ignore_sigpipe()
+        let (fd, port) = try bind()
+        var loops: [EventLoop] = []
+        do {
+            for _ in 0..<max(1, configuration.loopCount) {
+                loops.append(try EventLoop(server: self, listenFd: fd))
+            }
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        state.withLock {
+            $0.loops = loops
+            $0.listenFd = fd
+            $0.port = port
+        }
+        for loop in loops {
+            let context = Unmanaged.passRetained(loop).toOpaque()
+            let result = cs_thread_start({ context in
+                let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, context)
+            if result != 0 { fatalError("HTTPServer: pthread_create failed (\(result))") }
+        }
+    }
+
+    private func bind() throws(HTTPServerError) -> (Int32, Int) {
+        var address4 = sockaddr_in()
+        var address6 = sockaddr_in6()
+        let isIPv4 = inet_pton(AF_INET, configuration.host, &address4.sin_addr) == 1
+        let isIPv6 = !isIPv4 && inet_pton(AF_INET6, configuration.host, &address6.sin6_addr) == 1
+        guard isIPv4 || isIPv6 else { throw .invalidHost(configuration.host) }
+        let fd = socket(isIPv4 ? AF_INET : AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system("socket", errno) }
+        _ = cs_set_reuseaddr(fd)
+        let port = UInt16(truncatingIfNeeded: configuration.port)
+        let bound: Int32
+        if isIPv4 {
+            address4.sin_family = sa_family_t(AF_INET)
+            address4.sin_port = port.bigEndian
+            bound = withUnsafePointer(to: &address4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        } else {
+            address6.sin6_family = sa_family_t(AF_INET6)
+            address6.sin6_port = port.bigEndian
+            bound = withUnsafePointer(to: &address6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        }
+        guard bound == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw .system("bind", code)
+        }
+        let listening = listen(fd, configuration.backlog)
+        guard listening == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw .system("listen", code)
+        }
+        var storage = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        // sin_port and sin6_port sit at the same offset.
+        return (fd, Int(UInt16(bigEndian: storage.sin6_port)))
+    }
+
+    /// Stops accepting, lets in-flight responses finish and ends streams; connections still
+    /// open after `gracePeriod` (default: the configuration's) are closed. Returns when every
+    /// loop has stopped. Calling it again just waits.
+    public func shutdown(gracePeriod: Duration? = nil) async {
+        let (loops, listenFd) = state.withLock { state -> ([EventLoop], Int32) in
+            guard state.phase == .running else { return ([], -1) }
+            state.phase = .stopping
+            return (state.loops, state.listenFd)
+        }
+        if !loops.isEmpty {
+            let deadline = monotonicNanoseconds() + (gracePeriod ?? configuration.shutdownGracePeriod).nanoseconds
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let remaining = Locked(loops.count)
+                for loop in loops {
+                    loop.execute {
+                        loop.beginDraining(deadline: deadline)
+                        if remaining.withLock({ $0 -= 1; return $0 }) == 0 { continuation.resume() }
+                    }
+                }
+            }
+            // Every loop has dropped the listener; now it can be closed safely.
+            Glibc.close(listenFd)
+        }
+        await waitUntilStopped()
+    }
+
+    /// Returns once the server has stopped (at once if it never started).
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state -> Bool in
+                if state.phase == .stopped || state.phase == .idle { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Shuts down gracefully (with the configured grace period) on the first SIGTERM or SIGINT.
+    /// Installs process-wide handlers for both signals; meant for the one server of a process.
+    public func shutdownOnSignals() {
+        _ = cs_signal_watch(SIGTERM)
+        let fd = cs_signal_watch(SIGINT)
+        let context = Unmanaged.passRetained(SignalWatch(server: self, fd: fd)).toOpaque()
+        let result = cs_thread_start({ context in
+            let watch = Unmanaged<SignalWatch>.fromOpaque(context!).takeRetainedValue()
+            cs_signal_wait(watch.fd)
+            let server = watch.server
+            Task { await server.shutdown() }
+            return nil
+        }, context)
+        if result != 0 { fatalError("HTTPServer: pthread_create failed (\(result))") }
+    }
+
+    // MARK: - Loop callbacks
+
+    func loopFinished() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.finishedLoops += 1
+            guard state.finishedLoops == state.loops.count else { return [] }
+            state.phase = .stopped
+            let waiters = state.waiters
+            state.waiters = []
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func reserveConnectionSlot() -> Bool {
+        slots.withLock { open in
+            guard open < configuration.maxConnections else { return false }
+            open += 1
+            return true
+        }
+    }
+
+    func releaseConnectionSlot() {
+        slots.withLock { $0 -= 1 }
+    }
+}
+
+private final class SignalWatch: Sendable {
+    let server: HTTPServer
+    let fd: Int32
+
+    init(server: HTTPServer, fd: Int32) {
+        self.server = server
+        self.fd = fd
+    }
+}

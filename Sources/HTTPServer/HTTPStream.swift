@@ -1,0 +1,163 @@
+/// Why a stream ended.
+public enum HTTPStreamCloseReason: Sendable, Hashable {
+    /// `close()` was called.
+    case closed
+    /// The peer closed the connection or reset it.
+    case peerGone
+    /// Queued output passed the server's `streamBacklogLimit`.
+    case backlogExceeded
+    /// Queued output made no progress within the write timeout.
+    case writeTimeout
+    /// The server is shutting down.
+    case serverShutdown
+}
+
+/// The writing end of a streamed response body, such as a Server-Sent Events stream.
+///
+/// Every method may be called from any thread. Writes are queued and sent by the connection's
+/// event loop; `queuedBytes` tells how much is waiting, so a producer can coalesce instead of
+/// queueing for a slow reader. Callbacks run on the event loop and must return quickly.
+public final class HTTPStream: @unchecked Sendable {
+    private struct State {
+        var pending: [UInt8] = []
+        var socketQueued = 0
+        var scheduled = false
+        var closeReason: HTTPStreamCloseReason?
+        var finished = false
+        var drainWaiters: [@Sendable () -> Void] = []
+        var closeHandlers: [@Sendable (HTTPStreamCloseReason) -> Void] = []
+    }
+
+    private let lock = Lock()
+    private var state = State()
+    let chunked: Bool
+    let backlogLimit: Int
+    private let connection: Connection
+
+    init(connection: Connection, chunked: Bool, backlogLimit: Int) {
+        self.connection = connection
+        self.chunked = chunked
+        self.backlogLimit = backlogLimit
+    }
+
+    /// Queues bytes. Returns false when the stream is closed (nothing is queued then) or when
+    /// this write passed the backlog limit (the stream is then being closed).
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty else { return !isClosed }
+        let (accepted, schedule, overflow) = lock.withLock { () -> (Bool, Bool, Bool) in
+            guard state.closeReason == nil else { return (false, false, false) }
+            if chunked {
+                ResponseEncoder.appendChunk(bytes, to: &state.pending)
+            } else {
+                state.pending.append(contentsOf: bytes)
+            }
+            if state.pending.count + state.socketQueued > backlogLimit {
+                state.closeReason = .backlogExceeded
+                return (false, false, true)
+            }
+            let schedule = !state.scheduled
+            state.scheduled = true
+            return (true, schedule, false)
+        }
+        if overflow {
+            connection.loop.execute { [connection] in connection.endStream(.backlogExceeded) }
+        } else if schedule {
+            connection.loop.execute { [connection] in connection.flushStream() }
+        }
+        return accepted
+    }
+
+    /// Queues UTF-8 text.
+    @discardableResult
+    public func write(_ text: String) -> Bool { write(Array(text.utf8)) }
+
+    /// Queues one Server-Sent Event.
+    @discardableResult
+    public func send(_ event: ServerSentEvent) -> Bool { write(event.encoded) }
+
+    /// Bytes written but not yet accepted by the peer's socket.
+    public var queuedBytes: Int { lock.withLock { state.pending.count + state.socketQueued } }
+
+    /// Whether the stream has ended or is ending (writes are refused).
+    public var isClosed: Bool { lock.withLock { state.closeReason != nil } }
+
+    /// Calls `body` once, on the event loop, when nothing is queued any more (right away if
+    /// nothing is queued now). Not called if the stream ends first.
+    public func whenDrained(_ body: @escaping @Sendable () -> Void) {
+        let now = lock.withLock { () -> Bool in
+            if state.finished || state.closeReason != nil { return false }
+            if state.pending.isEmpty && state.socketQueued == 0 { return true }
+            state.drainWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    /// Calls `body` once when the stream ends, with the reason (right away if it has ended).
+    public func onClose(_ body: @escaping @Sendable (HTTPStreamCloseReason) -> Void) {
+        let reason = lock.withLock { () -> HTTPStreamCloseReason? in
+            if state.finished { return state.closeReason ?? .closed }
+            state.closeHandlers.append(body)
+            return nil
+        }
+        if let reason { body(reason) }
+    }
+
+    /// Ends the stream after what is queued has been sent. On HTTP/1.1 the connection can
+    /// then serve further requests.
+    public func close() {
+        let first = lock.withLock { () -> Bool in
+            guard state.closeReason == nil else { return false }
+            state.closeReason = .closed
+            return true
+        }
+        if first { connection.loop.execute { [connection] in connection.endStream(.closed) } }
+    }
+
+    // MARK: - Event loop side
+
+    /// Takes the bytes written since the last call.
+    func takePending() -> [UInt8] {
+        lock.withLock {
+            state.scheduled = false
+            let bytes = state.pending
+            state.pending = []
+            return bytes
+        }
+    }
+
+    /// Records how much the connection holds; runs drain waiters when it reaches zero.
+    func socketQueueChanged(_ bytes: Int) {
+        let waiters = lock.withLock { () -> [@Sendable () -> Void] in
+            state.socketQueued = bytes
+            guard bytes == 0, state.pending.isEmpty, !state.drainWaiters.isEmpty, state.closeReason == nil else { return [] }
+            let waiters = state.drainWaiters
+            state.drainWaiters = []
+            return waiters
+        }
+        for waiter in waiters { waiter() }
+    }
+
+    /// Marks the stream ended (refusing writes) and returns the reason to report.
+    func markEnding(_ reason: HTTPStreamCloseReason) -> HTTPStreamCloseReason {
+        lock.withLock {
+            if state.closeReason == nil { state.closeReason = reason }
+            return state.closeReason ?? reason
+        }
+    }
+
+    /// Runs the close handlers once.
+    func finish(_ reason: HTTPStreamCloseReason) {
+        let handlers = lock.withLock { () -> [@Sendable (HTTPStreamCloseReason) -> Void] in
+            guard !state.finished else { return [] }
+            state.finished = true
+            if state.closeReason == nil { state.closeReason = reason }
+            state.drainWaiters = []
+            let handlers = state.closeHandlers
+            state.closeHandlers = []
+            return handlers
+        }
+        for handler in handlers { handler(reason) }
+    }
+}

@@ -1,0 +1,513 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Limits applied while parsing a request. Every limit is in bytes unless said otherwise.
+public struct HTTPParserLimits: Sendable, Hashable {
+    /// Longest request line (method, target and version, without CRLF); beyond it 414.
+    public var requestLine: Int = 8 * 1024
+    /// Largest header section (all field lines with their CRLFs); beyond it 431.
+    public var headerBlock: Int = 32 * 1024
+    /// Most header fields (and, separately, trailer fields); beyond it 431.
+    public var headerCount: Int = 100
+    /// Largest body, whether Content-Length or chunked; beyond it 413.
+    public var body: Int = 8 * 1024 * 1024
+    /// Longest chunk-size line, extensions included; beyond it 400.
+    public var chunkLine: Int = 4 * 1024
+
+    public init() {}
+}
+
+/// An incremental, strict HTTP/1.1 request parser (RFC 9112). Bytes are appended in pieces of
+/// any size; `next()` yields complete requests in order (pipelining) or the first error.
+/// After an error the parser stays failed: the framing of what follows cannot be trusted.
+struct RequestParser {
+    enum Event {
+        /// More bytes are needed.
+        case needMore
+        /// The head asked for `100-continue` and a body is expected (reported once per request).
+        case continueExpected
+        /// A complete request.
+        case request(HTTPRequest)
+        /// A refusal; the connection must be closed after answering it.
+        case error(HTTPError)
+    }
+
+    private enum State {
+        case requestLine
+        case headers
+        case fixedBody(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        case failed(HTTPError)
+    }
+
+    let limits: HTTPParserLimits
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var scanFrom = 0
+    private var state: State = .requestLine
+    private var emptyLinesSkipped = 0
+
+    // The request being assembled.
+    private var method: HTTPMethod = .GET
+    private var version: HTTPVersion = .http1_1
+    private var rawTarget: [UInt8] = []
+    private var headers = HTTPHeaders()
+    private var trailers = HTTPHeaders()
+    private var sectionBytes = 0
+    private var sectionCount = 0
+    private var body: [UInt8] = []
+    private var pendingContinue = false
+    private var decoded = DecodedTarget(path: "/", segments: [], query: [], authority: nil)
+    private var keepAlive = true
+    private var host = ""
+
+    init(limits: HTTPParserLimits = HTTPParserLimits()) {
+        self.limits = limits
+    }
+
+    /// Whether no byte of a next request has arrived.
+    var isIdle: Bool {
+        if case .requestLine = state { return start == buffer.count && emptyLinesSkipped == 0 }
+        return false
+    }
+
+    /// Whether the head is complete and the body is being read.
+    var isReadingBody: Bool {
+        switch state {
+        case .fixedBody, .chunkSize, .chunkData, .chunkDataEnd, .trailers: true
+        default: false
+        }
+    }
+
+    /// Bytes held but not yet consumed.
+    var bufferedBytes: Int { buffer.count - start }
+
+    /// Appends received bytes.
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Appends received bytes.
+    mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Frees the buffer's storage when everything has been consumed (idle connections stay small).
+    mutating func releaseMemoryIfIdle() {
+        if start == buffer.count, buffer.capacity > 0 {
+            buffer = []
+            start = 0
+            scanFrom = 0
+        }
+    }
+
+    private mutating func compact() {
+        if start == buffer.count {
+            if start > 0 { buffer.removeAll(keepingCapacity: true) }
+            start = 0
+            scanFrom = 0
+        } else if start >= 4096, start * 2 >= buffer.count {
+            buffer.removeFirst(start)
+            scanFrom -= start
+            start = 0
+        }
+    }
+
+    /// Parses as far as the buffered bytes allow.
+    mutating func next() -> Event {
+        if pendingContinue {
+            pendingContinue = false
+            return .continueExpected
+        }
+        while true {
+            switch state {
+            case .failed(let error):
+                return .error(error)
+            case .requestLine:
+                switch readLine(limit: limits.requestLine) {
+                case .needMore: return .needMore
+                case .tooLong: return fail(requestLineTooLong())
+                case .bareLF: return fail(bad("bare_lf", "request line ends in LF without CR"))
+                case .bareCR: return fail(bad("bare_cr", "bare CR in request line"))
+                case .line(let range):
+                    if range.isEmpty {
+                        emptyLinesSkipped += 1
+                        if emptyLinesSkipped > 4 { return fail(bad("malformed_request_line", "too many empty lines before the request line")) }
+                        continue
+                    }
+                    if let error = parseRequestLine(range) { return fail(error) }
+                    state = .headers
+                }
+            case .headers:
+                switch readLine(limit: max(0, limits.headerBlock - sectionBytes)) {
+                case .needMore: return .needMore
+                case .tooLong: return fail(HTTPError(.requestHeaderFieldsTooLarge, code: "headers_too_large", detail: "header section exceeds \(limits.headerBlock) bytes"))
+                case .bareLF: return fail(bad("bare_lf", "header line ends in LF without CR"))
+                case .bareCR: return fail(bad("bare_cr", "bare CR in header section"))
+                case .line(let range):
+                    if range.isEmpty {
+                        if let error = finishHead() { return fail(error) }
+                        if case .requestLine = state { return .request(completeRequest()) }
+                        if pendingContinue {
+                            pendingContinue = false
+                            return .continueExpected
+                        }
+                        continue
+                    }
+                    switch parseField(range) {
+                    case .failure(let error): return fail(error)
+                    case .success(let field): headers.add(field.name, field.value)
+                    }
+                }
+            case .fixedBody(let remaining):
+                let take = min(remaining, buffer.count - start)
+                if take == 0 { return .needMore }
+                body.append(contentsOf: buffer[start..<(start + take)])
+                start += take
+                scanFrom = start
+                if take == remaining { return .request(completeRequest()) }
+                state = .fixedBody(remaining: remaining - take)
+                return .needMore
+            case .chunkSize:
+                switch readLine(limit: limits.chunkLine) {
+                case .needMore: return .needMore
+                case .tooLong: return fail(bad("invalid_chunk", "chunk-size line exceeds \(limits.chunkLine) bytes"))
+                case .bareLF: return fail(bad("bare_lf", "chunk-size line ends in LF without CR"))
+                case .bareCR: return fail(bad("bare_cr", "bare CR in chunk-size line"))
+                case .line(let range):
+                    switch parseChunkSize(range) {
+                    case .failure(let error): return fail(error)
+                    case .success(0):
+                        sectionBytes = 0
+                        sectionCount = 0
+                        state = .trailers
+                    case .success(let size):
+                        if size > limits.body - body.count { return fail(tooLarge()) }
+                        state = .chunkData(remaining: size)
+                    }
+                }
+            case .chunkData(let remaining):
+                let take = min(remaining, buffer.count - start)
+                if take == 0 { return .needMore }
+                body.append(contentsOf: buffer[start..<(start + take)])
+                start += take
+                scanFrom = start
+                state = take == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - take)
+            case .chunkDataEnd:
+                if buffer.count - start < 2 {
+                    if buffer.count - start == 1, buffer[start] != 0x0D {
+                        return fail(bad("invalid_chunk", "chunk data not followed by CRLF"))
+                    }
+                    return .needMore
+                }
+                guard buffer[start] == 0x0D, buffer[start + 1] == 0x0A else {
+                    return fail(bad("invalid_chunk", "chunk data not followed by CRLF"))
+                }
+                start += 2
+                scanFrom = start
+                state = .chunkSize
+            case .trailers:
+                switch readLine(limit: max(0, limits.headerBlock - sectionBytes)) {
+                case .needMore: return .needMore
+                case .tooLong: return fail(HTTPError(.requestHeaderFieldsTooLarge, code: "headers_too_large", detail: "trailer section exceeds \(limits.headerBlock) bytes"))
+                case .bareLF: return fail(bad("bare_lf", "trailer line ends in LF without CR"))
+                case .bareCR: return fail(bad("bare_cr", "bare CR in trailer section"))
+                case .line(let range):
+                    if range.isEmpty { return .request(completeRequest()) }
+                    let name: String
+                    switch parseField(range) {
+                    case .failure(let error): return fail(error)
+                    case .success(let field):
+                        trailers.add(field.name, field.value)
+                        name = field.name
+                    }
+                    for forbidden in ["content-length", "transfer-encoding", "host", "connection", "trailer", "te", "expect", "content-encoding", "content-type"]
+                    where HTTPHeaders.same(name, forbidden) {
+                        return fail(bad("forbidden_trailer", "trailer field \(name) is not allowed"))
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: - Lines
+
+    private enum LineResult {
+        case line(Range<Int>)
+        case needMore
+        case tooLong
+        case bareLF
+        case bareCR
+    }
+
+    /// Finds the next CRLF-terminated line; `limit` bounds its length without the CRLF.
+    private mutating func readLine(limit: Int) -> LineResult {
+        let count = buffer.count
+        let scan = scanFrom
+        let lf: Int? = buffer.withUnsafeBufferPointer { pointer -> Int? in
+            guard scan < count, let base = pointer.baseAddress else { return nil }
+            guard let hit = memchr(base + scan, 0x0A, count - scan) else { return nil }
+            return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+        }
+        guard let lf else {
+            if count - start > limit + 1 { return .tooLong }
+            scanFrom = count
+            return .needMore
+        }
+        guard lf > start, buffer[lf - 1] == 0x0D else { return .bareLF }
+        let end = lf - 1
+        if end - start > limit { return .tooLong }
+        let lineStart = start
+        let hasCR: Bool = buffer.withUnsafeBufferPointer { pointer in
+            guard end > lineStart, let base = pointer.baseAddress else { return false }
+            return memchr(base + lineStart, 0x0D, end - lineStart) != nil
+        }
+        if hasCR { return .bareCR }
+        start = lf + 1
+        scanFrom = start
+        return .line(lineStart..<end)
+    }
+
+    // MARK: - Request line
+
+    private mutating func parseRequestLine(_ range: Range<Int>) -> HTTPError? {
+        let line = buffer[range]
+        guard let firstSpace = line.firstIndex(of: 0x20) else {
+            return bad("malformed_request_line", "request line has no spaces")
+        }
+        let afterMethod = firstSpace + 1
+        guard let secondSpace = line[afterMethod...].firstIndex(of: 0x20) else {
+            return bad("malformed_request_line", "request line needs method, target and version")
+        }
+        let methodBytes = line[line.startIndex..<firstSpace]
+        let targetBytes = line[afterMethod..<secondSpace]
+        let versionBytes = line[(secondSpace + 1)...]
+        guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenByte) else {
+            return bad("malformed_request_line", "method is not a token")
+        }
+        guard !targetBytes.isEmpty else { return bad("malformed_request_line", "empty request target") }
+        guard targetBytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return bad("malformed_request_line", "request target contains a space, control character or non-ASCII byte")
+        }
+        // HTTP-version = "HTTP/" DIGIT "." DIGIT
+        let v = Array(versionBytes)
+        guard v.count == 8, v[0] == 0x48, v[1] == 0x54, v[2] == 0x54, v[3] == 0x50, v[4] == 0x2F,
+              isDigit(v[5]), v[6] == 0x2E, isDigit(v[7])
+        else { return bad("malformed_request_line", "malformed HTTP version") }
+        guard v[5] == 0x31 else {
+            return HTTPError(.httpVersionNotSupported, code: "unsupported_version", detail: "only HTTP/1.0 and HTTP/1.1 are supported")
+        }
+        version = v[7] == 0x30 ? .http1_0 : .http1_1
+        let known: HTTPMethod? = buffer.withUnsafeBufferPointer { pointer in
+            HTTPMethod(bytes: UnsafeBufferPointer(rebasing: pointer[methodBytes.startIndex..<methodBytes.endIndex]))
+        }
+        guard let known else {
+            return HTTPError(.notImplemented, code: "unsupported_method", detail: "method \(String(decoding: methodBytes, as: UTF8.self)) is not implemented")
+        }
+        method = known
+        rawTarget = Array(targetBytes)
+        return nil
+    }
+
+    private func requestLineTooLong() -> HTTPError {
+        // Classify by the first limit + 1 bytes only, so any split of the input gives the same answer.
+        let partial = buffer[start..<min(buffer.count, start + limits.requestLine + 1)]
+        var spaces = 0
+        for byte in partial where byte == 0x20 { spaces += 1; if spaces > 1 { break } }
+        switch spaces {
+        case 0 where partial.allSatisfy(isTokenByte):
+            return HTTPError(.notImplemented, code: "unsupported_method", detail: "method is longer than any implemented")
+        case 1:
+            return HTTPError(.uriTooLong, code: "uri_too_long", detail: "request target exceeds \(limits.requestLine) bytes")
+        default:
+            return bad("malformed_request_line", "request line exceeds \(limits.requestLine) bytes")
+        }
+    }
+
+    // MARK: - Fields
+
+    private mutating func parseField(_ range: Range<Int>) -> Result<(name: String, value: String), HTTPError> {
+        sectionBytes += range.count + 2
+        sectionCount += 1
+        if sectionCount > limits.headerCount {
+            return .failure(HTTPError(.requestHeaderFieldsTooLarge, code: "too_many_headers", detail: "more than \(limits.headerCount) header fields"))
+        }
+        let line = buffer[range]
+        let first = line[line.startIndex]
+        if first == 0x20 || first == 0x09 {
+            return .failure(bad("obs_fold", "line folding (obs-fold) or whitespace before a field line"))
+        }
+        guard let colon = line.firstIndex(of: 0x3A) else { return .failure(bad("malformed_header", "field line has no colon")) }
+        let name = line[line.startIndex..<colon]
+        guard !name.isEmpty else { return .failure(bad("malformed_header", "empty field name")) }
+        for byte in name where !isTokenByte(byte) {
+            if byte == 0x20 || byte == 0x09 { return .failure(bad("malformed_header", "whitespace between field name and colon")) }
+            return .failure(bad("malformed_header", "invalid character in field name"))
+        }
+        var valueStart = colon + 1
+        var valueEnd = line.endIndex
+        while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
+        while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+        let value = line[valueStart..<valueEnd]
+        for byte in value where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+            return .failure(bad(byte == 0 ? "nul_in_header" : "control_in_header", "control character in the value of \(String(decoding: name, as: UTF8.self))"))
+        }
+        return .success((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+    }
+
+    // MARK: - Head semantics
+
+    private mutating func finishHead() -> HTTPError? {
+        let hosts = headers.values("Host")
+        if hosts.count > 1 { return bad("invalid_host", "more than one Host field") }
+        if version == .http1_1, hosts.isEmpty { return bad("missing_host", "HTTP/1.1 request without Host") }
+        if let value = hosts.first, !HostValidator.isValid(value.utf8) { return bad("invalid_host", "invalid Host value") }
+        switch TargetDecoder.decode(rawTarget, method: method) {
+        case .failure(let error): return error
+        case .success(let target): decoded = target
+        }
+        host = decoded.authority ?? hosts.first ?? ""
+
+        let closes = headers.hasToken("close", in: "Connection")
+        keepAlive = version == .http1_1 ? !closes : (!closes && headers.hasToken("keep-alive", in: "Connection"))
+
+        let transferEncodings = headers.values("Transfer-Encoding")
+        let contentLengths = headers.values("Content-Length")
+        var bodyExpected = false
+        if !transferEncodings.isEmpty {
+            if version == .http1_0 { return bad("bad_framing", "Transfer-Encoding in an HTTP/1.0 request") }
+            if !contentLengths.isEmpty { return bad("bad_framing", "both Content-Length and Transfer-Encoding") }
+            var codings: [Substring] = []
+            for value in transferEncodings {
+                for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    let coding = part.trimmingSpaces
+                    if coding.isEmpty { continue }
+                    codings.append(coding)
+                }
+            }
+            guard let last = codings.last, HTTPHeaders.same(last, "chunked") else {
+                return bad("bad_framing", "chunked is not the final transfer coding")
+            }
+            if codings.dropLast().contains(where: { HTTPHeaders.same($0, "chunked") }) {
+                return bad("bad_framing", "chunked applied more than once")
+            }
+            if codings.count > 1 {
+                return HTTPError(.notImplemented, code: "unsupported_transfer_coding", detail: "transfer codings other than chunked are not implemented")
+            }
+            state = .chunkSize
+            bodyExpected = true
+        } else if !contentLengths.isEmpty {
+            var length: Int?
+            for value in contentLengths {
+                for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    let digits = part.trimmingSpaces
+                    guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy(isDigit),
+                          let parsed = Int(digits)
+                    else { return bad("bad_framing", "invalid Content-Length") }
+                    if let length, length != parsed { return bad("bad_framing", "differing Content-Length values") }
+                    length = parsed
+                }
+            }
+            let size = length ?? 0
+            if size > limits.body { return tooLarge() }
+            if size > 0 {
+                body.reserveCapacity(min(size, 1 << 20))
+                state = .fixedBody(remaining: size)
+                bodyExpected = true
+            } else {
+                state = .requestLine
+            }
+        } else {
+            state = .requestLine
+        }
+
+        let expectations = headers.values("Expect")
+        if version == .http1_1, !expectations.isEmpty {
+            guard expectations.count == 1, HTTPHeaders.same(expectations[0], "100-continue") else {
+                return HTTPError(.expectationFailed, code: "expectation_failed", detail: "only 100-continue is supported")
+            }
+            pendingContinue = bodyExpected
+        }
+        return nil
+    }
+
+    private mutating func parseChunkSize(_ range: Range<Int>) -> Result<Int, HTTPError> {
+        let line = buffer[range]
+        var index = line.startIndex
+        var size = 0
+        var digits = 0
+        while index < line.endIndex, let value = TargetDecoder.hexValue(line[index]) {
+            digits += 1
+            if digits > 16 { return .failure(bad("invalid_chunk", "chunk size too large")) }
+            size = size << 4 | Int(value)
+            index += 1
+        }
+        if digits == 0 { return .failure(bad("invalid_chunk", "chunk size is not hexadecimal")) }
+        if size < 0 || size > Int(Int32.max) * 4 { return .failure(size < 0 ? bad("invalid_chunk", "chunk size too large") : tooLarge()) }
+        // chunk-ext: *( BWS ";" BWS name [ BWS "=" BWS value ] ); checked loosely but without controls.
+        var rest = line[index...]
+        while let first = rest.first, first == 0x20 || first == 0x09 { rest = rest.dropFirst() }
+        if let first = rest.first {
+            guard first == 0x3B else { return .failure(bad("invalid_chunk", "invalid characters after the chunk size")) }
+            for byte in rest where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+                return .failure(bad("invalid_chunk", "control character in chunk extension"))
+            }
+        }
+        return .success(size)
+    }
+
+    // MARK: - Completion
+
+    private mutating func completeRequest() -> HTTPRequest {
+        let request = HTTPRequest(
+            method: method, version: version,
+            target: String(decoding: rawTarget, as: UTF8.self),
+            path: decoded.path, pathSegments: decoded.segments, query: decoded.query,
+            headers: headers, body: body, trailers: trailers, keepAlive: keepAlive, host: host)
+        headers = HTTPHeaders()
+        trailers = HTTPHeaders()
+        body = []
+        rawTarget = []
+        sectionBytes = 0
+        sectionCount = 0
+        emptyLinesSkipped = 0
+        pendingContinue = false
+        state = .requestLine
+        return request
+    }
+
+    private mutating func fail(_ error: HTTPError) -> Event {
+        state = .failed(error)
+        pendingContinue = false
+        return .error(error)
+    }
+
+    private func bad(_ code: String, _ detail: String) -> HTTPError {
+        HTTPError(.badRequest, code: code, detail: detail)
+    }
+
+    private func tooLarge() -> HTTPError {
+        HTTPError(.contentTooLarge, code: "body_too_large", detail: "body exceeds \(limits.body) bytes")
+    }
+}
+
+@inline(__always)
+func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+/// tchar of RFC 9110 §5.6.2.
+@inline(__always)
+func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+    case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
+    default: false
+    }
+}

@@ -1,0 +1,111 @@
+/// Chooses a handler by method and path pattern.
+///
+/// Patterns are segments separated by `/`: literal text, `:name` (one segment, captured into
+/// `pathParameters["name"]`) or, last, `*name` (the rest of the path, possibly empty). Patterns
+/// match the decoded, normalised path; a trailing slash is ignored. `GET` routes also answer
+/// `HEAD`. A path that some route matches with another method gets 405 with `Allow`; a path no
+/// route matches goes to `fallback`, or gets 404.
+public struct Router: Sendable {
+    private struct Route: Sendable {
+        var method: HTTPMethod
+        var pattern: [Segment]
+        var handler: HTTPHandler
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+        case rest(String)
+    }
+
+    private var routes: [Route] = []
+    /// Answers requests whose path no route matches (for example `StaticFiles`).
+    public var fallback: HTTPHandler?
+    /// Shapes the 404 and 405 responses.
+    public var errorFormatter: HTTPErrorFormatter
+
+    public init(errorFormatter: @escaping HTTPErrorFormatter = defaultHTTPErrorFormatter) {
+        self.errorFormatter = errorFormatter
+    }
+
+    /// Adds a route.
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, _ handler: HTTPHandler) {
+        let segments = pattern.split(separator: "/").map { part -> Segment in
+            if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
+            if part.hasPrefix("*") { return .rest(String(part.dropFirst())) }
+            return .literal(String(part))
+        }
+        routes.append(Route(method: method, pattern: segments, handler: handler))
+    }
+
+    /// Adds a route answered synchronously on the event loop.
+    public mutating func on(_ method: HTTPMethod, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+        add(method, pattern, .sync(body))
+    }
+
+    /// Adds a route answered by an `async` closure.
+    public mutating func on(_ method: HTTPMethod, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
+        add(method, pattern, .async(body))
+    }
+
+    /// The handler to give the server.
+    public var handler: HTTPHandler {
+        let router = self
+        return .dispatch { request in router.choose(&request) }
+    }
+
+    func choose(_ request: inout HTTPRequest) -> HTTPHandler {
+        var allowed: Set<HTTPMethod> = []
+        var headFallback: (Route, [String: String])?
+        for route in routes {
+            guard let parameters = Self.match(route.pattern, request.pathSegments) else { continue }
+            if route.method == request.method {
+                request.pathParameters = parameters
+                return route.handler
+            }
+            if request.method == .HEAD, route.method == .GET, headFallback == nil { headFallback = (route, parameters) }
+            allowed.insert(route.method)
+            if route.method == .GET { allowed.insert(.HEAD) }
+        }
+        if let (route, parameters) = headFallback {
+            request.pathParameters = parameters
+            return route.handler
+        }
+        let formatter = errorFormatter
+        if !allowed.isEmpty {
+            let allow = HTTPMethod.allCases.filter(allowed.contains).map(\.rawValue).joined(separator: ", ")
+            let method = request.method.rawValue
+            return .sync { _ in
+                var response = HTTPResponse.error(
+                    HTTPError(.methodNotAllowed, code: "method_not_allowed", detail: "\(method) is not allowed here"),
+                    formatter: formatter)
+                response.headers.set("Allow", allow)
+                return response
+            }
+        }
+        if let fallback { return fallback }
+        let path = request.path
+        return .sync { _ in
+            HTTPResponse.error(HTTPError(.notFound, code: "not_found", detail: "\(path) does not exist"), formatter: formatter)
+        }
+    }
+
+    private static func match(_ pattern: [Segment], _ segments: [String]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        var index = 0
+        for part in pattern {
+            switch part {
+            case .literal(let text):
+                guard index < segments.count, segments[index] == text else { return nil }
+            case .parameter(let name):
+                guard index < segments.count else { return nil }
+                parameters[name] = segments[index]
+            case .rest(let name):
+                parameters[name] = segments[index...].joined(separator: "/")
+                return parameters
+            }
+            index += 1
+        }
+        return index == segments.count ? parameters : nil
+    }
+}

@@ -1,0 +1,273 @@
+import Testing
+@testable import HTTPServer
+
+/// What the parser made of an input: one line per request or error, in order.
+private func outcomes(_ pieces: [[UInt8]], limits: HTTPParserLimits = HTTPParserLimits()) -> [String] {
+    var parser = RequestParser(limits: limits)
+    var results: [String] = []
+    loop: for piece in pieces {
+        parser.append(contentsOf: piece)
+        while true {
+            switch parser.next() {
+            case .needMore: continue loop
+            case .continueExpected: results.append("100-continue")
+            case .request(let request): results.append(summary(request))
+            case .error(let error):
+                results.append("error \(error.status.code)")
+                break loop
+            }
+        }
+    }
+    return results
+}
+
+private func summary(_ request: HTTPRequest) -> String {
+    let query = request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+    let headers = request.headers.map { "\($0.name):\($0.value)" }.joined(separator: "|")
+    let trailers = request.trailers.map { "\($0.name):\($0.value)" }.joined(separator: "|")
+    return "\(request.method.rawValue) \(request.path) ?\(query) v=\(request.version == .http1_1 ? "1.1" : "1.0") "
+        + "host=\(request.host) keep=\(request.keepAlive) body=\(String(decoding: request.body, as: UTF8.self)) "
+        + "h=[\(headers)] t=[\(trailers)]"
+}
+
+/// Feeds `input` whole, split at every point, and byte by byte; every way must agree.
+private func parseEverySplit(_ text: String, limits: HTTPParserLimits = HTTPParserLimits()) -> [String] {
+    let bytes = Array(text.utf8)
+    let whole = outcomes([bytes], limits: limits)
+    // Every split point; for large inputs the first and last 64 and 40 in between (time bound).
+    let splits = bytes.count <= 2048 ? Array(1..<bytes.count)
+        : Array(1..<64) + Array(stride(from: 64, to: bytes.count - 64, by: bytes.count / 40)) + Array((bytes.count - 64)..<bytes.count)
+    for split in splits {
+        let parts = outcomes([Array(bytes[..<split]), Array(bytes[split...])], limits: limits)
+        #expect(parts.filter { $0 != "100-continue" } == whole.filter { $0 != "100-continue" }, "split at \(split)")
+    }
+    let single = outcomes(bytes.map { [$0] }, limits: limits)
+    #expect(single.filter { $0 != "100-continue" } == whole.filter { $0 != "100-continue" }, "byte by byte")
+    return whole
+}
+
+@Suite struct ParserTests {
+    @Test func simpleGet() {
+        let result = parseEverySplit("GET /index.html HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n")
+        #expect(result == ["GET /index.html ? v=1.1 host=example.com keep=true body= h=[Host:example.com|Accept:*/*] t=[]"])
+    }
+
+    @Test func contentLengthBody() {
+        let result = parseEverySplit("POST /submit HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello world")
+        #expect(result == ["POST /submit ? v=1.1 host=h keep=true body=hello world h=[Host:h|Content-Length:11] t=[]"])
+    }
+
+    @Test func chunkedBodyWithExtensionsAndTrailers() {
+        let text = "PUT /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "5;name=value\r\nhello\r\n6 ; ext\r\n world\r\nA\r\n0123456789\r\n0\r\nX-Checksum: abc\r\n\r\n"
+        let result = parseEverySplit(text)
+        #expect(result == ["PUT /x ? v=1.1 host=h keep=true body=hello world0123456789 h=[Host:h|Transfer-Encoding:chunked] t=[X-Checksum:abc]"])
+    }
+
+    @Test func pipelinedRequestsInOrder() {
+        let text = "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"
+            + "POST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+            + "HEAD /3 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+        let result = parseEverySplit(text)
+        #expect(result.count == 3)
+        #expect(result[0].hasPrefix("GET /1 "))
+        #expect(result[1].hasPrefix("POST /2 ") && result[1].contains("body=abc"))
+        #expect(result[2].hasPrefix("HEAD /3 ") && result[2].contains("keep=false"))
+    }
+
+    @Test func keepAliveRulesForBothVersions() {
+        #expect(parseEverySplit("GET / HTTP/1.0\r\n\r\n")[0].contains("keep=false"))
+        #expect(parseEverySplit("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")[0].contains("keep=true"))
+        #expect(parseEverySplit("GET / HTTP/1.1\r\nHost: h\r\nConnection: upgrade, close\r\n\r\n")[0].contains("keep=false"))
+        #expect(parseEverySplit("GET / HTTP/1.1\r\nHost: h\r\n\r\n")[0].contains("keep=true"))
+        #expect(parseEverySplit("GET / HTTP/1.2\r\nHost: h\r\n\r\n")[0].contains("v=1.1"))
+    }
+
+    @Test func absoluteFormOverridesHost() {
+        let result = parseEverySplit("GET http://Example.org:8080/a/b?x=1 HTTP/1.1\r\nHost: other\r\n\r\n")
+        #expect(result[0].hasPrefix("GET /a/b ?x=1 v=1.1 host=Example.org:8080 "))
+        let bare = parseEverySplit("GET https://example.org HTTP/1.1\r\nHost: example.org\r\n\r\n")
+        #expect(bare[0].hasPrefix("GET / ? "))
+    }
+
+    @Test func percentDecodingNormalisationAndQuery() {
+        let result = parseEverySplit("GET /a/./b/../c%20d//e/?q=a+b%26c&flag&x=%E2%9C%93 HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(result[0].hasPrefix("GET /a/c d/e/ ?q=a b&c&flag=&x=✓ "))
+        let escape = parseEverySplit("GET /../../%2e%2e/etc/passwd HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(escape[0].hasPrefix("GET /etc/passwd ? "))
+    }
+
+    @Test func pathSegmentsAreDecoded() {
+        var parser = RequestParser()
+        parser.append(contentsOf: Array("GET /lists/my%20list/events HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+        guard case .request(let request) = parser.next() else {
+            Issue.record("no request")
+            return
+        }
+        #expect(request.pathSegments == ["lists", "my list", "events"])
+        #expect(request.target == "/lists/my%20list/events")
+    }
+
+    @Test func expectContinueIsReportedBeforeTheBody() {
+        var parser = RequestParser()
+        parser.append(contentsOf: Array("POST /u HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8))
+        guard case .continueExpected = parser.next() else {
+            Issue.record("expected continue")
+            return
+        }
+        guard case .needMore = parser.next() else {
+            Issue.record("expected needMore")
+            return
+        }
+        parser.append(contentsOf: Array("ok".utf8))
+        guard case .request(let request) = parser.next() else {
+            Issue.record("expected request")
+            return
+        }
+        #expect(request.body == Array("ok".utf8))
+        // HTTP/1.0 ignores the expectation; no body means nothing to continue.
+        #expect(parseEverySplit("POST /u HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx").count == 1)
+        #expect(outcomes([Array("GET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n".utf8)]).count == 1)
+    }
+
+    @Test func leadingEmptyLineIsIgnored() {
+        #expect(parseEverySplit("\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n").count == 1)
+    }
+
+    @Test func limitsAreConfigurable() {
+        var limits = HTTPParserLimits()
+        limits.requestLine = 64
+        limits.headerBlock = 128
+        limits.headerCount = 3
+        limits.body = 10
+        let longTarget = "GET /" + String(repeating: "a", count: 100) + " HTTP/1.1\r\nHost: h\r\n\r\n"
+        #expect(parseEverySplit(longTarget, limits: limits) == ["error 414"])
+        let manyHeaders = "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"
+        #expect(parseEverySplit(manyHeaders, limits: limits) == ["error 431"])
+        let bigHeader = "GET / HTTP/1.1\r\nHost: h\r\nA: " + String(repeating: "x", count: 200) + "\r\n\r\n"
+        #expect(parseEverySplit(bigHeader, limits: limits) == ["error 431"])
+        #expect(parseEverySplit("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello world", limits: limits) == ["error 413"])
+        let chunked = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n6\r\nworld!\r\n0\r\n\r\n"
+        #expect(parseEverySplit(chunked, limits: limits) == ["error 413"])
+    }
+
+    @Test func idleAndBodyStates() {
+        var parser = RequestParser()
+        #expect(parser.isIdle)
+        parser.append(contentsOf: Array("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nab".utf8))
+        guard case .needMore = parser.next() else {
+            Issue.record("expected needMore")
+            return
+        }
+        #expect(!parser.isIdle)
+        #expect(parser.isReadingBody)
+    }
+
+    @Test(arguments: HostileFixture.all)
+    func hostileRequestIsRefused(_ fixture: HostileFixture) {
+        let result = parseEverySplit(fixture.request)
+        #expect(result.last == "error \(fixture.status)", "\(fixture.name): \(result)")
+    }
+
+    @Test func thereAreEnoughHostileFixtures() {
+        #expect(HostileFixture.all.count >= 40)
+        #expect(Set(HostileFixture.all.map(\.name)).count == HostileFixture.all.count)
+    }
+}
+
+/// A malformed or hostile request and the status it must get.
+struct HostileFixture: Sendable, CustomTestStringConvertible {
+    let name: String
+    let request: String
+    let status: Int
+
+    var testDescription: String { name }
+
+    static let all: [HostileFixture] = [
+        // Framing: request smuggling vectors.
+        .init(name: "cl-and-te", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
+        .init(name: "te-and-cl", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n", status: 400),
+        .init(name: "differing-cl", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", status: 400),
+        .init(name: "differing-cl-list", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 4\r\n\r\nabcd", status: 400),
+        .init(name: "negative-cl", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", status: 400),
+        .init(name: "plus-cl", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +3\r\n\r\nabc", status: 400),
+        .init(name: "hex-cl", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x3\r\n\r\nabc", status: 400),
+        .init(name: "empty-cl", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: \r\n\r\n", status: 400),
+        .init(name: "huge-cl", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n", status: 400),
+        .init(name: "cl-over-limit", request: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 999999999\r\n\r\n", status: 413),
+        .init(name: "te-not-chunked-last", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 400),
+        .init(name: "te-identity", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n", status: 400),
+        .init(name: "te-chunked-twice", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
+        .init(name: "te-unknown-before-chunked", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", status: 501),
+        .init(name: "te-in-http10", request: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
+        .init(name: "te-xchunked", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: xchunked\r\n\r\n", status: 400),
+        // Chunked bodies.
+        .init(name: "chunk-size-not-hex", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", status: 400),
+        .init(name: "chunk-size-empty", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n\r\n", status: 400),
+        .init(name: "chunk-size-overflow", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFF\r\n", status: 400),
+        .init(name: "chunk-size-negative", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\n", status: 400),
+        .init(name: "chunk-size-0x", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-data-too-long", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-bare-lf", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-ext-control", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\u{01}\r\nabc\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-ext-too-long", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;" + String(repeating: "a", count: 5000) + "\r\nabc\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-over-limit", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n10000000\r\n", status: 413),
+        .init(name: "trailer-content-length", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nContent-Length: 5\r\n\r\n", status: 400),
+        .init(name: "trailer-obs-fold", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: a\r\n b\r\n\r\n", status: 400),
+        // Line endings and whitespace.
+        .init(name: "obs-fold", request: "GET / HTTP/1.1\r\nHost: h\r\nX-Long: a\r\n  continued\r\n\r\n", status: 400),
+        .init(name: "space-before-first-header", request: "GET / HTTP/1.1\r\n Host: h\r\n\r\n", status: 400),
+        .init(name: "space-before-colon", request: "GET / HTTP/1.1\r\nHost : h\r\n\r\n", status: 400),
+        .init(name: "tab-before-colon", request: "GET / HTTP/1.1\r\nHost\t: h\r\n\r\n", status: 400),
+        .init(name: "bare-cr-in-header", request: "GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n", status: 400),
+        .init(name: "bare-lf-header", request: "GET / HTTP/1.1\r\nHost: h\n\r\n", status: 400),
+        .init(name: "bare-lf-request-line", request: "GET / HTTP/1.1\nHost: h\r\n\r\n", status: 400),
+        .init(name: "bare-cr-request-line", request: "GET /\r HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "no-colon", request: "GET / HTTP/1.1\r\nHost: h\r\nNoColonHere\r\n\r\n", status: 400),
+        .init(name: "empty-field-name", request: "GET / HTTP/1.1\r\nHost: h\r\n: value\r\n\r\n", status: 400),
+        .init(name: "bad-char-in-name", request: "GET / HTTP/1.1\r\nHost: h\r\nX(y): 1\r\n\r\n", status: 400),
+        .init(name: "nul-in-value", request: "GET / HTTP/1.1\r\nHost: h\r\nX: a\u{00}b\r\n\r\n", status: 400),
+        .init(name: "control-in-value", request: "GET / HTTP/1.1\r\nHost: h\r\nX: a\u{07}b\r\n\r\n", status: 400),
+        .init(name: "del-in-value", request: "GET / HTTP/1.1\r\nHost: h\r\nX: a\u{7F}b\r\n\r\n", status: 400),
+        // Request line.
+        .init(name: "lowercase-method", request: "get / HTTP/1.1\r\nHost: h\r\n\r\n", status: 501),
+        .init(name: "unknown-method", request: "BREW /pot HTTP/1.1\r\nHost: h\r\n\r\n", status: 501),
+        .init(name: "connect-method", request: "CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n", status: 501),
+        .init(name: "method-not-token", request: "G(T / HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "long-method", request: String(repeating: "A", count: 9000) + " / HTTP/1.1\r\nHost: h\r\n\r\n", status: 501),
+        .init(name: "double-space", request: "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "trailing-space", request: "GET / HTTP/1.1 \r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "missing-version", request: "GET /\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "http-09", request: "GET / HTTP/0.9\r\n\r\n", status: 505),
+        .init(name: "http-2", request: "GET / HTTP/2.0\r\nHost: h\r\n\r\n", status: 505),
+        .init(name: "http-3", request: "GET / HTTP/3.0\r\nHost: h\r\n\r\n", status: 505),
+        .init(name: "lowercase-http", request: "GET / http/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "version-garbage", request: "GET / HTTP/1.1x\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "version-two-digits", request: "GET / HTTP/11.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "long-target", request: "GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: h\r\n\r\n", status: 414),
+        .init(name: "target-non-ascii", request: "GET /caf\u{E9} HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "target-control", request: "GET /a\u{01}b HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "target-relative", request: "GET index.html HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "asterisk-not-options", request: "GET * HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "bad-percent", request: "GET /a%zz HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "truncated-percent", request: "GET /a%2 HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "encoded-slash", request: "GET /a%2fb HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "encoded-backslash", request: "GET /a%5c..%5cb HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "encoded-nul", request: "GET /a%00.html HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "invalid-utf8-path", request: "GET /%ff%fe HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "fragment", request: "GET /a#frag HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "absolute-userinfo", request: "GET http://user@h/ HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "bad-query-encoding", request: "GET /a?x=%zz HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        .init(name: "too-many-empty-lines", request: "\r\n\r\n\r\n\r\n\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", status: 400),
+        // Host.
+        .init(name: "missing-host", request: "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", status: 400),
+        .init(name: "two-hosts", request: "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", status: 400),
+        .init(name: "host-with-space", request: "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", status: 400),
+        .init(name: "host-with-slash", request: "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", status: 400),
+        .init(name: "host-with-userinfo", request: "GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", status: 400),
+        // Sizes and expectations.
+        .init(name: "huge-header", request: "GET / HTTP/1.1\r\nHost: h\r\nX: " + String(repeating: "a", count: 40000) + "\r\n\r\n", status: 431),
+        .init(name: "too-many-headers", request: "GET / HTTP/1.1\r\nHost: h\r\n" + (0..<120).map { "X-\($0): v\r\n" }.joined() + "\r\n", status: 431),
+        .init(name: "unknown-expectation", request: "POST / HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx", status: 417),
+    ]
+}
