@@ -36,10 +36,13 @@ let package = Package(
         // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
+        // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
+        .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),
+
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
-        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML"], swiftSettings: strict),
+        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer"], swiftSettings: strict),
     ],

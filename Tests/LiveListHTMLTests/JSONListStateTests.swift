@@ -1,4 +1,5 @@
 import LiveListHTML
+import LiveListTestSupport
 import Testing
 
 private func decode(_ text: String, limits: JSONListLimits = JSONListLimits()) throws(ListStateError) -> JSONListState {

@@ -1,4 +1,5 @@
 import LiveListHTML
+import LiveListTestSupport
 import Testing
 
 private struct Todo: IdentifiableComponent, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveListHTML
+import LiveListTestSupport
 import Testing
 
 /// Writes real changesets and snapshots, from random hostile states, as JSON files for

@@ -1,4 +1,5 @@
 import LiveListHTML
+import LiveListTestSupport
 import Testing
 
 // The README's example, kept here so that it always compiles and does what the README says.

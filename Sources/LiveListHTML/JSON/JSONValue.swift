@@ -297,3 +297,11 @@ struct JSONParser {
         return value
     }
 }
+
+extension JSONValue {
+    /// Parses one JSON text strictly (see the parser's rules: RFC 8259 only, no repeated member names,
+    /// nesting at most `maximumDepth`).
+    public static func parse(_ bytes: [UInt8], maximumDepth: Int = 64) throws(JSONSyntaxError) -> JSONValue {
+        try JSONParser.parse(bytes, maximumDepth: maximumDepth)
+    }
+}

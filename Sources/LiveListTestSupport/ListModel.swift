@@ -1,25 +1,26 @@
-import Foundation
-import LiveListHTML
-import Testing
+// Shared by the test targets (a test target cannot import another): a model of the browser's list to
+// apply changesets to, a strict reader of changeset JSON, seeded randomness and hostile strings.
+public import Foundation
+public import LiveListHTML
 
 /// A model of what the browser holds, to which the tests apply changesets exactly as BRIEF section 3
 /// defines the operations. Every anchor is checked; a bad one throws instead of guessing.
-struct ListModel: Equatable, CustomStringConvertible {
-    struct Section: Equatable {
-        var key: String
+public struct ListModel: Equatable, CustomStringConvertible {
+    public struct Section: Equatable {
+        public var key: String
         /// The section element's start tag, the empty cells container, and its end tag, around which
         /// the header and footer sit.
-        var start: String
-        var middle: String
-        var end: String
-        var header: String?
-        var footer: String?
-        var cells: [RenderedCell]
+        public var start: String
+        public var middle: String
+        public var end: String
+        public var header: String?
+        public var footer: String?
+        public var cells: [RenderedCell]
 
         /// The section element without cells, as in a snapshot and in `insertSection`.
-        var html: String { start + (header ?? "") + middle + (footer ?? "") + end }
+        public var html: String { start + (header ?? "") + middle + (footer ?? "") + end }
 
-        init(key: String, html: String, header: String?, footer: String?, cells: [RenderedCell]) throws {
+        public init(key: String, html: String, header: String?, footer: String?, cells: [RenderedCell]) throws {
             self.key = key
             self.header = header
             self.footer = footer
@@ -48,26 +49,26 @@ struct ListModel: Equatable, CustomStringConvertible {
         }
     }
 
-    var sections: [Section]
+    public var sections: [Section]
 
-    init(_ rendering: RenderedList) throws {
+    public init(_ rendering: RenderedList) throws {
         sections = try rendering.sections.map {
             try Section(key: $0.key, html: $0.html, header: $0.header, footer: $0.footer, cells: $0.cells)
         }
     }
 
-    var description: String {
+    public var description: String {
         sections.map { "\($0.key): \($0.cells.map(\.key))" }.joined(separator: "; ")
     }
 
     /// Applies the operations in order.
-    mutating func apply(_ changeset: ListChangeset) throws {
+    public mutating func apply(_ changeset: ListChangeset) throws {
         for operation in changeset.operations {
             try apply(operation)
         }
     }
 
-    mutating func apply(_ operation: PatchOperation) throws {
+    public mutating func apply(_ operation: PatchOperation) throws {
         switch operation {
         case let .deleteSection(key):
             sections.remove(at: try sectionIndex(key))
@@ -134,16 +135,16 @@ struct ListModel: Equatable, CustomStringConvertible {
     }
 }
 
-struct ModelError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct ModelError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// SplitMix64, so that every random test replays from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+public struct SplitMix64: RandomNumberGenerator {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -153,7 +154,7 @@ struct SplitMix64: RandomNumberGenerator {
 }
 
 /// Strings that try to break out of text, attributes and the JSON they travel in.
-let hostileStrings: [String] = [
+public let hostileStrings: [String] = [
     "<script>alert(1)</script>", "</li><li data-cell=\"x\">", "\"><img src=x onerror=alert(1)>", "it's",
     "a \"quoted\" key", "&amp;", "&lt;b&gt;", "line\nbreak", "tab\there", "cr\rhere", "👋🏽", "👨‍👩‍👧",
     " spaced ", "\\backslash\\", "\u{2028}sep\u{2029}", "é", "e\u{301}", "1", "null", "{\"op\":\"reset\"}",
@@ -161,6 +162,6 @@ let hostileStrings: [String] = [
 ]
 
 /// Keys are equal when their bytes are, as in the DOM (not under Swift's canonical equivalence).
-func same(_ a: String, _ b: String) -> Bool {
+public func same(_ a: String, _ b: String) -> Bool {
     a.utf8.elementsEqual(b.utf8)
 }

@@ -1,10 +1,10 @@
-@testable import LiveListHTML
+public import LiveListHTML
 
 /// Reads a changeset back from its JSON with the strict parser: every field must be present with the
 /// right type (null where empty), and no other field may appear. Proves the encoder writes the format
 /// of docs/PROTOCOL.md.
-func decodeChangeset(_ bytes: [UInt8]) throws -> ListChangeset {
-    let value = try JSONParser.parse(bytes)
+public func decodeChangeset(_ bytes: [UInt8]) throws -> ListChangeset {
+    let value = try JSONValue.parse(bytes)
     let top = try fields(value, ["protocol", "list", "from", "version", "animate", "ops"])
     guard case .number("1") = top["protocol"] else { throw ModelError("protocol is not 1") }
     guard case let .array(ops) = top["ops"] else { throw ModelError("ops is not an array") }
@@ -17,7 +17,7 @@ func decodeChangeset(_ bytes: [UInt8]) throws -> ListChangeset {
     )
 }
 
-func decodeOperation(_ value: JSONValue) throws -> PatchOperation {
+public func decodeOperation(_ value: JSONValue) throws -> PatchOperation {
     guard case let .object(members) = value, let op = members.first(where: { $0.key == "op" })?.value,
           case let .string(name) = op else { throw ModelError("operation without op") }
     switch name {
@@ -61,10 +61,11 @@ func decodeOperation(_ value: JSONValue) throws -> PatchOperation {
                     let c = try fields(cell, ["key", "html"])
                     return RenderedCell(key: try string(c["key"]), html: try string(c["html"]))
                 })
+            // The JSON has the cell-less html only; split it so that opening + closing is that html.
             return RenderedSection(key: model.key, opening: model.start + (model.header ?? "") + model.middle,
-                                   closing: "", header: model.header, footer: model.footer, cells: model.cells)
+                                   closing: (model.footer ?? "") + model.end, header: model.header, footer: model.footer,
+                                   cells: model.cells)
         }
-        // Opening and closing cannot be told apart in the JSON; compare the cell-less html instead.
         return .reset(html: try string(f["html"]), sections: rendered)
     default:
         throw ModelError("unknown op \(name)")
@@ -95,4 +96,18 @@ private func int(_ value: JSONValue?) throws -> Int {
 private func bool(_ value: JSONValue?) throws -> Bool {
     guard case let .bool(flag) = value else { throw ModelError("expected a boolean") }
     return flag
+}
+
+/// Reads a snapshot back from its JSON (the `state` member is ignored).
+public func decodeSnapshot(_ bytes: [UInt8]) throws -> (version: Int, model: ListModel) {
+    guard case let .object(members) = try JSONValue.parse(bytes) else { throw ModelError("snapshot is not an object") }
+    let fields = Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+    guard case let .number(versionText) = fields["version"], let version = Int(versionText),
+          case let .array(sections) = fields["sections"] else { throw ModelError("snapshot without version or sections") }
+    var model = try ListModel(RenderedList())
+    guard case let .reset(_, rendered) = try decodeOperation(.object([("op", .string("reset")), ("html", .string("")), ("sections", .array(sections))])) else {
+        throw ModelError("cannot read sections")
+    }
+    model = try ListModel(RenderedList(sections: rendered))
+    return (version, model)
 }
