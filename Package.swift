@@ -16,7 +16,13 @@ let package = Package(
         .library(name: "LiveList", targets: ["LiveList"]),
         .library(name: "Markup", targets: ["Markup"]),
         .library(name: "LiveListHTML", targets: ["LiveListHTML"]),
-        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "LiveListServer", targets: ["LiveListServer"]),
+        .executable(name: "livelist", targets: ["livelist"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The staged differ: generic, depends on nothing.
@@ -28,13 +34,31 @@ let package = Package(
         // HTMLAdapter, PatchUpdater, ReloadDataUpdater, changeset and snapshot JSON, JSON-driven lists.
         .target(name: "LiveListHTML", dependencies: ["LiveList"], swiftSettings: strict),
         // Hosted lists, sessions, routes, persistence: the live pipeline over HTTP.
-        .target(name: "LiveListServer", dependencies: ["LiveListHTML", "COpenSSL"], swiftSettings: strict),
+        .target(
+            name: "LiveListServer",
+            dependencies: [
+                "LiveListHTML", "HTTPServer", "COpenSSL",
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: strict
+        ),
+        // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Linux system calls the Glibc module does not export (epoll, eventfd, accept4, sendmsg).
         .target(name: "CSystem"),
         // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.
         .target(name: "HTTPServer", dependencies: ["CSystem"], swiftSettings: strict),
-        // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        // The executable: flags with environment fallbacks, logging, the demo lists.
+        .executableTarget(
+            name: "livelist",
+            dependencies: [
+                "LiveListServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
 
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
         .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),
@@ -42,9 +66,11 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
-        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
-        .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer"], swiftSettings: strict),
+        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListTestSupport"], swiftSettings: strict),
+        // End to end: starts the real `livelist` binary on a free loopback port.
+        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

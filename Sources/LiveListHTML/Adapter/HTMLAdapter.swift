@@ -43,6 +43,13 @@ public struct HTMLAdapter: Adapter {
         public var sectionKey: String
         /// The cell's node, with its component.
         public var node: CellNode
+
+        public init(list: String, cellKey: String, sectionKey: String, node: CellNode) {
+            self.list = list
+            self.cellKey = cellKey
+            self.sectionKey = sectionKey
+            self.node = node
+        }
     }
 
     /// The list root. Default `<div class="livelist">`.

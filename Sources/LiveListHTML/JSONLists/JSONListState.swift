@@ -248,8 +248,9 @@ private struct StateDecoder {
     }
 }
 
-/// A string in double quotes with quotes, backslashes and controls escaped, for error details.
-func quoted(_ string: String) -> String {
+/// A string in double quotes with quotes, backslashes and controls escaped: a JSON string, also used
+/// to name values in error details.
+public func quoted(_ string: String) -> String {
     var writer = JSONWriter(capacity: string.utf8.count + 2)
     writer.string(string)
     return String(decoding: writer.bytes, as: UTF8.self)

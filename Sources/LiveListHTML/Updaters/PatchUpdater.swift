@@ -85,6 +85,14 @@ public struct PatchUpdater: Updater {
         )
     }
 
+    /// Creates a version without a change of the rendering, for an event that is a change to the list
+    /// as a whole: a list that comes into existence empty. The changeset has no operations.
+    public mutating func advanceVersion() -> ListChangeset {
+        let from = version
+        version += 1
+        return ListChangeset(list: list, from: from, version: version, animate: false, operations: [])
+    }
+
     private mutating func replace(with newRendering: RenderedList) -> ListChangeset? {
         guard newRendering != rendering else {
             return nil

@@ -55,6 +55,7 @@ public actor HostedList {
     private var reservedVersion: Int
     private(set) var isDeleted = false
     private(set) var counters = ListCounters()
+    private var actionHandler: (@Sendable (ListAction) async -> Void)?
 
     /// Creates a list whose next version follows `version` (a name's versions are never reused).
     init(name: ListName, owner: Owner, version: Int, configuration: ListConfiguration, store: any ListStore) {
@@ -138,7 +139,9 @@ public actor HostedList {
             return .unchanged(version: current)
         }
         try store.saveJSONList(name: name.rawValue, version: current + 1, body: body)
-        guard let changeset = try renderer.render(state.listSections) else {
+        let isCreation = jsonState == nil
+        // A list created empty renders like no list at all, yet it now exists: that is a version.
+        guard let changeset = try renderer.render(state.listSections) ?? (isCreation ? renderer.updater.advanceVersion() : nil) else {
             return .unchanged(version: current)
         }
         jsonState = (state, body)
@@ -218,6 +221,49 @@ public actor HostedList {
         case .reset:
             return renderer.updater.snapshot.reset(from: version)
         }
+    }
+
+    // MARK: - Actions
+
+    /// Sets what the list does with browser events: selections, visibility changes and form actions
+    /// (`POST /lists/NAME/actions`). Selections also reach the adapter's `didSelect`, visibility changes
+    /// the component's `contentWillDisplay()`/`contentDidEndDisplay()`.
+    public func onAction(_ handler: @escaping @Sendable (ListAction) async -> Void) {
+        actionHandler = handler
+    }
+
+    /// Handles a browser event; false when nothing handles its type.
+    func handle(_ action: ListAction) async -> Bool {
+        var known = false
+        if let cell = action.cell, let (node, section) = findCell(cell) {
+            switch action.type {
+            case "select":
+                configuration.adapter.didSelect?(.init(list: name.rawValue, cellKey: cell, sectionKey: section, node: node))
+                known = true
+            case "visible":
+                node.component.contentWillDisplay()
+                known = true
+            case "hidden":
+                node.component.contentDidEndDisplay()
+                known = true
+            default:
+                break
+            }
+        }
+        guard let actionHandler else {
+            return known
+        }
+        await actionHandler(action)
+        return true
+    }
+
+    private func findCell(_ key: String) -> (CellNode, String)? {
+        for section in renderer.data {
+            for node in section.cells where node.id.key.utf8.elementsEqual(key.utf8) {
+                return (node, section.id.key)
+            }
+        }
+        return nil
     }
 
     // MARK: - Streams

@@ -1,0 +1,107 @@
+public import HTTPServer
+import LiveListHTML
+
+/// The LiveList server: the registry of lists, sessions, templates, static files, and the routes of
+/// the HTTP contract (BRIEF section 4) on the hand-written HTTP server.
+///
+///     let app = try await LiveListApp(configuration: configuration)
+///     let todo = try await app.registry.hostApp(ListName("todo")!, sections: render(state))
+///     try await app.run()
+public final class LiveListApp: Sendable {
+    public let configuration: ServerConfiguration
+    public let registry: ListRegistry
+    let keys: SessionKeys
+    let sessions: SessionTable
+    let templates: Templates
+    let staticFiles: StaticFiles
+    /// `/livelist.js?v=HASH` and `/livelist.css?v=HASH`: cache-busted, served as immutable.
+    let scriptURL: String
+    let stylesheetURL: String
+    let metrics = Metrics()
+    private let serverBox = ServerBox()
+
+    /// Opens the data directory, loads the templates and the stored lists.
+    ///
+    /// - Throws: `StartupError` or `StoreError` with a message for the operator.
+    public init(configuration: ServerConfiguration, store: (any ListStore)? = nil) async throws {
+        self.configuration = configuration
+        let store = try store ?? FileListStore(directory: configuration.dataDirectory)
+        registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
+        keys = SessionKeys(secret: try store.secret())
+        sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
+        templates = try await Templates(directory: configuration.templatesDirectory)
+        guard let files = StaticFiles(directory: configuration.publicDirectory, errorFormatter: liveListErrorFormatter) else {
+            throw StartupError("the public directory \(configuration.publicDirectory) does not exist")
+        }
+        staticFiles = files
+        scriptURL = Self.bustedURL("livelist.js", in: configuration.publicDirectory)
+        stylesheetURL = Self.bustedURL("livelist.css", in: configuration.publicDirectory)
+    }
+
+    private static func bustedURL(_ file: String, in directory: String) -> String {
+        guard let bytes = try? FileListStore.read(directory + "/" + file) else {
+            return "/" + file
+        }
+        return "/\(file)?v=\(contentHash(bytes))"
+    }
+
+    /// The HTTP handler of every route (also usable without sockets, in tests).
+    public var handler: HTTPHandler {
+        var router = Router(errorFormatter: liveListErrorFormatter)
+        router.on(.GET, "/") { [self] request in await index(request) }
+        router.on(.GET, "/healthz") { _ in HTTPResponse.text("ok\n") }
+        router.on(.GET, "/metrics") { [self] _ in await metricsResponse() }
+        router.on(.GET, "/events") { [self] request in await multiplexedEvents(request) }
+        router.on(.GET, "/lists/:name") { [self] request in await page(request) }
+        router.on(.PUT, "/lists/:name") { [self] request in await put(request) }
+        router.on(.DELETE, "/lists/:name") { [self] request in await delete(request) }
+        router.on(.GET, "/lists/:name/events") { [self] request in await events(request) }
+        router.on(.GET, "/lists/:name/changes") { [self] request in await changes(request) }
+        router.on(.POST, "/lists/:name/actions") { [self] request in await action(request) }
+        router.fallback = staticFiles.handler
+        let routes = router.handler
+        let metrics = self.metrics
+        return .async { request in
+            let response = await routes.respond(to: request)
+            metrics.count(status: response.status.code)
+            return response
+        }
+    }
+
+    /// Starts serving and returns when the server stops (SIGTERM or SIGINT end it gracefully).
+    public func run(onStart: @Sendable (Int) -> Void = { _ in }) async throws {
+        var http = HTTPServerConfiguration()
+        http.host = configuration.host
+        http.port = configuration.port
+        http.errorFormatter = liveListErrorFormatter
+        http.limits.body = configuration.maximumBodyBytes
+        let server = HTTPServer(configuration: http, handler: handler)
+        serverBox.set(server)
+        do {
+            try server.start()
+        } catch {
+            throw StartupError("cannot listen on \(configuration.host):\(configuration.port): \(error)")
+        }
+        server.shutdownOnSignals()
+        onStart(server.port)
+        await server.waitUntilStopped()
+    }
+
+    /// Stops a running server (in-flight responses finish, streams end).
+    public func stop() async {
+        await serverBox.get()?.shutdown()
+    }
+
+    var httpStatistics: HTTPServerStatistics? {
+        serverBox.get()?.statistics
+    }
+}
+
+/// Holds the running HTTP server for `/metrics` and `stop()`.
+final class ServerBox: @unchecked Sendable {
+    private let lock = Lock()
+    private var server: HTTPServer?
+
+    func set(_ server: HTTPServer) { lock.withLock { self.server = server } }
+    func get() -> HTTPServer? { lock.withLock { server } }
+}

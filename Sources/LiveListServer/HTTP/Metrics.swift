@@ -1,0 +1,75 @@
+import HTTPServer
+
+/// Counters of the HTTP side, for `/metrics`.
+final class Metrics: @unchecked Sendable {
+    private let lock = Lock()
+    private var statuses: [Int: Int] = [:]
+    private var streams = 0
+    private var streamsTotal = 0
+
+    func count(status: Int) {
+        lock.withLock { statuses[status, default: 0] += 1 }
+    }
+
+    func streamOpened() {
+        lock.withLock {
+            streams += 1
+            streamsTotal += 1
+        }
+    }
+
+    func streamClosed() {
+        lock.withLock { streams -= 1 }
+    }
+
+    var snapshot: (statuses: [Int: Int], streams: Int, streamsTotal: Int) {
+        lock.withLock { (statuses, streams, streamsTotal) }
+    }
+}
+
+extension LiveListApp {
+    /// `GET /metrics`: Prometheus text with stable names.
+    func metricsResponse() async -> HTTPResponse {
+        var lines: [String] = []
+        func metric(_ name: String, _ type: String, _ help: String, _ values: [(String, Int)]) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+            for (labels, value) in values {
+                lines.append("\(name)\(labels) \(value)")
+            }
+        }
+        let http = httpStatistics ?? HTTPServerStatistics()
+        metric("livelist_connections_open", "gauge", "Open connections.", [("", http.connectionsOpen)])
+        metric("livelist_connections_accepted_total", "counter", "Connections accepted.", [("", http.connectionsAccepted)])
+        metric("livelist_connections_refused_total", "counter", "Connections refused at the connection limit.", [("", http.connectionsRefused)])
+        metric("livelist_requests_total", "counter", "Requests parsed.", [("", http.requests)])
+        metric("livelist_protocol_errors_total", "counter", "Requests refused by the HTTP parser.", [("", http.protocolErrors)])
+        metric("livelist_streams_overflowed_total", "counter", "Streams closed for exceeding their write backlog.", [("", http.streamsOverflowed)])
+        let own = metrics.snapshot
+        metric("livelist_streams_open", "gauge", "Open event streams.", [("", own.streams)])
+        metric("livelist_streams_total", "counter", "Event streams opened.", [("", own.streamsTotal)])
+        metric("livelist_responses_total", "counter", "Responses by status.",
+               own.statuses.sorted { $0.key < $1.key }.map { ("{status=\"\($0.key)\"}", $0.value) })
+        metric("livelist_sessions", "gauge", "Sessions whose script connected.", [("", sessions.count)])
+        metric("livelist_session_bytes", "gauge", "Approximate memory of the session table.", [("", sessions.approximateBytes)])
+        var totals = ListCounters()
+        let lists = await registry.allLists()
+        for list in lists {
+            let counters = await list.counters
+            totals.changesets += counters.changesets
+            totals.eventsSent += counters.eventsSent
+            totals.bytesSent += counters.bytesSent
+            totals.resetsSent += counters.resetsSent
+            totals.coalescedViewers += counters.coalescedViewers
+        }
+        metric("livelist_lists", "gauge", "Lists served.", [("", lists.count)])
+        metric("livelist_changesets_total", "counter", "Changesets published.", [("", totals.changesets)])
+        metric("livelist_patches_sent_total", "counter", "Events written to streams.", [("", totals.eventsSent)])
+        metric("livelist_patch_bytes_sent_total", "counter", "Bytes of events written to streams.", [("", totals.bytesSent)])
+        metric("livelist_resets_sent_total", "counter", "Reset events written to streams.", [("", totals.resetsSent)])
+        metric("livelist_coalesced_viewers_total", "counter", "Times a slow viewer was skipped and caught up later.", [("", totals.coalescedViewers)])
+        var response = HTTPResponse.text(lines.joined(separator: "\n") + "\n")
+        response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        return response
+    }
+}

@@ -1,0 +1,212 @@
+import HTTPServer
+import LiveListHTML
+
+extension LiveListApp {
+    /// `GET /`: the index page of the lists being served.
+    func index(_ request: HTTPRequest) async -> HTTPResponse {
+        var lists: [[String: Any]] = []
+        for name in await registry.names() {
+            guard let list = await registry.list(name) else { continue }
+            let snapshot = await list.snapshot()
+            lists.append([
+                "name": name.rawValue,
+                "version": snapshot.version,
+                "cells": snapshot.rendering.cellCount,
+                "sections": snapshot.rendering.sections.count,
+                "owner": list.owner == .app ? "app" : "json",
+            ])
+        }
+        let html = templates.render("index", ["lists": lists, "stylesheet": stylesheetURL, "hasLists": !lists.isEmpty])
+        return HTTPResponse.html(Array(html.utf8))
+    }
+
+    /// The list named by the route's `:name`, or the 404 answer.
+    func hostedList(_ request: HTTPRequest) async -> Result<HostedList, ErrorAnswer> {
+        guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
+            return .failure(ErrorAnswer(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? ""))"))
+        }
+        guard let list = await registry.list(name) else {
+            return .failure(ErrorAnswer(404, "not_found", "no list named \(name)"))
+        }
+        return .success(list)
+    }
+
+    /// `GET /lists/NAME`: the page, rendered server-side (complete without JavaScript), or the snapshot
+    /// as JSON when `Accept` ranks JSON above HTML.
+    func page(_ request: HTTPRequest) async -> HTTPResponse {
+        let list: HostedList
+        switch await hostedList(request) {
+        case let .success(found): list = found
+        case let .failure(answer): return answer.response
+        }
+        if request.prefersJSON {
+            var response = HTTPResponse.json(await list.snapshotJSON())
+            response.headers.set("Vary", "Accept")
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
+        var session = request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil }
+        var setCookie: String?
+        if session == nil {
+            let id = SessionKeys.newSessionID()
+            session = id
+            setCookie = "\(SessionKeys.cookieName)=\(id); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
+        }
+        let (root, version) = await list.pageHTML()
+        let html = templates.render("page", [
+            "list": list.name.rawValue,
+            "version": version,
+            "root": root,
+            "csrf": keys.csrfToken(for: session!),
+            "script": scriptURL,
+            "stylesheet": stylesheetURL,
+            "isApp": list.owner == .app,
+        ])
+        var response = HTTPResponse.html(Array(html.utf8))
+        response.headers.set("Vary", "Accept")
+        response.headers.set("Cache-Control", "no-store")
+        response.headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        if let setCookie {
+            response.headers.add("Set-Cookie", setCookie)
+        }
+        return response
+    }
+
+    /// `GET /lists/NAME/changes?since=V`: one changeset from V to now.
+    func changes(_ request: HTTPRequest) async -> HTTPResponse {
+        let list: HostedList
+        switch await hostedList(request) {
+        case let .success(found): list = found
+        case let .failure(answer): return answer.response
+        }
+        guard let text = request.queryValue("since") else {
+            return errorResponse(400, "malformed_since", "since: missing; ask for changes?since=VERSION")
+        }
+        guard let since = Self.parseVersion(text) else {
+            return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
+        }
+        var response = HTTPResponse.json(await list.changes(since: since).encodedJSON())
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// `GET /lists/NAME/events[?since=V]`: the list's changesets as Server-Sent Events.
+    func events(_ request: HTTPRequest) async -> HTTPResponse {
+        let list: HostedList
+        switch await hostedList(request) {
+        case let .success(found): list = found
+        case let .failure(answer): return answer.response
+        }
+        var since: Int?
+        if let text = request.queryValue("since") {
+            guard let version = Self.parseVersion(text) else {
+                return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
+            }
+            since = version
+        }
+        if let lastEventID = request.headers["Last-Event-ID"] {
+            // A restarted EventSource must recover by itself: a bad id gets a reset, never an error.
+            since = Self.parseVersion(lastEventID) ?? -1
+        }
+        let session = request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil }
+        let sessions = self.sessions
+        let metrics = self.metrics
+        let resume = since
+        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { stream in
+            metrics.streamOpened()
+            if let session {
+                _ = sessions.streamOpened(session, lists: [list.name.rawValue])
+            }
+            stream.onClose { _ in
+                metrics.streamClosed()
+                if let session {
+                    sessions.streamClosed(session)
+                }
+                Task { await list.unsubscribe(stream) }
+            }
+            Task { await list.subscribe(stream, since: resume) }
+        }
+    }
+
+    /// `GET /events?list=A&list=B[&since=A:3,B:7]`: one stream for every list of a page.
+    func multiplexedEvents(_ request: HTTPRequest) async -> HTTPResponse {
+        let raw = request.queryValues("list")
+        guard !raw.isEmpty else {
+            return errorResponse(400, "missing_list", "list: name at least one list (events?list=A&list=B)")
+        }
+        guard raw.count <= configuration.maximumListsPerStream else {
+            return errorResponse(400, "too_many_lists", "list: \(raw.count) lists, more than the limit of \(configuration.maximumListsPerStream)")
+        }
+        var names: [ListName] = []
+        for text in raw {
+            guard let name = ListName(text) else {
+                return errorResponse(404, "not_found", "no list named \(quoted(text))")
+            }
+            if !names.contains(name) {
+                names.append(name)
+            }
+        }
+        var since: [String: Int] = [:]
+        if let text = request.queryValue("since") {
+            guard let vector = MultiplexedStream.parseVector(text) else {
+                return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version vector (A:3,B:7)")
+            }
+            since = vector
+        }
+        if let lastEventID = request.headers["Last-Event-ID"] {
+            since = MultiplexedStream.parseVector(lastEventID) ?? Dictionary(uniqueKeysWithValues: names.map { ($0.rawValue, -1) })
+        }
+        let session = request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil }
+        let listNames = names
+        let registry = self.registry
+        let sessions = self.sessions
+        let metrics = self.metrics
+        let resume = since
+        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { stream in
+            metrics.streamOpened()
+            let multiplexed = MultiplexedStream(sink: stream, names: listNames.map(\.rawValue), versions: resume)
+            if let session {
+                _ = sessions.streamOpened(session, lists: listNames.map(\.rawValue))
+            }
+            stream.onClose { _ in
+                metrics.streamClosed()
+                if let session {
+                    sessions.streamClosed(session)
+                }
+                Task {
+                    await registry.forget(multiplexed)
+                    for name in listNames {
+                        await registry.list(name)?.unsubscribe(stream)
+                    }
+                }
+            }
+            Task { await registry.subscribe(multiplexed, names: listNames, since: resume) }
+        }
+    }
+
+    /// A version: a non-negative decimal integer (no sign, no spaces, no leading `+`).
+    static func parseVersion(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) }) else {
+            return nil
+        }
+        return Int(text)
+    }
+}
+
+/// An error answer on its way out.
+struct ErrorAnswer: Error {
+    var status: Int
+    var code: String
+    var detail: String
+
+    init(_ status: Int, _ code: String, _ detail: String) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+    }
+
+    var response: HTTPResponse {
+        errorResponse(status, code, detail)
+    }
+}

@@ -1,0 +1,149 @@
+import HTTPServer
+import LiveListHTML
+
+extension LiveListApp {
+    /// Writes need the bearer token when one is configured; without one, only loopback clients that
+    /// came through no proxy may write, so an unconfigured server is never writable from the network,
+    /// also not behind nginx.
+    func refuseWrite(_ request: HTTPRequest) -> HTTPResponse? {
+        if let token = configuration.writeToken {
+            let given = request.headers["Authorization"] ?? ""
+            guard constantTimeEqual(given, "Bearer " + token) else {
+                return errorResponse(401, "unauthorized", given.isEmpty ? "Authorization: missing; writes need \"Bearer TOKEN\"" : "Authorization: the write token is wrong",
+                                     headers: ["WWW-Authenticate": "Bearer realm=\"livelist\""])
+            }
+            return nil
+        }
+        let proxied = ["Forwarded", "X-Forwarded-For", "X-Real-IP"].contains { request.headers[$0] != nil }
+        guard request.isFromLoopback && !proxied else {
+            return errorResponse(403, "writes_need_token", "this server accepts writes only from loopback clients until a write token is configured (--write-token)")
+        }
+        return nil
+    }
+
+    /// `PUT /lists/NAME`: creates (201) or replaces (200) a JSON-driven list; answers the changeset.
+    func put(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = refuseWrite(request) {
+            return refusal
+        }
+        guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
+            return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+        }
+        guard request.mediaType == "application/json" else {
+            return errorResponse(415, "unsupported_media_type", "Content-Type: \(quoted(request.headers["Content-Type"] ?? "")); send application/json")
+        }
+        guard request.body.count <= configuration.maximumBodyBytes else {
+            return errorResponse(413, "body_too_large", "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
+        }
+        var ifMatch: Int?
+        if let text = request.headers["If-Match"] {
+            guard let version = Self.parseETag(text) else {
+                return errorResponse(400, "malformed_if_match", "If-Match: \(quoted(text)) is not a version in quotes (\"5\")")
+            }
+            ifMatch = version
+        }
+        do {
+            let (created, changeset) = try await registry.put(name, body: request.body, ifMatch: ifMatch)
+            var response = HTTPResponse.json(changeset.encodedJSON(), status: created ? .created : .ok)
+            response.headers.set("ETag", "\"\(changeset.version)\"")
+            if created {
+                response.headers.set("Location", "/lists/\(name)")
+            }
+            return response
+        } catch {
+            return errorResponse(error.status, error.code, error.detail)
+        }
+    }
+
+    /// `DELETE /lists/NAME`: removes a JSON-driven list; answers its final (empty) reset.
+    func delete(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = refuseWrite(request) {
+            return refusal
+        }
+        guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
+            return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? ""))")
+        }
+        do {
+            return HTTPResponse.json(try await registry.delete(name).encodedJSON())
+        } catch {
+            return errorResponse(error.status, error.code, error.detail)
+        }
+    }
+
+    /// `POST /lists/NAME/actions`: a browser event for the app. JSON with `X-CSRF-Token` is answered
+    /// 204; a form posted without JavaScript (its token in the `csrf` field) is answered 303 back to
+    /// the page.
+    func action(_ request: HTTPRequest) async -> HTTPResponse {
+        let list: HostedList
+        switch await hostedList(request) {
+        case let .success(found): list = found
+        case let .failure(answer): return answer.response
+        }
+        let isForm = request.mediaType == "application/x-www-form-urlencoded"
+        guard isForm || request.mediaType == "application/json" else {
+            return errorResponse(415, "unsupported_media_type", "Content-Type: send application/json or a form")
+        }
+        var fields: [String: String] = [:]
+        var token = request.headers["X-CSRF-Token"]
+        if isForm {
+            fields = parseForm(request.body)
+            token = fields.removeValue(forKey: "csrf") ?? token
+            // A button of the page's actions form says `name="action" value="TYPE:CELL"`.
+            if let combined = fields.removeValue(forKey: "action") {
+                let parts = combined.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                fields["type"] = String(parts[0])
+                if parts.count > 1, !parts[1].isEmpty {
+                    fields["cell"] = String(parts[1])
+                }
+            }
+        } else {
+            do {
+                guard case let .object(members) = try JSONValue.parse(request.body) else {
+                    return errorResponse(422, "invalid_type", "body: expected an object")
+                }
+                for (key, value) in members {
+                    guard case let .string(text) = value else {
+                        return errorResponse(422, "invalid_type", "\(key): expected a string")
+                    }
+                    fields[key] = text
+                }
+            } catch {
+                return errorResponse(400, "malformed_json", error.description)
+            }
+        }
+        guard let session = request.cookie(SessionKeys.cookieName), let token, keys.verify(token: token, sessionID: session) else {
+            return errorResponse(403, "csrf_failed", "the CSRF token is missing, stale or forged; reload the page")
+        }
+        guard let type = fields.removeValue(forKey: "type"), !type.isEmpty else {
+            return errorResponse(422, "missing_field", "type: missing")
+        }
+        sessions.touch(session)
+        let cell = fields.removeValue(forKey: "cell")
+        let handled = await list.handle(ListAction(type: type, cell: cell, fields: fields, session: session))
+        guard handled else {
+            return errorResponse(422, "unknown_action", "type: \(quoted(type)) is not an action of \(list.name)")
+        }
+        if isForm {
+            return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
+        }
+        return HTTPResponse(status: .noContent)
+    }
+
+    /// `"5"` (a strong ETag holding a version); nil otherwise.
+    static func parseETag(_ text: String) -> Int? {
+        let trimmed = text.trimmingSpaces
+        guard trimmed.count >= 3, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else { return nil }
+        return parseVersion(String(trimmed.dropFirst().dropLast()))
+    }
+}
+
+/// Compares two strings without an early exit on the first difference.
+func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let left = Array(a.utf8)
+    let right = Array(b.utf8)
+    var difference = UInt8(left.count == right.count ? 0 : 1)
+    for index in 0 ..< max(left.count, right.count) {
+        difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
+    }
+    return difference == 0
+}

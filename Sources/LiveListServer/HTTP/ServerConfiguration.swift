@@ -1,0 +1,36 @@
+/// Everything the LiveList server can be told (the executable maps flags and environment onto it).
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on. Default 127.0.0.1 (never reachable from the network by default).
+    public var host = "127.0.0.1"
+    /// The port. Default 8080; 0 picks a free one.
+    public var port = 8080
+    /// Static files served at the root (`/livelist.js`). Default `Public`.
+    public var publicDirectory = "Public"
+    /// Mustache templates of the pages. Default `Templates`.
+    public var templatesDirectory = "Templates"
+    /// Where lists are stored. Default `data`.
+    public var dataDirectory = "data"
+    /// When set, writes need `Authorization: Bearer TOKEN`; when nil, only loopback clients that came
+    /// through no proxy may write.
+    public var writeToken: String?
+    /// The interval of heartbeat comments on event streams. Default 15 s.
+    public var heartbeat: Duration = .seconds(15)
+    /// The `retry:` advice to EventSource, in milliseconds. Default 2,000.
+    public var retryMilliseconds = 2_000
+    /// The largest PUT body. Default 8 MiB.
+    public var maximumBodyBytes = 8 << 20
+    /// The most lists one multiplexed stream may name. Default 32.
+    public var maximumListsPerStream = 32
+    /// The most sessions held. Default 100,000.
+    public var sessionCapacity = 100_000
+    /// Sessions without a stream expire after this. Default 30 minutes.
+    public var sessionIdleTimeout: Duration = .seconds(1_800)
+    /// Whether the server is reached over TLS (session cookies are then `Secure`).
+    public var isSecure = false
+    /// Settings of every hosted list.
+    public var lists = ListConfiguration()
+    /// Limits on JSON-driven lists.
+    public var limits = RegistryLimits()
+
+    public init() {}
+}

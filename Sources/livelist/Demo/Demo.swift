@@ -1,0 +1,41 @@
+import Foundation
+import LiveListHTML
+import LiveListServer
+import Logging
+
+/// A running demo list: its timer task, if any.
+struct Demo: Sendable {
+    let task: Task<Void, Never>?
+
+    func stop() {
+        task?.cancel()
+    }
+
+    /// Registers the demo lists (todo, emoji shuffle, sections) and starts their timers.
+    static func startAll(on app: LiveListApp, interval: Duration, logger: Logger) async throws -> [Demo] {
+        [
+            try await TodoDemo.start(on: app, logger: logger),
+            try await EmojiDemo.start(on: app, interval: interval),
+            try await SectionsDemo.start(on: app, interval: interval * 2),
+        ]
+    }
+}
+
+/// Runs `step` every `interval` until cancelled.
+func repeating(every interval: Duration, _ step: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    Task {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            if Task.isCancelled { break }
+            await step()
+        }
+    }
+}
+
+/// A button of the page's actions form (`<form id="livelist-actions">` in the page template), so that
+/// it works without JavaScript: it posts `action=TYPE:CELL` with the page's CSRF token.
+func actionButton(_ label: String, type: String, cell: String, title: String) -> some HTML {
+    button(.custom("form", "livelist-actions"), .name("action"), .value("\(type):\(cell)"), .title(title), .aria("label", title)) {
+        label
+    }
+}

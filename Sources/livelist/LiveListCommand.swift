@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import LiveListServer
+import Logging
+
+/// `livelist`: serves the demo lists and any JSON list that a script PUTs.
+@main
+struct LiveListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "livelist",
+        abstract: "Serve live lists: HTML pages kept in sync over Server-Sent Events, JSON for scripts.",
+        discussion: """
+            Every option falls back to an environment variable (LIVELIST_HOST, LIVELIST_PORT, LIVELIST_PUBLIC,
+            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_WRITE_TOKEN, LIVELIST_LOG_LEVEL), then to its default.
+            Without a write token, only loopback clients that came through no proxy may PUT or DELETE.
+            """
+    )
+
+    @Option(help: "The address to listen on (env LIVELIST_HOST).")
+    var host = env("LIVELIST_HOST") ?? "127.0.0.1"
+
+    @Option(help: "The port; 0 picks a free one (env LIVELIST_PORT).")
+    var port = Int(env("LIVELIST_PORT") ?? "") ?? 8080
+
+    @Option(name: .customLong("public"), help: "Static files served at the root (env LIVELIST_PUBLIC).")
+    var publicDirectory = env("LIVELIST_PUBLIC") ?? "Public"
+
+    @Option(name: .customLong("templates"), help: "Mustache page templates (env LIVELIST_TEMPLATES).")
+    var templatesDirectory = env("LIVELIST_TEMPLATES") ?? "Templates"
+
+    @Option(name: .customLong("data"), help: "Where lists are stored (env LIVELIST_DATA).")
+    var dataDirectory = env("LIVELIST_DATA") ?? "data"
+
+    @Option(help: "Bearer token required for PUT and DELETE (env LIVELIST_WRITE_TOKEN).")
+    var writeToken: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical (env LIVELIST_LOG_LEVEL).")
+    var logLevel = env("LIVELIST_LOG_LEVEL") ?? "info"
+
+    @Option(help: "Seconds between heartbeat comments on event streams.")
+    var heartbeat: Double = 15
+
+    @Option(help: "The largest PUT body, in bytes.")
+    var maxBody = 8 << 20
+
+    @Option(help: "The most JSON-driven lists.")
+    var maxLists = 1_000
+
+    @Option(help: "The most cells in one JSON-driven list.")
+    var maxCells = 100_000
+
+    @Option(help: "The most changesets kept per list for resuming streams.")
+    var logCount = 256
+
+    @Flag(help: "Serve only JSON lists, without the demo lists.")
+    var noDemo = false
+
+    @Option(help: "Interval of the demo lists' timers, in seconds.")
+    var demoInterval: Double = 1
+
+    mutating func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level: \(logLevel) is not one of trace, debug, info, notice, warning, error, critical")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "livelist")
+
+        var configuration = ServerConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.publicDirectory = publicDirectory
+        configuration.templatesDirectory = templatesDirectory
+        configuration.dataDirectory = dataDirectory
+        configuration.writeToken = (writeToken ?? env("LIVELIST_WRITE_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
+        configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
+        configuration.maximumBodyBytes = maxBody
+        configuration.limits.maximumJSONLists = maxLists
+        configuration.limits.listLimits.maximumCells = maxCells
+        configuration.lists.logCount = logCount
+
+        let app: LiveListApp
+        do {
+            app = try await LiveListApp(configuration: configuration)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+        var demos: [Demo] = []
+        if !noDemo {
+            do {
+                demos = try await Demo.startAll(on: app, interval: .milliseconds(Int(demoInterval * 1000)), logger: logger)
+            } catch {
+                logger.critical("cannot start the demo lists: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        let banner = "data in \(configuration.dataDirectory), writes \(configuration.writeToken == nil ? "from loopback only" : "with the write token")"
+        let listenHost = configuration.host
+        try await app.run { port in
+            logger.info("LiveList serving on http://\(listenHost):\(port) (\(banner))")
+        }
+        for demo in demos {
+            demo.stop()
+        }
+        logger.info("LiveList stopped")
+    }
+}
+
+func env(_ name: String) -> String? {
+    ProcessInfo.processInfo.environment[name]
+}

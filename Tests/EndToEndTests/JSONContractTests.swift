@@ -1,0 +1,119 @@
+import Foundation
+import LiveListHTML
+import LiveListTestSupport
+import Testing
+
+/// Encodes a state as a PUT body (Foundation's encoder, independent of the server's writer).
+func putBody(_ state: JSONListState) throws -> String {
+    let sections: [[String: Any]] = state.sections.map { section in
+        var object: [String: Any] = ["id": section.id, "cells": section.cells.map { cell -> [String: Any] in
+            var object: [String: Any] = ["id": cell.id, "text": cell.text]
+            if let detail = cell.detail { object["detail"] = detail }
+            return object
+        }]
+        if let header = section.header { object["header"] = header }
+        if let footer = section.footer { object["footer"] = footer }
+        return object
+    }
+    return String(decoding: try JSONSerialization.data(withJSONObject: ["sections": sections]), as: UTF8.self)
+}
+
+func snapshot(_ name: String, port: Int) throws -> (version: Int, model: ListModel) {
+    let response = try Client.get("/lists/\(name)", port: port, headers: [("Accept", "application/json")])
+    guard response.status == 200 else { throw ServerError("snapshot of \(name): \(response.status) \(response.text)") }
+    return try decodeSnapshot(response.body)
+}
+
+@Suite(.serialized) struct JSONContractTests {
+    /// Seeded random sequences of states with hostile keys and text: after each PUT, the changes since
+    /// the previous version, applied to the previous snapshot, give the new snapshot.
+    @Test("200 random state sequences over HTTP")
+    func randomSequences() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        for sequence in 0 ..< 200 {
+            let seed = UInt64(sequence) &* 0x9E37 &+ 11
+            var random = SplitMix64(seed: seed)
+            let name = "seq\(sequence)"
+            let (first, second) = makeStatePair(using: &random)
+            let (_, third) = makeStatePair(using: &random)
+            var previous = try ListModel(RenderedList())
+            var previousVersion = 0
+            for (step, state) in [first, second, first, third].enumerated() {
+                let response = try Client.put("/lists/\(name)", port: server.port, json: try putBody(state))
+                #expect(response.status == (step == 0 ? 201 : 200), "seed \(seed) step \(step): \(response.text)")
+                guard response.status < 300 else { return }
+                let answered = try decodeChangeset(response.body)
+                let current = try snapshot(name, port: server.port)
+                if step == 0 {
+                    #expect(answered.from == 0, "a creating PUT answers from 0")
+                } else {
+                    let changes = try decodeChangeset(try Client.get("/lists/\(name)/changes?since=\(previousVersion)", port: server.port).body)
+                    // The changes route answers the PUT's changeset, or a reset where that is smaller.
+                    #expect(changes == answered || changes.isReset || (answered.operations.isEmpty && changes.operations.isEmpty), "seed \(seed)")
+                    try previous.apply(changes)
+                    #expect(previous == current.model, "seed \(seed) step \(step): changes applied to the previous snapshot")
+                    #expect(current.version == previousVersion + (changes.operations.isEmpty ? 0 : 1), "seed \(seed)")
+                }
+                previous = current.model
+                previousVersion = current.version
+            }
+            _ = try Client.request("DELETE", "/lists/\(name)", port: server.port)
+        }
+    }
+
+    @Test func identicalPutMakesNoVersionAndReorderIsMovesOnly() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        let body = #"{"sections":[{"id":"s","cells":[{"id":"a","text":"A"},{"id":"b","text":"B"},{"id":"c","text":"C"}]}]}"#
+        #expect(try Client.put("/lists/g", port: server.port, json: body).status == 201)
+        let same = try Client.put("/lists/g", port: server.port, json: body)
+        #expect(same.status == 200 && same.header("ETag") == "\"1\"")
+        #expect(try decodeChangeset(same.body).operations.isEmpty)
+        let reordered = try Client.put("/lists/g", port: server.port, json: #"{"sections":[{"id":"s","cells":[{"id":"c","text":"C"},{"id":"a","text":"A"},{"id":"b","text":"B"}]}]}"#)
+        let changeset = try decodeChangeset(reordered.body)
+        #expect(changeset.operations == [.move(cell: "c", section: "s", after: nil)])
+    }
+
+    @Test func badBodiesGetTheirStatusAndPath() throws {
+        let server = try LiveServer(arguments: ["--max-body", "2000", "--max-cells", "3"])
+        defer { server.stop(); server.removeData() }
+        let cases: [(String, [(String, String)], Int, String)] = [
+            (#"{"sections": [}"#, [], 400, #""error":"malformed_json""#),
+            (#"{"sections": [{"id": "a", "cells": [{"id": "x", "text": 5}]}]}"#, [], 422, #"sections[0].cells[0].text: expected a string, got a number"#),
+            (#"{"sections": [{"id": "a", "cells": [{"id": "x", "text": "1"}, {"id": "x", "text": "2"}]}]}"#, [], 422, #"sections[0].cells[1].id: duplicate \"x\""#),
+            (#"{"sections": [], "extra": true}"#, [], 422, #""error":"unknown_field""#),
+            (#"{"sections": [{"id": "a", "cells": [{"id":"1","text":""},{"id":"2","text":""},{"id":"3","text":""},{"id":"4","text":""}]}]}"#, [], 422, #""error":"too_many_cells""#),
+            (String(repeating: " ", count: 3000) + "{}", [], 413, #""error":"#),
+            (#"{"sections": []}"#, [("If-Match", "five")], 400, #""error":"malformed_if_match""#),
+            (#"{"sections": []}"#, [("If-Match", "\"9\"")], 412, #""error":"version_mismatch""#),
+        ]
+        for (body, headers, status, fragment) in cases {
+            let response = try Client.put("/lists/bad", port: server.port, json: body, headers: headers)
+            #expect(response.status == status, "\(body.prefix(60)): \(response.text)")
+            #expect(response.text.contains(fragment), "\(response.text)")
+            #expect(response.header("Content-Type")?.hasPrefix("application/json") == true)
+        }
+        let plain = try Client.request("PUT", "/lists/bad", port: server.port, headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
+        #expect(plain.status == 415)
+        #expect(try Client.get("/lists/bad", port: server.port).status == 404, "no refused PUT created the list")
+        #expect([400, 404].contains(try Client.get("/lists/..%2Fetc", port: server.port).status), "an encoded slash is refused")
+    }
+
+    @Test func writeTokenIsRequiredWhenConfigured() throws {
+        let server = try LiveServer(arguments: ["--write-token", "s3cret"])
+        defer { server.stop(); server.removeData() }
+        let body = #"{"sections": []}"#
+        #expect(try Client.put("/lists/g", port: server.port, json: body).status == 401)
+        #expect(try Client.put("/lists/g", port: server.port, json: body, headers: [("Authorization", "Bearer wrong")]).status == 401)
+        #expect(try Client.put("/lists/g", port: server.port, json: body, headers: [("Authorization", "Bearer s3cret")]).status == 201)
+        #expect(try Client.request("DELETE", "/lists/g", port: server.port).status == 401)
+    }
+
+    @Test func proxiedWritesWithoutTokenAreRefused() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        let response = try Client.put("/lists/g", port: server.port, json: #"{"sections": []}"#, headers: [("X-Forwarded-For", "203.0.113.9")])
+        #expect(response.status == 403 && response.text.contains("writes_need_token"))
+    }
+}

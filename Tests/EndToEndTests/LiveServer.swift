@@ -1,0 +1,267 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `livelist` binary, started on a free loopback port with its own data directory.
+final class LiveServer: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    let dataDirectory: String
+    private let output = Pipe()
+
+    /// The repository root (this file is Tests/EndToEndTests/LiveServer.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// The built binary: `LIVELIST_BINARY`, else the debug build beside the sources.
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["LIVELIST_BINARY"] {
+            return path
+        }
+        return root + "/.build/debug/livelist"
+    }
+
+    /// Starts the server; `arguments` are extra flags (`--write-token`, `--heartbeat`, …).
+    init(arguments: [String] = [], dataDirectory: String? = nil) throws {
+        self.dataDirectory = dataDirectory ?? NSTemporaryDirectory() + "livelist-e2e-\(UUID().uuidString)"
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = [
+            "--port", "0", "--data", self.dataDirectory,
+            "--public", Self.root + "/Public", "--templates", Self.root + "/Templates",
+            "--log-level", "info",
+        ] + arguments
+        process.standardError = output
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // The banner names the port: "LiveList serving on http://127.0.0.1:PORT".
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        var found: Int?
+        while found == nil && Date() < deadline && process.isRunning {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { continue }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: "serving on http://127.0.0.1:") {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                found = Int(digits)
+            }
+        }
+        guard let found else {
+            process.terminate()
+            throw ServerError("the server did not start: \(text)")
+        }
+        port = found
+        // Keep draining stderr so the server never blocks on a full pipe.
+        let handle = output.fileHandleForReading
+        handle.readabilityHandler = { handle in _ = handle.availableData }
+    }
+
+    /// Stops the server with SIGTERM (or SIGKILL) and waits for it.
+    func stop(kill: Bool = false) {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, kill ? SIGKILL : SIGTERM)
+            process.waitUntilExit()
+        }
+        output.fileHandleForReading.readabilityHandler = nil
+    }
+
+    func removeData() {
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    deinit {
+        stop()
+    }
+}
+
+struct ServerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A response read off a socket.
+struct Response {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A minimal HTTP/1.1 client on a blocking socket: one request per connection, the response read to
+/// the end (`Connection: close`). Enough for black-box tests, and independent of the server's code.
+enum Client {
+    static func request(
+        _ method: String, _ path: String, port: Int, headers: [(String, String)] = [], body: [UInt8] = []
+    ) throws -> Response {
+        let socket = try connect(port: port)
+        defer { close(socket) }
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "PUT" || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        try send(socket, Array(head.utf8) + body)
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            data += buffer[0 ..< count]
+        }
+        return try parse(data)
+    }
+
+    static func get(_ path: String, port: Int, headers: [(String, String)] = []) throws -> Response {
+        try request("GET", path, port: port, headers: headers)
+    }
+
+    static func put(_ path: String, port: Int, json: String, headers: [(String, String)] = []) throws -> Response {
+        try request("PUT", path, port: port, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+    }
+
+    static func connect(port: Int) throws -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw ServerError("socket failed") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            close(socket)
+            throw ServerError("connect to \(port) failed")
+        }
+        return socket
+    }
+
+    static func send(_ socket: Int32, _ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw ServerError("send failed") }
+            sent += count
+        }
+    }
+
+    static func parse(_ data: [UInt8]) throws -> Response {
+        guard let end = data.firstRange(of: [13, 10, 13, 10]) else { throw ServerError("no response head in \(data.count) bytes") }
+        let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = head[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw ServerError("bad status line \(head[0])") }
+        let headers = head.dropFirst().compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var body = Array(data[end.upperBound...])
+        if headers.contains(where: { $0.0.lowercased() == "transfer-encoding" && $0.1.lowercased().contains("chunked") }) {
+            body = dechunk(body)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    static func dechunk(_ data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var index = 0
+        while let lineEnd = data[index...].firstRange(of: [13, 10]) {
+            let sizeText = String(decoding: data[index ..< lineEnd.lowerBound], as: UTF8.self).split(separator: ";")[0]
+            guard let size = Int(sizeText, radix: 16), size > 0 else { break }
+            let start = lineEnd.upperBound
+            out += data[start ..< min(start + size, data.count)]
+            index = start + size + 2
+            if index >= data.count { break }
+        }
+        return out
+    }
+}
+
+/// An open event stream: reads events as they arrive.
+final class EventStream {
+    let socket: Int32
+    private var buffer: [UInt8] = []
+    private(set) var headStatus = 0
+    private(set) var comments: [String] = []
+
+    init(path: String, port: Int, headers: [(String, String)] = []) throws {
+        socket = try Client.connect(port: port)
+        var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        try Client.send(socket, Array((head + "\r\n").utf8))
+        // Read the response head.
+        while buffer.firstRange(of: [13, 10, 13, 10]) == nil {
+            guard try fill() else { throw ServerError("stream closed before its head") }
+        }
+        let end = buffer.firstRange(of: [13, 10, 13, 10])!
+        let statusLine = String(decoding: buffer[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")[0]
+        headStatus = Int(statusLine.split(separator: " ")[1]) ?? 0
+        buffer.removeSubrange(..<end.upperBound)
+        chunked = true
+    }
+
+    private var chunked = true
+    private var text = ""
+
+    /// Reads more bytes (false at end of stream). Chunked framing is removed as it comes.
+    private func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = recv(socket, &chunk, chunk.count, 0)
+        if count <= 0 { return false }
+        buffer += chunk[0 ..< count]
+        return true
+    }
+
+    /// The next event (id, data), skipping comments; nil when the stream ends or `timeout` passes.
+    func next(timeout: Double = 10) throws -> (id: String, data: String)? {
+        // One deadline for the whole call: heartbeat comments must not keep it waiting forever.
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return nil }
+            var timeoutValue = timeval(tv_sec: Int(left), tv_usec: max(1_000, Int((left - Double(Int(left))) * 1_000_000)))
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
+            decodeChunks()
+            if let end = text.range(of: "\n\n") {
+                let block = String(text[..<end.lowerBound])
+                text = String(text[end.upperBound...])
+                var id = ""
+                var data = ""
+                var isEvent = false
+                for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
+                    if line.hasPrefix(":") { comments.append(String(line)) }
+                    if line.hasPrefix("id: ") { id = String(line.dropFirst(4)); isEvent = true }
+                    if line.hasPrefix("data: ") { data = String(line.dropFirst(6)); isEvent = true }
+                }
+                if isEvent && !data.isEmpty { return (id, data) }
+                continue
+            }
+            guard try fill() else { return nil }
+        }
+    }
+
+    /// Moves complete chunks of the chunked body into `text`.
+    private func decodeChunks() {
+        while let lineEnd = buffer.firstRange(of: [13, 10]) {
+            let sizeText = String(decoding: buffer[..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText, radix: 16) else { return }
+            guard buffer.count >= lineEnd.upperBound + size + 2 else { return }
+            text += String(decoding: buffer[lineEnd.upperBound ..< lineEnd.upperBound + size], as: UTF8.self)
+            buffer.removeSubrange(..<(lineEnd.upperBound + size + 2))
+        }
+    }
+
+    func close() {
+        Glibc.close(socket)
+    }
+
+    deinit {
+        Glibc.close(socket)
+    }
+}
