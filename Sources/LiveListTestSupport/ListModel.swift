@@ -1,6 +1,6 @@
 // Shared by the test targets (a test target cannot import another): a model of the browser's list to
 // apply changesets to, a strict reader of changeset JSON, seeded randomness and hostile strings.
-public import Foundation
+import Foundation
 public import LiveListHTML
 
 /// A model of what the browser holds, to which the tests apply changesets exactly as BRIEF section 3
