@@ -9,7 +9,6 @@ Prints a Markdown table of p50/p99/max per N, and the server's resident memory p
 Usage: Scripts/bench-fanout.py [--streams 1000,5000] [--rounds 5] [--idle 10000] [--binary PATH]
 """
 import argparse
-import asyncio
 import os
 import resource
 import shutil
@@ -56,60 +55,91 @@ def put(port, name, cells):
         raise RuntimeError(f"PUT answered {status}: {data[-300:]!r}")
 
 
-async def open_stream(port, name):
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
-    writer.write(f"GET /lists/{name}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
-    await writer.drain()
-    head = await reader.readuntil(b"\r\n\r\n")
-    if b" 200 " not in head.split(b"\r\n")[0]:
-        raise RuntimeError(f"stream answered {head[:80]!r}")
-    return reader, writer
-
-
-async def wait_event(reader, marker):
-    """Reads until a data line containing `marker`; returns the arrival time."""
-    buffer = b""
-    while marker not in buffer:
-        chunk = await reader.read(65536)
-        if not chunk:
-            raise RuntimeError("stream ended")
-        buffer += chunk
-    return time.perf_counter()
-
-
-async def fanout(port, name, count, rounds):
+def open_streams(port, name, count):
+    """Opens `count` event streams (blocking sockets, then non-blocking) and reads their heads."""
     streams = []
-    for start in range(0, count, 500):
-        streams += await asyncio.gather(*(open_stream(port, name) for _ in range(start, min(count, start + 500))))
-    await asyncio.sleep(0.5)
-    p99s, p50s, maxima = [], [], []
+    request = f"GET /lists/{name}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode()
+    for _ in range(count):
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.sendall(request)
+        streams.append(s)
+    for s in streams:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(4096)
+            if not chunk:
+                raise RuntimeError("stream closed before its head")
+            head += chunk
+        if b" 200 " not in head.split(b"\r\n")[0]:
+            raise RuntimeError(f"stream answered {head[:80]!r}")
+        s.setblocking(False)
+    return streams
+
+
+def fanout(port, name, count, rounds):
+    """One epoll loop reads every stream; each stream's arrival time is taken when epoll reports it
+    and its bytes hold the round's marker (a lean client, so that it measures the server)."""
+    import select
+    streams = open_streams(port, name, count)
+    by_fd = {s.fileno(): s for s in streams}
+    poller = select.epoll()
+    for s in streams:
+        poller.register(s.fileno(), select.EPOLLIN)
+    time.sleep(0.5)
+    # Drain anything already sent (retry lines, heartbeats).
+    for fd, _ in poller.poll(0.1):
+        try:
+            by_fd[fd].recv(65536)
+        except BlockingIOError:
+            pass
+    p50s, p99s, maxima = [], [], []
     for round_ in range(rounds):
         marker = f"round-{count}-{round_}".encode()
-        waits = [asyncio.create_task(wait_event(reader, marker)) for reader, _ in streams]
-        await asyncio.sleep(0.2)
+        pending = {fd: b"" for fd in by_fd}
+        arrivals = []
         sent = time.perf_counter()
-        await asyncio.get_running_loop().run_in_executor(None, put, port, name, ["a", marker.decode()])
-        arrivals = await asyncio.wait_for(asyncio.gather(*waits), timeout=60)
+        import threading
+        writer = threading.Thread(target=put, args=(port, name, ["a", marker.decode()]))
+        writer.start()
+        deadline = sent + 60
+        while pending and time.perf_counter() < deadline:
+            for fd, _ in poller.poll(1):
+                if fd not in pending:
+                    try:
+                        by_fd[fd].recv(65536)
+                    except BlockingIOError:
+                        pass
+                    continue
+                try:
+                    data = by_fd[fd].recv(65536)
+                except BlockingIOError:
+                    continue
+                now = time.perf_counter()
+                pending[fd] += data
+                if marker in pending[fd]:
+                    arrivals.append(now)
+                    del pending[fd]
+        writer.join()
+        if pending:
+            raise RuntimeError(f"{len(pending)} of {count} streams never got round {round_}")
         latencies = sorted((t - sent) * 1000 for t in arrivals)
         p50s.append(latencies[len(latencies) // 2])
         p99s.append(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))])
         maxima.append(latencies[-1])
-        await asyncio.sleep(0.3)
-    for _, writer in streams:
-        writer.close()
+        time.sleep(0.3)
+    for s in streams:
+        s.close()
     return statistics.median(p50s), statistics.median(p99s), statistics.median(maxima)
 
 
-async def idle_memory(port, name, pid, count):
-    await asyncio.sleep(1)
+def idle_memory(port, name, pid, count):
+    time.sleep(1)
     before = rss_kib(pid)
-    streams = []
-    for start in range(0, count, 500):
-        streams += await asyncio.gather(*(open_stream(port, name) for _ in range(start, min(count, start + 500))))
-    await asyncio.sleep(2)
+    streams = open_streams(port, name, count)
+    time.sleep(2)
     after = rss_kib(pid)
-    for _, writer in streams:
-        writer.close()
+    for s in streams:
+        s.close()
     return before, after
 
 
@@ -152,10 +182,10 @@ def main():
         print("|---:|---:|---:|---:|---|")
         goals = {1000: "p99 < 25 ms", 5000: "all within 100 ms"}
         for count in counts:
-            p50, p99, worst = asyncio.run(fanout(port, "fan", count, args.rounds))
+            p50, p99, worst = fanout(port, "fan", count, args.rounds)
             print(f"| {count:,} | {p50:.1f} | {p99:.1f} | {worst:.1f} | {goals.get(count, '')} |")
         if args.idle:
-            before, after = asyncio.run(idle_memory(port, "idle", server.pid, args.idle))
+            before, after = idle_memory(port, "idle", server.pid, args.idle)
             per = (after - before) * 1024 / args.idle
             print(f"\n## Idle streams\n\n{args.idle:,} idle event streams: server RSS {before / 1024:.1f} MiB before, "
                   f"{after / 1024:.1f} MiB with them open: **{per:.0f} bytes per stream** (goal < 4,096).")
