@@ -49,6 +49,8 @@ final class LiveServer: @unchecked Sendable {
         }
         guard let found else {
             process.terminate()
+            process.waitUntilExit()
+            text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw ServerError("the server did not start: \(text)")
         }
         port = found

@@ -159,6 +159,21 @@ private func cells(_ ids: [String]) -> String {
     }
 }
 
+@Suite(.serialized) struct StartupTests {
+    @Test func brokenOrMissingTemplatesStopStartupWithAClearMessage() throws {
+        let missing = NSTemporaryDirectory() + "livelist-templates-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: missing, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: missing) }
+        try Data("<p>{{list}}</p>".utf8).write(to: URL(fileURLWithPath: missing + "/page.mustache"))
+        let error = #expect(throws: ServerError.self) { try LiveServer(arguments: ["--templates", missing]) }
+        #expect(error?.description.contains("index.mustache is missing") == true, "\(String(describing: error))")
+
+        try Data("{{#unclosed}}".utf8).write(to: URL(fileURLWithPath: missing + "/index.mustache"))
+        let broken = #expect(throws: ServerError.self) { try LiveServer(arguments: ["--templates", missing]) }
+        #expect(broken?.description.contains("cannot load the templates") == true, "\(String(describing: broken))")
+    }
+}
+
 @Suite(.serialized) struct PageTests {
     @Test func pageIsCompleteWithoutJavaScriptAndNegotiatesJSON() throws {
         let server = try LiveServer()
