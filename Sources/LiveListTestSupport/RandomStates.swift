@@ -1,3 +1,4 @@
+import Foundation
 public import LiveListHTML
 
 /// A random state of up to 5 sections of up to 8 cells, keys and texts drawn partly from the hostile
@@ -62,4 +63,20 @@ public func makeStatePair(using random: inout SplitMix64) -> (JSONListState, JSO
         sections[index].cells.shuffle(using: &random)
     }
     return (first, JSONListState(sections: sections))
+}
+
+/// A PUT body for `state`, written with Foundation's JSON encoder (independent of the server's writer).
+public func putBody(_ state: JSONListState) throws -> String {
+    let sections: [[String: Any]] = state.sections.map { section in
+        var object: [String: Any] = ["id": section.id, "cells": section.cells.map { cell -> [String: Any] in
+            var object: [String: Any] = ["id": cell.id, "text": cell.text]
+            if let detail = cell.detail { object["detail"] = detail }
+            return object
+        }]
+        if let header = section.header { object["header"] = header }
+        if let footer = section.footer { object["footer"] = footer }
+        return object
+    }
+    let data = try JSONSerialization.data(withJSONObject: ["sections": sections], options: [.sortedKeys])
+    return String(decoding: data, as: UTF8.self)
 }

@@ -3,21 +3,6 @@ import LiveListHTML
 import LiveListTestSupport
 import Testing
 
-/// Encodes a state as a PUT body (Foundation's encoder, independent of the server's writer).
-func putBody(_ state: JSONListState) throws -> String {
-    let sections: [[String: Any]] = state.sections.map { section in
-        var object: [String: Any] = ["id": section.id, "cells": section.cells.map { cell -> [String: Any] in
-            var object: [String: Any] = ["id": cell.id, "text": cell.text]
-            if let detail = cell.detail { object["detail"] = detail }
-            return object
-        }]
-        if let header = section.header { object["header"] = header }
-        if let footer = section.footer { object["footer"] = footer }
-        return object
-    }
-    return String(decoding: try JSONSerialization.data(withJSONObject: ["sections": sections]), as: UTF8.self)
-}
-
 func snapshot(_ name: String, port: Int) throws -> (version: Int, model: ListModel) {
     let response = try Client.get("/lists/\(name)", port: port, headers: [("Accept", "application/json")])
     guard response.status == 200 else { throw ServerError("snapshot of \(name): \(response.status) \(response.text)") }

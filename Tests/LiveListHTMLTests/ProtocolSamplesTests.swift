@@ -26,12 +26,12 @@ import Testing
                         + changeset.encodedJSON() + Array(",\"after\":".utf8) + renderer.updater.snapshot.encodedJSON() + [0x7D])
                 }
                 var snapshot = renderer.updater.snapshot
-                snapshot.state = Array(try encodePutBody(state).utf8)
+                snapshot.state = Array(try putBody(state).utf8)
                 snapshots.append(snapshot.encodedJSON())
                 changesets.append(snapshot.reset(from: 0).encodedJSON())
             }
             // The body must decode back to the same state: the snapshot's state can be PUT again.
-            #expect(try JSONListState.decode(Array(try encodePutBody(second).utf8)) == second)
+            #expect(try JSONListState.decode(Array(try putBody(second).utf8)) == second)
         }
         #expect(changesets.count > 400 && snapshots.count == 400)
         guard let directory = ProcessInfo.processInfo.environment["LIVELIST_PROTOCOL_SAMPLES"] else {
@@ -51,20 +51,4 @@ import Testing
         }
         try data.write(to: URL(fileURLWithPath: path))
     }
-}
-
-/// A PUT body for `state`, written with Foundation's JSON encoder (independent of the server's writer).
-func encodePutBody(_ state: JSONListState) throws -> String {
-    let sections: [[String: Any]] = state.sections.map { section in
-        var object: [String: Any] = ["id": section.id, "cells": section.cells.map { cell -> [String: Any] in
-            var object: [String: Any] = ["id": cell.id, "text": cell.text]
-            if let detail = cell.detail { object["detail"] = detail }
-            return object
-        }]
-        if let header = section.header { object["header"] = header }
-        if let footer = section.footer { object["footer"] = footer }
-        return object
-    }
-    let data = try JSONSerialization.data(withJSONObject: ["sections": sections], options: [.sortedKeys])
-    return String(decoding: data, as: UTF8.self)
 }
