@@ -65,6 +65,19 @@ private struct Line: IdentifiableComponent, Equatable {
         #expect(next.changeset.version == 5)
     }
 
+    /// A list emptied by its last PUT comes back at that PUT's version, not one behind.
+    @Test func emptiedListKeepsItsVersionAcrossRestart() async throws {
+        let store = MemoryListStore()
+        do {
+            let registry = try await ListRegistry(store: store)
+            _ = try await registry.put(name("e"), body: body(["a"]), ifMatch: nil)
+            let emptied = try await registry.put(name("e"), body: Array(#"{"sections":[]}"#.utf8), ifMatch: nil)
+            #expect(emptied.changeset.version == 2)
+        }
+        let registry = try await ListRegistry(store: store)
+        #expect(await registry.list(name("e"))?.version == 2)
+    }
+
     @Test func appListVersionsSurviveRestartWithoutReuse() async throws {
         let store = MemoryListStore()
         var configuration = ListConfiguration()

@@ -113,7 +113,10 @@ public actor HostedList {
     /// Loads a stored JSON list: the list is at exactly `version`, with nothing to publish.
     func load(state: JSONListState, body: [UInt8], version: Int) throws {
         precondition(renderer.updater.version == version - 1, "load() needs an updater one version behind")
-        try renderer.render(state.listSections)
+        // An empty list renders like no list at all; it still is at `version`.
+        if try renderer.render(state.listSections) == nil {
+            _ = renderer.updater.advanceVersion()
+        }
         jsonState = (state, body)
     }
 
