@@ -3,11 +3,26 @@ import Foundation
 import LiveListServer
 import Logging
 
-/// `livelist`: serves the demo lists and any JSON list that a script PUTs.
+/// `livelist`: serves (the default subcommand, `livelist serve`) or checks a running server's health
+/// (`livelist healthcheck`, the Docker `HEALTHCHECK`).
 @main
 struct LiveListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livelist",
+        abstract: "Serve live lists: HTML pages kept in sync over Server-Sent Events, JSON for scripts.",
+        discussion: """
+            Without a subcommand, livelist serves: `livelist --port 9000` is `livelist serve --port 9000`.
+            `livelist serve --help` lists the server's flags.
+            """,
+        subcommands: [ServeCommand.self, HealthcheckCommand.self],
+        defaultSubcommand: ServeCommand.self
+    )
+}
+
+/// `livelist serve`: serves the demo lists and any JSON list that a script PUTs.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Serve live lists: HTML pages kept in sync over Server-Sent Events, JSON for scripts.",
         discussion: """
             Every option falls back to an environment variable (LIVELIST_HOST, LIVELIST_PORT, LIVELIST_PUBLIC,

@@ -1,0 +1,57 @@
+# LiveList in a container: built in the official Swift image with the standard library linked statically,
+# run in Debian slim with only the binary, Public/, Templates/ and the libraries it links.
+#
+#     docker build -t livelist .
+#     docker run -p 8080:8080 -v livelist-data:/data -e LIVELIST_WRITE_TOKEN=secret livelist
+#
+# No Docker engine runs in CI: Scripts/check-docker.sh reads this file and performs its steps without
+# Docker (the same build, the runtime files laid out as below, the server started as an unprivileged
+# user, /healthz, a page, the healthcheck and SIGTERM), so keep its lines in the forms that script parses.
+
+# ---- build ----
+FROM swift:6.3-bookworm AS build
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get -q update \
+    && apt-get -q install -y libssl-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /build
+# The manifest first, so that the resolved dependencies stay cached while only the sources change.
+COPY Package.* ./
+RUN swift package resolve
+COPY Sources ./Sources
+COPY Tests ./Tests
+COPY Public ./Public
+COPY Templates ./Templates
+RUN swift build -c release --static-swift-stdlib --product livelist
+
+# ---- run ----
+FROM debian:bookworm-slim
+# What `ldd livelist` names besides libc, libm, libgcc_s and libstdc++ (already in the slim image).
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get -q update \
+    && apt-get -q install -y --no-install-recommends libssl3 \
+    && rm -rf /var/lib/apt/lists/*
+RUN useradd --system --user-group --uid 10001 --home-dir /app --no-create-home --shell /usr/sbin/nologin livelist \
+    && mkdir -p /data \
+    && chown livelist:livelist /data
+WORKDIR /app
+COPY --from=build /build/.build/release/livelist /app/livelist
+COPY --from=build /build/Public /app/Public
+COPY --from=build /build/Templates /app/Templates
+# Configuration comes from the environment (every flag has a LIVELIST_ variable). Inside the container
+# the server listens on all addresses; set LIVELIST_WRITE_TOKEN (docker run -e) so that writes need
+# "Authorization: Bearer TOKEN": without a token the server refuses every write from the network.
+ENV LIVELIST_HOST=0.0.0.0 \
+    LIVELIST_PORT=8080 \
+    LIVELIST_DATA=/data \
+    LIVELIST_PUBLIC=/app/Public \
+    LIVELIST_TEMPLATES=/app/Templates \
+    LIVELIST_LOG_LEVEL=info
+USER livelist
+EXPOSE 8080
+VOLUME /data
+# The slim image has no curl: the binary checks itself (GET /healthz on LIVELIST_PORT, exit 0 on 200).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["/app/livelist", "healthcheck", "--timeout", "4"]
+# Without a subcommand livelist serves; SIGTERM (docker stop) ends it gracefully.
+ENTRYPOINT ["/app/livelist"]
