@@ -17,6 +17,8 @@ public final class LiveListApp: Sendable {
     /// `/livelist.js?v=HASH` and `/livelist.css?v=HASH`: cache-busted, served as immutable.
     let scriptURL: String
     let stylesheetURL: String
+    /// `/site.css?v=HASH`: the look of the page around the lists.
+    let siteStylesheetURL: String
     let metrics = Metrics()
     private let serverBox = ServerBox()
 
@@ -36,6 +38,7 @@ public final class LiveListApp: Sendable {
         staticFiles = files
         scriptURL = Self.bustedURL("livelist.js", in: configuration.publicDirectory)
         stylesheetURL = Self.bustedURL("livelist.css", in: configuration.publicDirectory)
+        siteStylesheetURL = Self.bustedURL("site.css", in: configuration.publicDirectory)
     }
 
     private static func bustedURL(_ file: String, in directory: String) -> String {

@@ -16,7 +16,7 @@ extension LiveListApp {
                 "owner": list.owner == .app ? "app" : "json",
             ])
         }
-        let html = templates.render("index", ["lists": lists, "stylesheet": stylesheetURL, "hasLists": !lists.isEmpty])
+        let html = templates.render("index", ["lists": lists, "stylesheet": stylesheetURL, "siteStylesheet": siteStylesheetURL, "hasLists": !lists.isEmpty])
         return HTTPResponse.html(Array(html.utf8))
     }
 
@@ -60,6 +60,7 @@ extension LiveListApp {
             "csrf": keys.csrfToken(for: session!),
             "script": scriptURL,
             "stylesheet": stylesheetURL,
+            "siteStylesheet": siteStylesheetURL,
             "isApp": list.owner == .app,
         ])
         var response = HTTPResponse.html(Array(html.utf8))
