@@ -39,8 +39,9 @@ extension LiveListApp {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }
+        let viewer = Viewer(session: request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil })
         if request.prefersJSON {
-            var response = HTTPResponse.json(await list.snapshotJSON())
+            var response = HTTPResponse.json(await list.snapshotJSON(for: viewer))
             response.headers.set("Vary", "Accept")
             response.headers.set("Cache-Control", "no-store")
             return response
@@ -52,7 +53,7 @@ extension LiveListApp {
             session = id
             setCookie = "\(SessionKeys.cookieName)=\(id); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         }
-        let (root, version) = await list.pageHTML()
+        let (root, version) = await list.pageHTML(for: Viewer(session: session))
         let html = templates.render("page", [
             "list": list.name.rawValue,
             "version": version,
@@ -87,7 +88,8 @@ extension LiveListApp {
         guard let since = Self.parseVersion(text) else {
             return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
         }
-        var response = HTTPResponse.json(await list.changes(since: since).encodedJSON())
+        let viewer = Viewer(session: request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil })
+        var response = HTTPResponse.json(await list.changes(since: since, for: viewer).encodedJSON())
         response.headers.set("Cache-Control", "no-store")
         return response
     }
@@ -126,7 +128,7 @@ extension LiveListApp {
                 }
                 Task { await list.unsubscribe(stream) }
             }
-            Task { await list.subscribe(stream, since: resume) }
+            Task { await list.subscribe(stream, since: resume, viewer: Viewer(session: session)) }
         }
     }
 
@@ -182,7 +184,7 @@ extension LiveListApp {
                     }
                 }
             }
-            Task { await registry.subscribe(multiplexed, names: listNames, since: resume) }
+            Task { await registry.subscribe(multiplexed, names: listNames, since: resume, viewer: Viewer(session: session)) }
         }
     }
 

@@ -56,9 +56,16 @@ public actor HostedList {
     private(set) var isDeleted = false
     private(set) var counters = ListCounters()
     private var actionHandler: (@Sendable (ListAction) async -> Void)?
+    /// For a list whose render reads the viewer: the render function, and each stream's own renderer.
+    private let perViewer: (@Sendable (Viewer) -> [Section])?
+    private var viewerRenderers: [ObjectIdentifier: Renderer<PatchUpdater>] = [:]
 
     /// Creates a list whose next version follows `version` (a name's versions are never reused).
-    init(name: ListName, owner: Owner, version: Int, configuration: ListConfiguration, store: any ListStore) {
+    init(
+        name: ListName, owner: Owner, version: Int, configuration: ListConfiguration, store: any ListStore,
+        perViewer: (@Sendable (Viewer) -> [Section])? = nil
+    ) {
+        self.perViewer = perViewer
         self.name = name
         self.owner = owner
         self.configuration = configuration
@@ -91,17 +98,69 @@ public actor HostedList {
     @discardableResult
     public func render(_ sections: [Section]) throws -> ListChangeset? {
         guard !isDeleted else { return nil }
-        let next = renderer.updater.version + 1
-        if owner == .app && next > reservedVersion {
-            // Reserve before rendering, so a crash right after can never lead to reuse.
-            try store.saveHighWater(next + configuration.versionBlock, for: name.rawValue)
-            reservedVersion = next + configuration.versionBlock
-        }
+        precondition(perViewer == nil, "a list rendered per viewer changes through refresh()")
+        try reserveNextVersion()
         guard let changeset = try renderer.render(sections) else {
             return nil
         }
         publish(changeset)
         return changeset
+    }
+
+    /// Reserves versions in the store ahead of use, so a crash can never lead to reuse.
+    private func reserveNextVersion() throws {
+        let next = renderer.updater.version + 1
+        if owner == .app && next > reservedVersion {
+            try store.saveHighWater(next + configuration.versionBlock, for: name.rawValue)
+            reservedVersion = next + configuration.versionBlock
+        }
+    }
+
+    /// For a list rendered per viewer: renders again for every viewer (the app's state changed). The
+    /// list gets a new version when any viewer's rendering changed, and each stream gets its own
+    /// changeset, from the version it was last sent to the new one; viewers whose rendering did not
+    /// change get nothing and catch up with their next changeset.
+    ///
+    /// - Returns: the new version, or nil when no rendering changed.
+    @discardableResult
+    public func refresh() throws -> Int? {
+        guard let perViewer, !isDeleted else { return nil }
+        try reserveNextVersion()
+        let anonymous = try renderer.render(perViewer(.anonymous))
+        var changed: [(Subscription, ListChangeset)] = []
+        for subscription in subscriptions.values {
+            guard let viewerRenderer = viewerRenderers[subscription.id] else { continue }
+            if let changeset = try viewerRenderer.render(perViewer(subscription.viewer)) {
+                changed.append((subscription, changeset))
+            }
+        }
+        guard anonymous != nil || !changed.isEmpty else {
+            return nil
+        }
+        if anonymous == nil {
+            _ = renderer.updater.advanceVersion()
+        }
+        let version = renderer.updater.version
+        counters.changesets += 1
+        for (subscription, changeset) in changed where !subscription.isWaitingForDrain {
+            var own = changeset
+            own.from = subscription.delivered
+            own.version = version
+            if subscription.sink.queuedBytes > configuration.slowViewerBytes {
+                waitForDrain(subscription)
+                continue
+            }
+            send(json: own.encodedJSON(), version: version, isReset: false, to: subscription)
+        }
+        return version
+    }
+
+    /// A fresh rendering of a per-viewer list for `viewer`, at the current version.
+    private func viewerSnapshot(_ viewer: Viewer) -> ListSnapshot {
+        guard let perViewer else { return renderer.updater.snapshot }
+        var updater = PatchUpdater(list: name.rawValue, version: 0, options: configuration.options)
+        let rendered = (try? updater.performUpdates(adapter: configuration.adapter, from: [], to: perViewer(viewer))) != nil
+        return ListSnapshot(list: name.rawValue, version: version, rendering: rendered ? updater.rendering : RenderedList())
     }
 
     /// Renders with the sections builder.
@@ -181,14 +240,20 @@ public actor HostedList {
     // MARK: - Reading
 
     /// The current state in snapshot form (with the PUT body for JSON lists).
-    public func snapshot() -> ListSnapshot {
+    public func snapshot(for viewer: Viewer = .anonymous) -> ListSnapshot {
+        if perViewer != nil {
+            return viewerSnapshot(viewer)
+        }
         var snapshot = renderer.updater.snapshot
         snapshot.state = jsonState?.body
         return snapshot
     }
 
     /// The snapshot's JSON, encoded once per version.
-    func snapshotJSON() -> [UInt8] {
+    func snapshotJSON(for viewer: Viewer = .anonymous) -> [UInt8] {
+        if perViewer != nil {
+            return viewerSnapshot(viewer).encodedJSON()
+        }
         let version = renderer.updater.version
         if let encodedSnapshot, encodedSnapshot.version == version {
             return encodedSnapshot.bytes
@@ -199,20 +264,27 @@ public actor HostedList {
     }
 
     /// The list root with its sections, for a full page.
-    func pageHTML() -> (html: String, version: Int) {
-        let updater = renderer.updater
+    func pageHTML(for viewer: Viewer = .anonymous) -> (html: String, version: Int) {
+        let snapshot = perViewer != nil ? viewerSnapshot(viewer) : renderer.updater.snapshot
         return (
             configuration.adapter.renderRoot(
-                list: name.rawValue, version: updater.version, options: updater.options, rendering: updater.rendering
+                list: name.rawValue, version: snapshot.version, options: configuration.options, rendering: snapshot.rendering
             ),
-            updater.version
+            snapshot.version
         )
     }
 
     /// One changeset from `version` to now: empty operations when current, the logged changesets
     /// joined, or a reset when `version` is too old, unknown or in the future.
-    func changes(since version: Int) -> ListChangeset {
+    func changes(since version: Int, for viewer: Viewer = .anonymous) -> ListChangeset {
         let current = renderer.updater.version
+        if perViewer != nil {
+            // Per-viewer changesets are not logged: a viewer that missed some gets its state anew.
+            guard version != current else {
+                return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
+            }
+            return viewerSnapshot(viewer).reset(from: version)
+        }
         switch log.lookup(since: version, current: current) {
         case .current:
             return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
@@ -273,12 +345,21 @@ public actor HostedList {
 
     /// Adds a stream. With `since`, the stream first gets what it missed (one changeset, or a reset);
     /// without, it starts live at the current version.
-    func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil) {
+    func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil, viewer: Viewer = .anonymous) {
         let current = renderer.updater.version
-        let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: since ?? current)
+        let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: since ?? current, viewer: viewer)
         subscriptions[subscription.id] = subscription
+        if let perViewer {
+            // The stream's own renderer starts from what this viewer sees now.
+            let viewerRenderer = Renderer(
+                adapter: configuration.adapter,
+                updater: PatchUpdater(list: name.rawValue, version: 0, options: configuration.options)
+            )
+            _ = try? viewerRenderer.render(perViewer(viewer))
+            viewerRenderers[subscription.id] = viewerRenderer
+        }
         if let since, since != current {
-            let catchUp = changes(since: since)
+            let catchUp = changes(since: since, for: viewer)
             send(json: catchUp.encodedJSON(), version: catchUp.version, isReset: catchUp.isReset, to: subscription)
         } else if let multiplexed {
             // Live from now: the stream's version vector starts at the current version.
@@ -288,7 +369,10 @@ public actor HostedList {
 
     /// Removes a stream (it ended).
     func unsubscribe(_ sink: any EventSink) {
-        subscriptions = subscriptions.filter { $0.value.sink !== sink }
+        for (id, subscription) in subscriptions where subscription.sink === sink {
+            subscriptions.removeValue(forKey: id)
+            viewerRenderers.removeValue(forKey: id)
+        }
     }
 
     private func publish(_ changeset: ListChangeset) {
@@ -337,6 +421,7 @@ public actor HostedList {
             }
         } else {
             subscriptions.removeValue(forKey: subscription.id)
+            viewerRenderers.removeValue(forKey: subscription.id)
         }
     }
 
@@ -364,7 +449,7 @@ public actor HostedList {
             waitForDrain(subscription)
             return
         }
-        let changeset = changes(since: subscription.delivered)
+        let changeset = changes(since: subscription.delivered, for: subscription.viewer)
         send(json: changeset.encodedJSON(), version: changeset.version, isReset: changeset.isReset, to: subscription)
     }
 }

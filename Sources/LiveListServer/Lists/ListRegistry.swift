@@ -89,6 +89,21 @@ public actor ListRegistry {
         return hosted
     }
 
+    /// Registers a list whose render reads the viewer (per-session rendering): each viewing stream holds
+    /// its own renderer, fed by `render` for its viewer, with the list's shared versions. Call
+    /// ``HostedList/refresh()`` when the app's state changes.
+    public func hostApp(_ name: ListName, perViewer render: @escaping @Sendable (Viewer) -> [Section]) async throws -> HostedList {
+        guard lists[name] == nil else {
+            throw ListWriteError(status: 409, code: "list_exists", detail: "a list named \(name) is already served")
+        }
+        let hosted = HostedList(name: name, owner: .app, version: highWater[name.rawValue] ?? 0, configuration: configuration,
+                                store: store, perViewer: render)
+        try await hosted.refresh()
+        lists[name] = hosted
+        await attachWaiting(name, to: hosted)
+        return hosted
+    }
+
     /// The list named `name`, if it is served.
     public func list(_ name: ListName) -> HostedList? {
         lists[name]
@@ -178,10 +193,10 @@ public actor ListRegistry {
 
     /// Adds a multiplexed stream to every list it names. A list that does not exist gets an empty
     /// reset at its high-water mark, and the stream joins it when it is created.
-    func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int]) async {
+    func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
         for name in names {
             if let hosted = lists[name] {
-                await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream)
+                await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer)
             } else {
                 let version = highWater[name.rawValue] ?? 0
                 let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version,

@@ -20,14 +20,17 @@ final class Subscription: @unchecked Sendable {
     let sink: any EventSink
     /// For a multiplexed stream, the stream's shared state (its version vector).
     let multiplexed: MultiplexedStream?
+    /// Who is viewing (for lists rendered per viewer).
+    let viewer: Viewer
     /// Guarded by the owning list's actor.
     var delivered: Int
     var isWaitingForDrain = false
 
-    init(sink: any EventSink, multiplexed: MultiplexedStream?, delivered: Int) {
+    init(sink: any EventSink, multiplexed: MultiplexedStream?, delivered: Int, viewer: Viewer = .anonymous) {
         self.sink = sink
         self.multiplexed = multiplexed
         self.delivered = delivered
+        self.viewer = viewer
     }
 
     var id: ObjectIdentifier { ObjectIdentifier(self) }

@@ -1,0 +1,13 @@
+/// Who views a list: the browser session, when the page set one. A list whose render reads the viewer
+/// (``ListRegistry/hostApp(_:perViewer:)``) renders once per viewing stream instead of once per version.
+public struct Viewer: Sendable, Hashable {
+    /// The session id of the viewer's browser, or nil (curl, a first page view, a crawler).
+    public var session: String?
+
+    public init(session: String?) {
+        self.session = session
+    }
+
+    /// A viewer without a session.
+    public static let anonymous = Viewer(session: nil)
+}
