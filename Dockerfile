@@ -12,7 +12,7 @@
 FROM swift:6.3-bookworm AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y libssl-dev \
+    && apt-get -q install -y libssl-dev zlib1g-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # The manifest first, so that the resolved dependencies stay cached while only the sources change.
@@ -29,7 +29,7 @@ FROM debian:bookworm-slim
 # What `ldd livelist` names besides libc, libm, libgcc_s and libstdc++ (already in the slim image).
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y --no-install-recommends libssl3 \
+    && apt-get -q install -y --no-install-recommends libssl3 zlib1g \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --user-group --uid 10001 --home-dir /app --no-create-home --shell /usr/sbin/nologin livelist \
     && mkdir -p /data \

@@ -47,7 +47,9 @@ let package = Package(
         // Linux system calls the Glibc module does not export (epoll, eventfd, accept4, sendmsg).
         .target(name: "CSystem"),
         // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.
-        .target(name: "HTTPServer", dependencies: ["CSystem"], swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["CSystem", "CZlib"], swiftSettings: strict),
+        // zlib (zlib1g-dev): gzip for pages, JSON and static files.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // The executable: flags with environment fallbacks, logging, the demo lists.
         .executableTarget(
@@ -70,7 +72,7 @@ let package = Package(
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListTestSupport"], swiftSettings: strict),
         // End to end: starts the real `livelist` binary on a free loopback port.
-        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "HTTPServer"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

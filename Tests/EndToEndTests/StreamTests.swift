@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import LiveListHTML
 import LiveListTestSupport
 import Testing
@@ -179,7 +180,7 @@ private func cells(_ ids: [String]) -> String {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }
         let page = try Client.get("/lists/todo", port: server.port)
-        #expect(page.status == 200 && page.header("Vary") == "Accept")
+        #expect(page.status == 200 && page.header("Vary") == "Accept, Accept-Encoding")
         #expect(page.text.contains(#"data-list="todo""#) && page.text.contains(#"<meta name="livelist-csrf""#))
         #expect(page.header("Set-Cookie")?.contains("HttpOnly; SameSite=Lax") == true)
         let scriptRange = try #require(page.text.range(of: #"/livelist.js\?v=[0-9a-f]+"#, options: .regularExpression))
@@ -193,6 +194,29 @@ private func cells(_ ids: [String]) -> String {
         #expect(try Client.get("/metrics", port: server.port).text.contains("livelist_lists "))
         #expect(try Client.get("/lists/nope", port: server.port).status == 404)
         #expect(try Client.get("/../etc/passwd", port: server.port).status != 200)
+    }
+
+    @Test func pagesJSONAndStaticFilesAreServedCompressed() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        let gzipHeader = [("Accept-Encoding", "gzip, deflate")]
+        let page = try Client.get("/lists/todo", port: server.port, headers: gzipHeader)
+        #expect(page.header("Content-Encoding") == "gzip")
+        #expect(page.header("Vary")?.contains("Accept-Encoding") == true)
+        let html = String(decoding: try #require(gunzip(page.body)), as: UTF8.self)
+        #expect(html.contains(#"data-list="todo""#))
+
+        let plainScript = try Client.get("/livelist.js", port: server.port)
+        let script = try Client.get("/livelist.js", port: server.port, headers: gzipHeader)
+        #expect(script.header("Content-Encoding") == "gzip" && script.body.count < plainScript.body.count / 2)
+        #expect(gunzip(script.body) == plainScript.body)
+        #expect(script.header("ETag") != plainScript.header("ETag"), "each representation has its own validator")
+
+        let json = try Client.get("/lists/todo", port: server.port, headers: gzipHeader + [("Accept", "application/json")])
+        #expect(json.header("Content-Encoding") == "gzip")
+        #expect(String(decoding: try #require(gunzip(json.body)), as: UTF8.self).hasPrefix(#"{"protocol":1"#))
+        let refused = try Client.get("/lists/todo", port: server.port, headers: [("Accept-Encoding", "gzip;q=0")])
+        #expect(refused.header("Content-Encoding") == nil)
     }
 
     @Test func actionsNeedTheSessionsToken() throws {

@@ -64,11 +64,12 @@ public final class LiveListApp: Sendable {
         router.fallback = staticFiles.handler
         let routes = router.handler
         let metrics = self.metrics
-        return .async { request in
+        let counted = HTTPHandler.async { request in
             let response = await routes.respond(to: request)
             metrics.count(status: response.status.code)
             return response
         }
+        return counted.compressed()
     }
 
     /// Starts serving and returns when the server stops (SIGTERM or SIGINT end it gracefully).
