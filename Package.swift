@@ -62,6 +62,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // libFuzzer harness of the request parser (Scripts/fuzz-parser.sh builds it with the fuzzer).
+        .executableTarget(name: "FuzzRequestParser", dependencies: ["HTTPServer"], swiftSettings: strict),
+
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
         .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),
 
