@@ -44,10 +44,11 @@ let package = Package(
         ),
         // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        // Linux system calls the Glibc module does not export (epoll, eventfd, accept4, sendmsg).
-        .target(name: "CSystem"),
+        // Linux system calls the Glibc module does not export (epoll, eventfd, accept4, sendmsg);
+        // not named CSystem, which apple/swift-system (brought by package-benchmark and SwiftNIO) takes.
+        .target(name: "CHTTPSystem"),
         // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.
-        .target(name: "HTTPServer", dependencies: ["CSystem", "CZlib"], swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["CHTTPSystem", "CZlib"], swiftSettings: strict),
         // zlib (zlib1g-dev): gzip for pages, JSON and static files.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystem
+import CHTTPSystem
 
 /// Output waiting for the socket: whole buffers, the first one partly sent.
 struct OutboundQueue {

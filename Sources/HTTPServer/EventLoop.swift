@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystem
+import CHTTPSystem
 
 /// One epoll loop on its own thread, owning the connections it accepted.
 final class EventLoop: @unchecked Sendable {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CSystem
+import CHTTPSystem
 
 /// Errors from starting a server.
 public enum HTTPServerError: Error, Sendable, Hashable {
