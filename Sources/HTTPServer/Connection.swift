@@ -49,7 +49,12 @@ struct OutboundQueue {
             }
         }
         if first == chunks.count {
-            chunks = []
+            // Keeps a small array's storage for the next response; drops a large one.
+            if chunks.capacity <= 4 {
+                chunks.removeAll(keepingCapacity: true)
+            } else {
+                chunks = []
+            }
             first = 0
         } else if first > 32 {
             chunks.removeFirst(first)
@@ -72,6 +77,8 @@ final class Connection: @unchecked Sendable {
     let token: UInt64
     let loop: EventLoop
     let remoteAddress: String
+    /// Position in the loop's list of open connections (-1 once removed).
+    var openIndex = -1
     private var parser: RequestParser
     private var outbound = OutboundQueue()
     private(set) var phase: Phase = .reading
@@ -105,6 +112,9 @@ final class Connection: @unchecked Sendable {
     }
 
     private var configuration: HTTPServerConfiguration { loop.configuration }
+
+    /// Bodies up to this size are copied behind the head; larger ones are sent from their own buffer.
+    static let inlineBodyLimit = 2048
 
     // MARK: - Events
 
@@ -230,13 +240,16 @@ final class Connection: @unchecked Sendable {
         case .bytes(let body):
             let noBody = response.status.forbidsBody
             let length: Int? = noBody ? nil : body.count
+            // Small bodies share the head's buffer; larger ones go as a second buffer of the same
+            // sendmsg (one syscall either way), which saves copying them.
+            let inline = body.count <= Connection.inlineBodyLimit
             var head = ResponseEncoder.head(
                 response, contentLength: length, chunked: false, close: !keepAlive,
                 keepAliveHeader: currentVersion == .http1_0, date: loop.dateBytes(), server: server,
-                capacity: body.count <= 16 * 1024 ? body.count : 0)
+                capacity: inline ? body.count : 0)
             if noBody || currentIsHead {
                 outbound.append(head)
-            } else if body.count <= 16 * 1024 {
+            } else if inline {
                 head.append(contentsOf: body)
                 outbound.append(head)
             } else {

@@ -21,7 +21,9 @@ final class EventLoop: @unchecked Sendable {
     private var tasks: [@Sendable () -> Void] = []
     private var wakePending = false
 
-    private var connections: [Int32: Connection] = [:]
+    /// Open connections by descriptor (descriptors are small and dense, so an array beats hashing).
+    private var connections: [Connection?] = []
+    private var openConnections: [Connection] = []
     let readBuffer: UnsafeMutableBufferPointer<UInt8>
     let iovecs: UnsafeMutablePointer<iovec>
     private(set) var now: UInt64
@@ -115,8 +117,8 @@ final class EventLoop: @unchecked Sendable {
                     } else if token == EventLoop.wakeToken {
                         cs_eventfd_drain(wakeFd)
                     } else {
-                        let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
-                        if let connection = connections[fd], connection.token == token {
+                        let fd = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
+                        if fd < connections.count, let connection = connections[fd], connection.token == token {
                             connection.handle(events: flags)
                         }
                     }
@@ -125,12 +127,12 @@ final class EventLoop: @unchecked Sendable {
             runTasks()
             if now >= nextScan {
                 nextScan = now + resolution
-                for connection in Array(connections.values) { connection.checkTimers(now: now) }
+                for connection in openConnections { connection.checkTimers(now: now) }
             }
             if isDraining {
-                if connections.isEmpty { break }
+                if openConnections.isEmpty { break }
                 if now >= drainDeadline {
-                    for connection in Array(connections.values) { connection.close(reason: .serverShutdown) }
+                    for connection in openConnections { connection.close(reason: .serverShutdown) }
                     runTasks()
                     break
                 }
@@ -179,7 +181,13 @@ final class EventLoop: @unchecked Sendable {
             let token = nextToken << 32 | UInt64(UInt32(bitPattern: fd))
             nextToken += 1
             let connection = Connection(fd: fd, token: token, loop: self, remoteAddress: Self.address(storage), now: now)
-            connections[fd] = connection
+            let slot = Int(fd)
+            if slot >= connections.count {
+                connections.append(contentsOf: repeatElement(nil, count: max(slot + 1 - connections.count, connections.count)))
+            }
+            connections[slot] = connection
+            connection.openIndex = openConnections.count
+            openConnections.append(connection)
             count { $0.connectionsAccepted += 1 }
             guard cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, fd, CS_EPOLLIN, token) == 0 else {
                 connection.close(reason: .peerGone)
@@ -208,11 +216,21 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func connectionClosed(_ connection: Connection) {
-        if connections[connection.fd] === connection { connections[connection.fd] = nil }
+        let slot = Int(connection.fd)
+        if slot < connections.count, connections[slot] === connection { connections[slot] = nil }
+        let index = connection.openIndex
+        if index >= 0, index < openConnections.count, openConnections[index] === connection {
+            let last = openConnections.removeLast()
+            if index < openConnections.count {
+                openConnections[index] = last
+                last.openIndex = index
+            }
+            connection.openIndex = -1
+        }
         server.releaseConnectionSlot()
     }
 
-    var connectionCount: Int { connections.count }
+    var connectionCount: Int { openConnections.count }
 
     // MARK: - Shutdown
 
@@ -225,7 +243,7 @@ final class EventLoop: @unchecked Sendable {
             _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_DEL, listenFd, 0, 0)
             listenerRegistered = false
         }
-        for connection in Array(connections.values) { connection.beginDraining() }
+        for connection in openConnections { connection.beginDraining() }
     }
 
     // MARK: - Shared values

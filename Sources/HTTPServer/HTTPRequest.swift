@@ -87,14 +87,25 @@ enum TargetDecoder {
             if index == pathBytes.endIndex || pathBytes[index] == 0x2F {
                 let segment = pathBytes[segmentStart..<index]
                 if !segment.isEmpty {
-                    guard let decoded = percentDecode(segment, plusIsSpace: false) else {
-                        return .failure(bad("malformed percent-encoding in path"))
-                    }
-                    if decoded.contains(0x2F) || decoded.contains(0x00) || decoded.contains(0x5C) {
-                        return .failure(bad("encoded slash, backslash or NUL in path"))
-                    }
-                    guard let text = String(validating: decoded, as: UTF8.self) else {
-                        return .failure(bad("path is not valid UTF-8"))
+                    let text: String
+                    if !segment.contains(0x25) {
+                        // Nothing to decode. (The request line has no control bytes, and '/' ends a segment.)
+                        if segment.contains(0x5C) { return .failure(bad("encoded slash, backslash or NUL in path")) }
+                        guard let plain = String(validating: segment, as: UTF8.self) else {
+                            return .failure(bad("path is not valid UTF-8"))
+                        }
+                        text = plain
+                    } else {
+                        guard let decoded = percentDecode(segment, plusIsSpace: false) else {
+                            return .failure(bad("malformed percent-encoding in path"))
+                        }
+                        if decoded.contains(0x2F) || decoded.contains(0x00) || decoded.contains(0x5C) {
+                            return .failure(bad("encoded slash, backslash or NUL in path"))
+                        }
+                        guard let decodedText = String(validating: decoded, as: UTF8.self) else {
+                            return .failure(bad("path is not valid UTF-8"))
+                        }
+                        text = decodedText
                     }
                     if text == "." {
                         // dropped

@@ -162,7 +162,7 @@ enum ResponseEncoder {
             bytes.append(contentsOf: server)
         }
         for (name, value) in response.headers {
-            if managedFields.contains(where: { HTTPHeaders.same($0, name) }) { continue }
+            if isManaged(name) { continue }
             bytes.append(contentsOf: "\r\n".utf8)
             appendSanitized(name, to: &bytes)
             bytes.append(contentsOf: ": ".utf8)
@@ -182,8 +182,27 @@ enum ResponseEncoder {
         return bytes
     }
 
+    /// Whether the server sets this field itself (compares lengths first: most names differ there).
+    @inline(__always)
+    static func isManaged(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 4: HTTPHeaders.same(name, "Date")
+        case 6: HTTPHeaders.same(name, "Server")
+        case 10: HTTPHeaders.same(name, "Connection")
+        case 14: HTTPHeaders.same(name, "Content-Length")
+        case 17: HTTPHeaders.same(name, "Transfer-Encoding")
+        default: false
+        }
+    }
+
     /// Appends header text, dropping CR, LF and NUL so a handler can never split a response.
     private static func appendSanitized(_ text: String, to bytes: inout [UInt8]) {
+        let copied = text.utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+            for byte in buffer where byte == 0x0D || byte == 0x0A || byte == 0 { return false }
+            bytes.append(contentsOf: buffer)
+            return true
+        }
+        if copied == true { return }
         for byte in text.utf8 where byte != 0x0D && byte != 0x0A && byte != 0 { bytes.append(byte) }
     }
 

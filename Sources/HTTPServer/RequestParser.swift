@@ -298,14 +298,14 @@ struct RequestParser {
             return bad("malformed_request_line", "request target contains a space, control character or non-ASCII byte")
         }
         // HTTP-version = "HTTP/" DIGIT "." DIGIT
-        let v = Array(versionBytes)
-        guard v.count == 8, v[0] == 0x48, v[1] == 0x54, v[2] == 0x54, v[3] == 0x50, v[4] == 0x2F,
-              isDigit(v[5]), v[6] == 0x2E, isDigit(v[7])
+        let v = versionBytes.startIndex
+        guard versionBytes.count == 8, line[v] == 0x48, line[v + 1] == 0x54, line[v + 2] == 0x54, line[v + 3] == 0x50,
+              line[v + 4] == 0x2F, isDigit(line[v + 5]), line[v + 6] == 0x2E, isDigit(line[v + 7])
         else { return bad("malformed_request_line", "malformed HTTP version") }
-        guard v[5] == 0x31 else {
+        guard line[v + 5] == 0x31 else {
             return HTTPError(.httpVersionNotSupported, code: "unsupported_version", detail: "only HTTP/1.0 and HTTP/1.1 are supported")
         }
-        version = v[7] == 0x30 ? .http1_0 : .http1_1
+        version = line[v + 7] == 0x30 ? .http1_0 : .http1_1
         let known: HTTPMethod? = buffer.withUnsafeBufferPointer { pointer in
             HTTPMethod(bytes: UnsafeBufferPointer(rebasing: pointer[methodBytes.startIndex..<methodBytes.endIndex]))
         }
@@ -366,21 +366,36 @@ struct RequestParser {
     // MARK: - Head semantics
 
     private mutating func finishHead() -> HTTPError? {
-        let hosts = headers.values("Host")
-        if hosts.count > 1 { return bad("invalid_host", "more than one Host field") }
-        if version == .http1_1, hosts.isEmpty { return bad("missing_host", "HTTP/1.1 request without Host") }
-        if let value = hosts.first, !HostValidator.isValid(value.utf8) { return bad("invalid_host", "invalid Host value") }
+        // One pass over the fields finds the ones that matter here; most requests have none but Host.
+        var hostCount = 0
+        var firstHost: String?
+        var hasConnection = false, hasTransferEncoding = false, hasContentLength = false, hasExpect = false
+        for field in headers.fields {
+            switch field.name.utf8.count {
+            case 4 where HTTPHeaders.same(field.name, "Host"):
+                hostCount += 1
+                if firstHost == nil { firstHost = field.value }
+            case 6 where HTTPHeaders.same(field.name, "Expect"): hasExpect = true
+            case 10 where HTTPHeaders.same(field.name, "Connection"): hasConnection = true
+            case 14 where HTTPHeaders.same(field.name, "Content-Length"): hasContentLength = true
+            case 17 where HTTPHeaders.same(field.name, "Transfer-Encoding"): hasTransferEncoding = true
+            default: break
+            }
+        }
+        if hostCount > 1 { return bad("invalid_host", "more than one Host field") }
+        if version == .http1_1, hostCount == 0 { return bad("missing_host", "HTTP/1.1 request without Host") }
+        if let value = firstHost, !HostValidator.isValid(value.utf8) { return bad("invalid_host", "invalid Host value") }
         switch TargetDecoder.decode(rawTarget, method: method) {
         case .failure(let error): return error
         case .success(let target): decoded = target
         }
-        host = decoded.authority ?? hosts.first ?? ""
+        host = decoded.authority ?? firstHost ?? ""
 
-        let closes = headers.hasToken("close", in: "Connection")
-        keepAlive = version == .http1_1 ? !closes : (!closes && headers.hasToken("keep-alive", in: "Connection"))
+        let closes = hasConnection && headers.hasToken("close", in: "Connection")
+        keepAlive = version == .http1_1 ? !closes : (!closes && hasConnection && headers.hasToken("keep-alive", in: "Connection"))
 
-        let transferEncodings = headers.values("Transfer-Encoding")
-        let contentLengths = headers.values("Content-Length")
+        let transferEncodings = hasTransferEncoding ? headers.values("Transfer-Encoding") : []
+        let contentLengths = hasContentLength ? headers.values("Content-Length") : []
         var bodyExpected = false
         if !transferEncodings.isEmpty {
             if version == .http1_0 { return bad("bad_framing", "Transfer-Encoding in an HTTP/1.0 request") }
@@ -429,7 +444,7 @@ struct RequestParser {
             state = .requestLine
         }
 
-        let expectations = headers.values("Expect")
+        let expectations = hasExpect ? headers.values("Expect") : []
         if version == .http1_1, !expectations.isEmpty {
             guard expectations.count == 1, HTTPHeaders.same(expectations[0], "100-continue") else {
                 return HTTPError(.expectationFailed, code: "expectation_failed", detail: "only 100-continue is supported")

@@ -16,6 +16,14 @@ public struct StaticFiles: Sendable {
     public var maxFileSize = 64 * 1024 * 1024
     /// Shapes the 404 and 405 responses.
     public var errorFormatter: HTTPErrorFormatter
+    /// Files up to this size are kept in memory after their first read, and every later request for
+    /// them costs one `stat` (identity, size, modification and change times must all still match).
+    public var maxCachedFileSize = 1024 * 1024
+    /// Total bytes the memory cache may hold; past it files are read from disk on each request.
+    public var maxCachedBytes = 32 * 1024 * 1024
+    /// Seconds since a file's last change before it may be cached (tests lower it).
+    var cacheMinimumAge = 2
+    let cache = StaticFileCache()
 
     /// Serves `directory`; nil when it does not exist or is not a directory.
     public init?(directory: String, errorFormatter: @escaping HTTPErrorFormatter = defaultHTTPErrorFormatter) {
@@ -42,41 +50,77 @@ public struct StaticFiles: Sendable {
             response.headers.set("Allow", "GET, HEAD")
             return response
         }
-        guard request.pathSegments.allSatisfy({ !$0.hasPrefix(".") && !$0.contains("\0") && !$0.contains("/") }) else {
+        // Byte checks (stricter than Character ones: a combining mark cannot hide a leading dot).
+        guard request.pathSegments.allSatisfy({ $0.utf8.first != 0x2E && !$0.utf8.contains(0) && !$0.utf8.contains(0x2F) }) else {
             return notFound(request)
         }
         var candidate = root
         for segment in request.pathSegments { candidate += "/" + segment }
+        var info = stat()
+        if stat(candidate, &info) == 0, let cached = cache.entry(for: candidate, matching: FileIdentity(info)) {
+            return response(to: request, etag: cached.etag, lastModified: cached.lastModified, modified: cached.identity.modified,
+                            mediaType: cached.mediaType) { cached.bytes }
+        }
         guard var file = open(inside: candidate) else { return notFound(request) }
         if file.isDirectory {
-            guard let index = open(inside: candidate + "/index.html"), !index.isDirectory else { return notFound(request) }
+            Glibc.close(file.fd)
+            guard var index = open(inside: candidate + "/index.html") else { return notFound(request) }
+            guard !index.isDirectory else {
+                Glibc.close(index.fd)
+                return notFound(request)
+            }
+            index.viaIndex = true
             file = index
         }
         defer { Glibc.close(file.fd) }
-        let etag = "\"\(String(file.size, radix: 16))-\(String(file.modified, radix: 16))\(String(file.modifiedNanoseconds, radix: 16))\""
-        var headers: HTTPHeaders = [
-            "ETag": etag,
-            "Last-Modified": HTTPDate.format(file.modified),
-            "Cache-Control": request.queryValue("v") != nil ? "public, max-age=31536000, immutable" : "no-cache",
-            "X-Content-Type-Options": "nosniff",
-        ]
-        if notModified(request, etag: etag, modified: file.modified) {
-            return HTTPResponse(status: .notModified, headers: headers)
+        let identity = file.identity
+        let etag = "\"\(String(identity.size, radix: 16))-\(String(identity.modified, radix: 16))\(String(identity.modifiedNanoseconds, radix: 16))\""
+        let lastModified = HTTPDate.format(identity.modified)
+        let mediaType = Self.mediaType(for: file.path)
+        // Kept only when the file was reached without a directory index (so that one stat of the same
+        // path revalidates it) and when it last changed `cacheMinimumAge` seconds ago or earlier: a
+        // write within the timestamps' granularity of the read could otherwise leave the times
+        // unchanged (the "racy file" case).
+        let cacheable = file.isRegular && !file.viaIndex && identity.size <= min(maxFileSize, maxCachedFileSize)
+            && Int(time(nil)) - identity.changed >= cacheMinimumAge
+        return response(to: request, etag: etag, lastModified: lastModified, modified: identity.modified, mediaType: mediaType) {
+            guard identity.size <= maxFileSize, let bytes = readAll(file.fd, size: identity.size) else { return nil }
+            var after = stat()
+            if cacheable, fstat(file.fd, &after) == 0, FileIdentity(after) == identity {
+                cache.insert(CachedFile(identity: identity, bytes: bytes, etag: etag, lastModified: lastModified, mediaType: mediaType),
+                             for: candidate, limit: maxCachedBytes)
+            }
+            return bytes
         }
-        guard file.size <= maxFileSize, let bytes = readAll(file.fd, size: file.size) else {
+    }
+
+    /// 200 with the bytes `body` gives, or 304, or 500 when `body` gives nil.
+    private func response(
+        to request: HTTPRequest, etag: String, lastModified: String, modified: Int, mediaType: String,
+        body: () -> [UInt8]?
+    ) -> HTTPResponse {
+        let cacheControl = request.queryValue("v") != nil ? "public, max-age=31536000, immutable" : "no-cache"
+        if notModified(request, etag: etag, modified: modified) {
+            return HTTPResponse(status: .notModified, headers: [
+                "ETag": etag, "Last-Modified": lastModified, "Cache-Control": cacheControl, "X-Content-Type-Options": "nosniff",
+            ])
+        }
+        guard let bytes = body() else {
             return HTTPResponse.error(HTTPError(.internalServerError, code: "unreadable_file", detail: "the file cannot be served"), formatter: errorFormatter)
         }
-        headers.add("Content-Type", Self.mediaType(for: file.path))
-        return HTTPResponse(status: .ok, headers: headers, body: bytes)
+        return HTTPResponse(status: .ok, headers: [
+            "ETag": etag, "Last-Modified": lastModified, "Cache-Control": cacheControl, "X-Content-Type-Options": "nosniff",
+            "Content-Type": mediaType,
+        ], body: bytes)
     }
 
     private struct OpenFile {
         var fd: Int32
         var path: String
-        var size: Int
-        var modified: Int
-        var modifiedNanoseconds: Int
+        var identity: FileIdentity
         var isDirectory: Bool
+        var isRegular: Bool { !isDirectory }
+        var viaIndex = false
     }
 
     /// Opens `path` if its real path lies inside the root and it is a regular file or directory.
@@ -97,8 +141,7 @@ public struct StaticFiles: Sendable {
             Glibc.close(fd)
             return nil
         }
-        return OpenFile(fd: fd, path: resolved, size: Int(info.st_size), modified: Int(info.st_mtim.tv_sec),
-                        modifiedNanoseconds: Int(info.st_mtim.tv_nsec), isDirectory: kind == S_IFDIR)
+        return OpenFile(fd: fd, path: resolved, identity: FileIdentity(info), isDirectory: kind == S_IFDIR)
     }
 
     private func readAll(_ fd: Int32, size: Int) -> [UInt8]? {
@@ -169,6 +212,75 @@ public struct StaticFiles: Sendable {
         case "mp3": return "audio/mpeg"
         case "wav": return "audio/wav"
         default: return "application/octet-stream"
+        }
+    }
+}
+
+/// What must be unchanged for a cached copy of a file to still be its content: the inode, the size,
+/// and the modification and change times (any write or rename moves the change time).
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int
+    var modified: Int
+    var modifiedNanoseconds: Int
+    var changed: Int
+    var changedNanoseconds: Int
+    var isRegular: Bool
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int(info.st_size)
+        modified = Int(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        changed = Int(info.st_ctim.tv_sec)
+        changedNanoseconds = Int(info.st_ctim.tv_nsec)
+        isRegular = info.st_mode & S_IFMT == S_IFREG
+    }
+}
+
+/// A file's bytes and the fields derived from them.
+struct CachedFile {
+    var identity: FileIdentity
+    var bytes: [UInt8]
+    var etag: String
+    var lastModified: String
+    var mediaType: String
+}
+
+/// Small static files in memory, keyed by the path asked for (root plus decoded segments). An entry
+/// is stored only after its real path was checked to lie inside the root; it is used only while a
+/// `stat` of the same path still reaches the same inode with the same size and times, so a replaced,
+/// edited or re-linked file is read again (and checked again) from disk.
+final class StaticFileCache: @unchecked Sendable {
+    private let lock = Lock()
+    private var entries: [String: CachedFile] = [:]
+    private var bytes = 0
+
+    func entry(for path: String, matching identity: FileIdentity) -> CachedFile? {
+        guard identity.isRegular else { return nil }
+        return lock.withLock {
+            guard let entry = entries[path] else { return nil }
+            guard entry.identity == identity else {
+                bytes -= entry.bytes.count
+                entries[path] = nil
+                return nil
+            }
+            return entry
+        }
+    }
+
+    /// Files held now.
+    var count: Int { lock.withLock { entries.count } }
+
+    func insert(_ file: CachedFile, for path: String, limit: Int) {
+        lock.withLock {
+            if let old = entries[path] { bytes -= old.bytes.count }
+            entries[path] = nil
+            guard bytes + file.bytes.count <= limit else { return }
+            entries[path] = file
+            bytes += file.bytes.count
         }
     }
 }

@@ -231,3 +231,56 @@ private func request(_ text: String) -> HTTPRequest {
         #expect(HTTPStatus.notModified.forbidsBody && !HTTPStatus.ok.forbidsBody)
     }
 }
+
+/// The memory cache of small static files: every hit is revalidated, so a replaced, removed or
+/// re-linked file is never served from memory.
+@Suite struct StaticFileCacheTests {
+    private static func request(_ target: String) -> HTTPRequest? {
+        var parser = RequestParser()
+        parser.append(contentsOf: Array("GET \(target) HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+        if case .request(let request) = parser.next() { return request }
+        return nil
+    }
+
+    private static func body(_ files: StaticFiles, _ target: String) -> String {
+        guard let request = request(target) else { return "no request" }
+        let response = files.respond(to: request)
+        guard case .bytes(let bytes) = response.body else { return "stream" }
+        return "\(response.status.code) \(String(decoding: bytes, as: UTF8.self))"
+    }
+
+    @Test func hitsAreRevalidatedAndNeverEscapeTheRoot() throws {
+        let tree = TempTree()
+        guard var files = StaticFiles(directory: tree.root) else {
+            Issue.record("root not found")
+            return
+        }
+        files.cacheMinimumAge = 0
+        #expect(Self.body(files, "/app.js") == "200 console.log(1)")
+        #expect(files.cache.count == 1)
+        #expect(Self.body(files, "/app.js") == "200 console.log(1)")
+
+        // A new file renamed over the cached one (another inode) is read again.
+        tree.write("root/app.js.new", "console.log(2)")
+        rename(tree.base + "/root/app.js.new", tree.root + "/app.js")
+        #expect(Self.body(files, "/app.js") == "200 console.log(2)")
+        // Rewritten in place with another size.
+        tree.write("root/app.js", "console.log(333)")
+        #expect(Self.body(files, "/app.js") == "200 console.log(333)")
+
+        // Replaced by a symlink that leaves the root: 404, never the cached bytes or the secret.
+        #expect(Self.body(files, "/style.css") == "200 body{}")
+        unlink(tree.root + "/style.css")
+        symlink(tree.base + "/secret.txt", tree.root + "/style.css")
+        #expect(Self.body(files, "/style.css").hasPrefix("404 "))
+        unlink(tree.root + "/style.css")
+        #expect(Self.body(files, "/style.css").hasPrefix("404 "))
+
+        // Files reached through a directory index are not cached; fresh files are not cached by default.
+        #expect(Self.body(files, "/sub/") == "200 <h1>sub</h1>")
+        guard let fresh = StaticFiles(directory: tree.root) else { return }
+        tree.write("root/data.json", "{\"a\":1}")
+        #expect(Self.body(fresh, "/data.json") == "200 {\"a\":1}")
+        #expect(fresh.cache.count == 0)
+    }
+}
