@@ -1,0 +1,69 @@
+// The server side of Scripts/bench-http.sh for LiveList's own HTTPServer: `GET /body` answers the
+// bytes of a file read once at start (from memory on every request), and every other path goes to
+// `StaticFiles` over a directory, exactly as LiveListServer mounts `Public/`.
+//
+//     http-bench-server --port 8081 --body body.html --root www [--loops N]
+//
+// Prints `listening PORT` once serving; stops gracefully on SIGTERM or SIGINT.
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+
+@main
+struct BenchServer {
+    static func main() async {
+        var port = 8081
+        var bodyPath = ""
+        var root = ""
+        var loops: Int?
+        var arguments = CommandLine.arguments.dropFirst().makeIterator()
+        while let argument = arguments.next() {
+            let value = arguments.next() ?? ""
+            switch argument {
+            case "--port": port = Int(value) ?? port
+            case "--body": bodyPath = value
+            case "--root": root = value
+            case "--loops": loops = Int(value)
+            default: fail("unknown argument \(argument)")
+            }
+        }
+        guard let body = readFile(bodyPath) else { fail("cannot read --body \(bodyPath)") }
+        guard let files = StaticFiles(directory: root) else { fail("--root \(root) is not a directory") }
+        var router = Router()
+        router.on(.GET, "/body") { _ in HTTPResponse.html(body) }
+        router.fallback = files.handler
+        var configuration = HTTPServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = port
+        if let loops { configuration.loopCount = loops }
+        let server = HTTPServer(configuration: configuration, handler: router.handler)
+        do {
+            try server.start()
+        } catch {
+            fail("cannot start: \(error)")
+        }
+        server.shutdownOnSignals()
+        print("listening \(server.port)")
+        await server.waitUntilStopped()
+    }
+
+    static func readFile(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return bytes
+    }
+
+    static func fail(_ message: String) -> Never {
+        let line = "http-bench-server: \(message)\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+        exit(2)
+    }
+}
