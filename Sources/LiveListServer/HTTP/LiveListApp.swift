@@ -20,6 +20,7 @@ public final class LiveListApp: Sendable {
     /// `/site.css?v=HASH`: the look of the page around the lists.
     let siteStylesheetURL: String
     let metrics = Metrics()
+    let pageCache = PageCache()
     private let serverBox = ServerBox()
 
     /// Opens the data directory, loads the templates and the stored lists.

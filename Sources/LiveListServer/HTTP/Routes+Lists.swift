@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import LiveListHTML
 
@@ -53,17 +54,30 @@ extension LiveListApp {
             session = id
             setCookie = "\(SessionKeys.cookieName)=\(id); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         }
-        let (root, version) = await list.pageHTML(for: Viewer(session: session))
-        let html = templates.render("page", [
-            "list": list.name.rawValue,
-            "version": version,
-            "root": root,
-            "csrf": keys.csrfToken(for: session!),
-            "script": scriptURL,
-            "stylesheet": stylesheetURL,
-            "siteStylesheet": siteStylesheetURL,
-            "isApp": list.owner == .app,
-        ])
+        // The template is rendered once per list version with a placeholder for the session's CSRF
+        // token, which is spliced in per request: a page view costs no template rendering.
+        let token = keys.csrfToken(for: session!)
+        let parts: [String]
+        if !list.rendersPerViewer, let cached = pageCache.parts(list.name, version: await list.version) {
+            parts = cached
+        } else {
+            let (root, version) = await list.pageHTML(for: Viewer(session: session))
+            let rendered = templates.render("page", [
+                "list": list.name.rawValue,
+                "version": version,
+                "root": root,
+                "csrf": PageCache.placeholder,
+                "script": scriptURL,
+                "stylesheet": stylesheetURL,
+                "siteStylesheet": siteStylesheetURL,
+                "isApp": list.owner == .app,
+            ])
+            parts = rendered.components(separatedBy: PageCache.placeholder)
+            if !list.rendersPerViewer {
+                pageCache.store(list.name, version: version, parts: parts)
+            }
+        }
+        let html = parts.joined(separator: token)
         var response = HTTPResponse.html(Array(html.utf8))
         response.headers.set("Vary", "Accept")
         response.headers.set("Cache-Control", "no-store")

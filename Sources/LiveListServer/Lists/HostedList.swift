@@ -58,6 +58,8 @@ public actor HostedList {
     private var actionHandler: (@Sendable (ListAction) async -> Void)?
     /// For a list whose render reads the viewer: the render function, and each stream's own renderer.
     private let perViewer: (@Sendable (Viewer) -> [Section])?
+    /// Whether the list renders per viewer (its pages cannot be shared).
+    public nonisolated var rendersPerViewer: Bool { perViewer != nil }
     private var viewerRenderers: [ObjectIdentifier: Renderer<PatchUpdater>] = [:]
 
     /// Creates a list whose next version follows `version` (a name's versions are never reused).
