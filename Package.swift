@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "LiveList", targets: ["LiveList"]),
         .library(name: "Markup", targets: ["Markup"]),
         .library(name: "LiveListHTML", targets: ["LiveListHTML"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
