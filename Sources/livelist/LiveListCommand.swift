@@ -70,6 +70,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve only JSON lists, without the demo lists.")
     var noDemo = false
 
+    @Flag(help: "Log one line per request (client, method and target, status, bytes) at info level.")
+    var accessLog = false
+
+    @Option(help: "A reverse proxy's address whose X-Forwarded-For names the client in the access log (repeatable; env LIVELIST_TRUSTED_PROXIES, comma-separated).")
+    var trustedProxy: [String] = []
+
     @Option(help: "Interval of the demo lists' timers, in seconds.")
     var demoInterval: Double = 1
 
@@ -96,6 +102,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maximumJSONLists = maxLists
         configuration.limits.listLimits.maximumCells = maxCells
         configuration.lists.logCount = logCount
+        configuration.trustedProxies = Set(trustedProxy + (env("LIVELIST_TRUSTED_PROXIES") ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty })
+        if accessLog {
+            let accessLogger = Logger(label: "livelist.access")
+            configuration.accessLog = { line in accessLogger.info("\(line)") }
+        }
 
         let app: LiveListApp
         do {

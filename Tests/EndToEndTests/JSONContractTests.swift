@@ -95,6 +95,20 @@ func snapshot(_ name: String, port: Int) throws -> (version: Int, model: ListMod
         #expect(try Client.request("DELETE", "/lists/g", port: server.port).status == 401)
     }
 
+    /// The access log names the client from X-Forwarded-For only when the peer is a trusted proxy.
+    @Test func accessLogTrustsForwardedForOnlyFromTrustedProxies() throws {
+        let trusting = try LiveServer(arguments: ["--access-log", "--trusted-proxy", "127.0.0.1"])
+        defer { trusting.stop(); trusting.removeData() }
+        _ = try Client.get("/healthz?trusted", port: trusting.port, headers: [("X-Forwarded-For", "198.51.100.4, 203.0.113.7")])
+        let distrusting = try LiveServer(arguments: ["--access-log"])
+        defer { distrusting.stop(); distrusting.removeData() }
+        _ = try Client.get("/healthz?claimed", port: distrusting.port, headers: [("X-Forwarded-For", "203.0.113.7")])
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(trusting.errorOutput.contains(#"203.0.113.7 "GET /healthz?trusted" 200"#), "\(trusting.errorOutput)")
+        #expect(distrusting.errorOutput.contains(#"127.0.0.1 "GET /healthz?claimed" 200"#), "\(distrusting.errorOutput)")
+        #expect(!distrusting.errorOutput.contains("203.0.113.7"))
+    }
+
     @Test func proxiedWritesWithoutTokenAreRefused() throws {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }

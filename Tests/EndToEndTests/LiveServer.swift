@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +11,10 @@ final class LiveServer: @unchecked Sendable {
     let port: Int
     let dataDirectory: String
     private let output = Pipe()
+    private let log = LogBuffer()
+
+    /// What the server printed on standard error so far.
+    var errorOutput: String { log.text.withLock { $0 } }
 
     /// The repository root (this file is Tests/EndToEndTests/LiveServer.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -54,9 +59,14 @@ final class LiveServer: @unchecked Sendable {
             throw ServerError("the server did not start: \(text)")
         }
         port = found
-        // Keep draining stderr so the server never blocks on a full pipe.
+        // Keep draining stderr so the server never blocks on a full pipe, and keep what it says.
         let handle = output.fileHandleForReading
-        handle.readabilityHandler = { handle in _ = handle.availableData }
+        let log = self.log
+        log.text.withLock { $0 = text }
+        handle.readabilityHandler = { handle in
+            let chunk = String(decoding: handle.availableData, as: UTF8.self)
+            log.text.withLock { $0 += chunk }
+        }
     }
 
     /// Stops the server with SIGTERM (or SIGKILL) and waits for it.
@@ -75,6 +85,11 @@ final class LiveServer: @unchecked Sendable {
     deinit {
         stop()
     }
+}
+
+/// The server's standard error, collected as it arrives.
+final class LogBuffer: Sendable {
+    let text = Mutex("")
 }
 
 struct ServerError: Error, CustomStringConvertible {

@@ -65,9 +65,14 @@ public final class LiveListApp: Sendable {
         router.fallback = staticFiles.handler
         let routes = router.handler
         let metrics = self.metrics
+        let accessLog = configuration.accessLog
+        let trustedProxies = configuration.trustedProxies
         let counted = HTTPHandler.async { request in
             let response = await routes.respond(to: request)
             metrics.count(status: response.status.code)
+            if let accessLog {
+                accessLog(Self.accessLine(request, response, trustedProxies: trustedProxies))
+            }
             return response
         }
         return counted.compressed()
@@ -95,6 +100,24 @@ public final class LiveListApp: Sendable {
     /// Stops a running server (in-flight responses finish, streams end).
     public func stop() async {
         await serverBox.get()?.shutdown()
+    }
+
+    /// `CLIENT "METHOD TARGET" STATUS BYTES`, the client taken from `X-Forwarded-For` only when the
+    /// peer is a trusted proxy (its last entry: the address that proxy saw).
+    static func accessLine(_ request: HTTPRequest, _ response: HTTPResponse, trustedProxies: Set<String>) -> String {
+        var client = request.remoteAddress.isEmpty ? "-" : request.remoteAddress
+        if trustedProxies.contains(request.remoteAddress), let forwarded = request.headers["X-Forwarded-For"],
+            let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty
+        {
+            client = last
+        }
+        let bytes: String
+        switch response.body {
+        case let .bytes(body): bytes = String(body.count)
+        case .stream: bytes = "stream"
+        }
+        let target = String(request.target.prefix(200).map { $0.isASCII && !$0.isWhitespace && $0 != "\"" ? $0 : "?" })
+        return "\(client) \"\(request.method) \(target)\" \(response.status.code) \(bytes)"
     }
 
     var httpStatistics: HTTPServerStatistics? {

@@ -27,6 +27,12 @@ public struct ServerConfiguration: Sendable {
     public var sessionIdleTimeout: Duration = .seconds(1_800)
     /// Whether the server is reached over TLS (session cookies are then `Secure`).
     public var isSecure = false
+    /// Where one line per request goes (`access log`), or nil for none. The line names the client:
+    /// the peer's address, or the last address of `X-Forwarded-For` when the peer is a trusted proxy.
+    public var accessLog: (@Sendable (String) -> Void)?
+    /// Peers whose `X-Forwarded-For` is believed (a reverse proxy's address, such as 127.0.0.1 for nginx
+    /// on the same host). A header from anyone else is logged as what it is: a claim.
+    public var trustedProxies: Set<String> = []
     /// Settings of every hosted list.
     public var lists = ListConfiguration()
     /// Limits on JSON-driven lists.
