@@ -239,5 +239,14 @@ private func cells(_ ids: [String]) -> String {
                                         headers: [("Content-Type", "application/json"), ("X-CSRF-Token", token)],
                                         body: Array(#"{"type":"delete","cell":"2"}"#.utf8))
         #expect(forged.status == 403, "a token without its cookie is forged")
+
+        // Drag to reorder (what livelist-drag.js posts): item 3 dropped at the top of "done".
+        let drag = try Client.request("POST", "/lists/todo/actions", port: server.port,
+                                      headers: [("Cookie", cookie), ("Content-Type", "application/json"), ("X-CSRF-Token", token)],
+                                      body: Array(#"{"type":"moveAfter","cell":"3","after":"","section":"done"}"#.utf8))
+        #expect(drag.status == 204)
+        let after = try snapshot("todo", port: server.port).model
+        #expect(after.sections.map { $0.cells.map(\.key) } == [["2", "4"], ["3", "1"]], "\(after)")
+        #expect(try Client.get("/lists/todo", port: server.port).text.contains("/livelist-drag.js?v="))
     }
 }

@@ -19,6 +19,8 @@ public final class LiveListApp: Sendable {
     let stylesheetURL: String
     /// `/site.css?v=HASH`: the look of the page around the lists.
     let siteStylesheetURL: String
+    /// `/livelist-drag.js?v=HASH`: drag to reorder, for cells with a `data-drag-action` handle.
+    let dragScriptURL: String
     let metrics = Metrics()
     let pageCache = PageCache()
     private let serverBox = ServerBox()
@@ -40,6 +42,7 @@ public final class LiveListApp: Sendable {
         scriptURL = Self.bustedURL("livelist.js", in: configuration.publicDirectory)
         stylesheetURL = Self.bustedURL("livelist.css", in: configuration.publicDirectory)
         siteStylesheetURL = Self.bustedURL("site.css", in: configuration.publicDirectory)
+        dragScriptURL = Self.bustedURL("livelist-drag.js", in: configuration.publicDirectory)
     }
 
     private static func bustedURL(_ file: String, in directory: String) -> String {

@@ -70,6 +70,7 @@ extension LiveListApp {
                 "script": scriptURL,
                 "stylesheet": stylesheetURL,
                 "siteStylesheet": siteStylesheetURL,
+                "dragScript": dragScriptURL,
                 "isApp": list.owner == .app,
             ])
             parts = rendered.components(separatedBy: PageCache.placeholder)

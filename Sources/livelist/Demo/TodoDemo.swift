@@ -75,6 +75,20 @@ actor TodoDemo {
             if let following = next.items[(index + 1)...].firstIndex(where: { $0.done == next.items[index].done }) {
                 next.items.swapAt(following, index)
             }
+        case let ("moveAfter", index?):
+            // Dragged: into the section it was dropped on, after the cell it was dropped below.
+            var item = next.items.remove(at: index)
+            if let section = action.fields["section"] {
+                item.done = section == "done"
+            }
+            if let after = action.fields["after"].flatMap(Int.init), let anchor = next.items.firstIndex(where: { $0.id == after }) {
+                item.done = next.items[anchor].done
+                next.items.insert(item, at: anchor + 1)
+            } else if let first = next.items.firstIndex(where: { $0.done == item.done }) {
+                next.items.insert(item, at: first)
+            } else {
+                next.items.append(item)
+            }
         case ("clear", _):
             next.items.removeAll(where: \.done)
         default:
@@ -107,6 +121,7 @@ struct TodoCell: IdentifiableComponent, Equatable {
     var body: some HTML {
         let key = String(item.id)
         div(.class(item.done ? "todo done" : "todo")) {
+            span(.class("drag"), .custom("draggable", "true"), .data("drag-action", "moveAfter"), .title("Drag to reorder"), .aria("hidden", "true")) { "⠿" }
             actionButton(item.done ? "☑" : "☐", type: "toggle", cell: key, title: item.done ? "Mark as open" : "Mark as done")
             input(.custom("form", "livelist-actions"), .name("text.\(key)"), .value(item.title), .aria("label", "Title"))
             actionButton("Save", type: "edit", cell: key, title: "Save the title")
