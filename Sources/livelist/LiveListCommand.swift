@@ -70,6 +70,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve only JSON lists, without the demo lists.")
     var noDemo = false
 
+    @Flag(help: "Mark the session cookie Secure (behind a proxy that terminates TLS; env LIVELIST_SECURE_COOKIES=1).")
+    var secureCookies = false
+
     @Flag(help: "Log one line per request (client, method and target, status, bytes) at info level.")
     var accessLog = false
 
@@ -102,6 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maximumJSONLists = maxLists
         configuration.limits.listLimits.maximumCells = maxCells
         configuration.lists.logCount = logCount
+        configuration.isSecure = secureCookies || env("LIVELIST_SECURE_COOKIES") == "1"
         configuration.trustedProxies = Set(trustedProxy + (env("LIVELIST_TRUSTED_PROXIES") ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty })

@@ -196,6 +196,13 @@ private func cells(_ ids: [String]) -> String {
         #expect(try Client.get("/../etc/passwd", port: server.port).status != 200)
     }
 
+    @Test func sessionCookieIsSecureWhenAsked() throws {
+        let server = try LiveServer(arguments: ["--secure-cookies"])
+        defer { server.stop(); server.removeData() }
+        let cookie = try Client.get("/lists/todo", port: server.port).header("Set-Cookie")
+        #expect(cookie?.hasSuffix("; HttpOnly; SameSite=Lax; Secure") == true, "\(String(describing: cookie))")
+    }
+
     @Test func pagesJSONAndStaticFilesAreServedCompressed() throws {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }
