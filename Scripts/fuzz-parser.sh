@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes HTTPServer's request parser with libFuzzer and AddressSanitizer for a bounded time, from the
-# committed corpus (Tests/Fuzz/corpus/request-parser) and an HTTP dictionary. Every input is parsed
-# whole and in two pieces, which must agree. A crash leaves its input in Tests/Fuzz/crashes/ (commit
+# committed corpus (Tests/Fuzz/corpus/request-parser) and an HTTP dictionary, with LeakSanitizer on.
+# Every input is parsed whole and in two pieces, which must agree. A crash leaves its input in Tests/Fuzz/crashes/ (commit
 # it as a regression case) and fails the script.
 #
 #   Scripts/fuzz-parser.sh [SECONDS]     (default 60; Scripts/test runs a short smoke)
@@ -23,7 +23,7 @@ cp "$corpus"/* "$work"/
 mkdir -p Tests/Fuzz/crashes
 echo "== fuzzing the request parser for ${seconds}s"
 status=0
-SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$binary" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
+SWIFT_BACKTRACE=enable=no "$binary" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
     -dict=Tests/Fuzz/http.dict -artifact_prefix=Tests/Fuzz/crashes/ -print_final_stats=1 "$work" \
     > "$work.log" 2>&1 || status=$?
 grep -E "stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|ERROR|Fatal error" "$work.log" || true
