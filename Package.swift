@@ -49,7 +49,7 @@ let package = Package(
         // not named CSystem, which apple/swift-system (brought by package-benchmark and SwiftNIO) takes.
         .target(name: "CHTTPSystem"),
         // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.
-        .target(name: "HTTPServer", dependencies: ["CHTTPSystem", "CZlib"], swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["CHTTPSystem", "CZlib", "COpenSSL"], swiftSettings: strict),
         // zlib (zlib1g-dev): gzip for pages, JSON and static files.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 

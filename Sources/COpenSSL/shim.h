@@ -7,4 +7,19 @@
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/err.h>
+
+/// Applies LiveList's server settings to a TLS context: TLS 1.2 at least, partial writes that
+/// may be retried from a moved buffer, buffers released while idle, no renegotiation, and an
+/// EOF without close_notify read as a plain end of input. Returns 1 on success.
+static inline int livelist_ssl_ctx_configure_server(SSL_CTX *ctx) {
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
+                              | SSL_MODE_RELEASE_BUFFERS);
+    uint64_t options = SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_RENEGOTIATION;
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    options |= SSL_OP_IGNORE_UNEXPECTED_EOF;
+#endif
+    SSL_CTX_set_options(ctx, options);
+    return 1;
+}
 #endif

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CHTTPSystem
+import COpenSSL
 
 /// Output waiting for the socket: whole buffers, the first one partly sent.
 struct OutboundQueue {
@@ -32,6 +33,35 @@ struct OutboundQueue {
                 iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + skip), iov_len: buffer.count - skip)
             return gather(fd, index: index + 1, filled: filled + 1, count: count, iovecs: iovecs)
         }
+    }
+
+    /// One SSL_write of the first buffer's rest, or of the first buffers joined in `scratch` when
+    /// the first is small (one TLS record instead of several). Built the same way from the same
+    /// queue, so a retry after WANT_WRITE repeats the same bytes, as OpenSSL requires.
+    /// Returns bytes written, or the SSL_write result (<= 0) for SSL_get_error.
+    mutating func send(_ ssl: OpaquePointer, scratch: UnsafeMutableRawBufferPointer) -> Int32 {
+        let head = chunks[first].count - offset
+        let written: Int32
+        if head >= scratch.count || first + 1 == chunks.count {
+            written = chunks[first].withUnsafeBytes { buffer in
+                SSL_write(ssl, buffer.baseAddress! + offset, Int32(clamping: head))
+            }
+        } else {
+            var filled = 0
+            var index = first
+            while index < chunks.count, filled < scratch.count {
+                let skip = index == first ? offset : 0
+                let take = min(chunks[index].count - skip, scratch.count - filled)
+                chunks[index].withUnsafeBytes { buffer in
+                    (scratch.baseAddress! + filled).copyMemory(from: buffer.baseAddress! + skip, byteCount: take)
+                }
+                filled += take
+                index += 1
+            }
+            written = SSL_write(ssl, scratch.baseAddress!, Int32(filled))
+        }
+        if written > 0 { consume(Int(written)) }
+        return written
     }
 
     private mutating func consume(_ sent: Int) {
@@ -100,8 +130,16 @@ final class Connection: @unchecked Sendable {
     private var currentIsHead = false
     private var currentKeepAlive = true
     private var currentVersion: HTTPVersion = .http1_1
+    /// The TLS session when the server speaks TLS; nil on the plain path.
+    private var ssl: OpaquePointer?
+    /// True until the TLS handshake completes.
+    private var handshaking = false
+    /// True once the first byte was seen to be a TLS handshake record.
+    private var sawClientHello = false
 
-    init(fd: Int32, token: UInt64, loop: EventLoop, remoteAddress: String, now: UInt64) {
+    init(fd: Int32, token: UInt64, loop: EventLoop, remoteAddress: String, now: UInt64, ssl: OpaquePointer? = nil) {
+        self.ssl = ssl
+        self.handshaking = ssl != nil
         self.fd = fd
         self.token = token
         self.loop = loop
@@ -121,6 +159,10 @@ final class Connection: @unchecked Sendable {
     func handle(events: UInt32) {
         if events & (CS_EPOLLERR | CS_EPOLLHUP) != 0 && events & CS_EPOLLIN == 0 {
             close(reason: .peerGone)
+            return
+        }
+        if handshaking {
+            continueHandshake()
             return
         }
         if phase == .streaming, events & (CS_EPOLLRDHUP | CS_EPOLLHUP | CS_EPOLLERR) != 0 {
@@ -148,6 +190,10 @@ final class Connection: @unchecked Sendable {
     }
 
     private func readAvailable() {
+        if let ssl {
+            readTLS(ssl)
+            return
+        }
         let buffer = loop.readBuffer
         let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
         if count > 0 {
@@ -321,16 +367,20 @@ final class Connection: @unchecked Sendable {
     // MARK: - Writing
 
     private func flush() {
-        while outbound.bytes > 0 {
-            let sent = outbound.send(fd, iovecs: loop.iovecs, maxIovecs: EventLoop.maxIovecs)
-            if sent > 0 {
-                lastWriteProgress = loop.now
-                continue
+        if let ssl {
+            guard flushTLS(ssl) else { return }
+        } else {
+            while outbound.bytes > 0 {
+                let sent = outbound.send(fd, iovecs: loop.iovecs, maxIovecs: EventLoop.maxIovecs)
+                if sent > 0 {
+                    lastWriteProgress = loop.now
+                    continue
+                }
+                if sent < 0 && errno == EINTR { continue }
+                if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+                close(reason: .peerGone)
+                return
             }
-            if sent < 0 && errno == EINTR { continue }
-            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-            close(reason: .peerGone)
-            return
         }
         if let stream { stream.socketQueueChanged(outbound.bytes) }
         if outbound.bytes == 0, closeAfterFlush, phase == .reading {
@@ -342,6 +392,11 @@ final class Connection: @unchecked Sendable {
         if readEOF {
             close(reason: .closed)
             return
+        }
+        if let ssl {
+            // close_notify, best effort: a full socket buffer just loses it.
+            ERR_clear_error()
+            _ = SSL_shutdown(ssl)
         }
         shutdown(fd, Int32(SHUT_WR))
         phase = .lingering
@@ -465,6 +520,10 @@ final class Connection: @unchecked Sendable {
             var option = linger(l_onoff: 1, l_linger: 0)
             setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
         }
+        if let ssl {
+            SSL_free(ssl)
+            self.ssl = nil
+        }
         Glibc.close(fd)
         loop.connectionClosed(self)
         if let stream {
@@ -474,5 +533,117 @@ final class Connection: @unchecked Sendable {
             if reported == .backlogExceeded { loop.count { $0.streamsOverflowed += 1 } }
             stream.finish(reported)
         }
+    }
+
+    // MARK: - TLS
+
+    /// Drives the handshake one step: refuses input that is not a TLS record, then SSL_accept
+    /// until it completes, waiting for whichever direction OpenSSL asks for.
+    private func continueHandshake() {
+        guard let ssl else { return }
+        if !sawClientHello {
+            var first: UInt8 = 0
+            let count = recv(fd, &first, 1, Int32(MSG_PEEK))
+            if count == 0 {
+                close(reason: .closed)
+                return
+            }
+            if count < 0 {
+                if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { close(reason: .peerGone) }
+                return
+            }
+            guard first == 0x16 else {
+                // Plain HTTP (or anything else) on the TLS port: answer nothing, send FIN and drain.
+                loop.count { $0.protocolErrors += 1 }
+                handshaking = false
+                SSL_free(ssl)
+                self.ssl = nil
+                readEOF = false
+                beginLingeringClose()
+                return
+            }
+            sawClientHello = true
+        }
+        ERR_clear_error()
+        let result = SSL_accept(ssl)
+        if result == 1 {
+            handshaking = false
+            idleSince = loop.now
+            // The first request may already sit in OpenSSL's buffer or the socket.
+            readTLS(ssl)
+            guard phase != .closed else { return }
+            process()
+            return
+        }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ:
+            setHandshakeInterest(CS_EPOLLIN)
+        case SSL_ERROR_WANT_WRITE:
+            setHandshakeInterest(CS_EPOLLOUT)
+        default:
+            ERR_clear_error()
+            close(reason: .peerGone)
+        }
+    }
+
+    private func setHandshakeInterest(_ wanted: UInt32) {
+        if wanted != interest {
+            interest = wanted
+            loop.setInterest(fd: fd, token: token, events: wanted)
+        }
+    }
+
+    /// Reads decrypted bytes into the parser: about one read buffer's worth, then whatever
+    /// OpenSSL still holds, since no epoll event announces data already taken off the socket.
+    private func readTLS(_ ssl: OpaquePointer) {
+        let buffer = loop.readBuffer
+        var total = 0
+        while total < buffer.count || SSL_has_pending(ssl) == 1 {
+            ERR_clear_error()
+            let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
+            if count > 0 {
+                parser.append(UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(count)))
+                if requestStarted == 0 { requestStarted = loop.now }
+                total += Int(count)
+                continue
+            }
+            switch SSL_get_error(ssl, count) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                return
+            case SSL_ERROR_ZERO_RETURN:
+                readEOF = true
+                return
+            case SSL_ERROR_SYSCALL where errno == EINTR:
+                continue
+            default:
+                ERR_clear_error()
+                close(reason: .peerGone)
+                return
+            }
+        }
+    }
+
+    /// Writes queued output through SSL_write. Returns false if the connection was closed.
+    private func flushTLS(_ ssl: OpaquePointer) -> Bool {
+        guard let scratch = loop.tlsWriteBuffer else { return true }
+        while outbound.bytes > 0 {
+            ERR_clear_error()
+            let written = outbound.send(ssl, scratch: scratch)
+            if written > 0 {
+                lastWriteProgress = loop.now
+                continue
+            }
+            switch SSL_get_error(ssl, written) {
+            case SSL_ERROR_WANT_WRITE, SSL_ERROR_WANT_READ:
+                return true
+            case SSL_ERROR_SYSCALL where errno == EINTR:
+                continue
+            default:
+                ERR_clear_error()
+                close(reason: .peerGone)
+                return false
+            }
+        }
+        return true
     }
 }

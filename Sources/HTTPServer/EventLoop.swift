@@ -33,6 +33,10 @@ final class EventLoop: @unchecked Sendable {
     private var listenerRegistered = false
     private var reserveFd: Int32 = -1
     private let resolution: UInt64
+    /// The shared TLS context when the server speaks TLS.
+    let tls: TLSContext?
+    /// Scratch space where small queued buffers are joined into one TLS record (TLS only).
+    let tlsWriteBuffer: UnsafeMutableRawBufferPointer?
 
     private let statsLock = Lock()
     private var stats = HTTPServerStatistics()
@@ -40,8 +44,9 @@ final class EventLoop: @unchecked Sendable {
     private var dateSecond = -1
     private var cachedDate: [UInt8] = []
 
-    init(server: HTTPServer, listenFd: Int32) throws(HTTPServerError) {
+    init(server: HTTPServer, listenFd: Int32, tls: TLSContext? = nil) throws(HTTPServerError) {
         self.server = server
+        self.tls = tls
         self.configuration = server.configuration
         self.handler = server.handler
         self.serverNameBytes = Array(server.configuration.serverName.utf8)
@@ -52,6 +57,7 @@ final class EventLoop: @unchecked Sendable {
         guard wakeFd >= 0 else { throw HTTPServerError.system("eventfd", errno) }
         readBuffer = .allocate(capacity: 64 * 1024)
         iovecs = .allocate(capacity: EventLoop.maxIovecs)
+        tlsWriteBuffer = tls == nil ? nil : .allocate(byteCount: 16 * 1024, alignment: 16)
         now = monotonicNanoseconds()
         let timeouts = [configuration.headerTimeout, configuration.bodyTimeout, configuration.idleTimeout,
                         configuration.writeTimeout, configuration.lingerTimeout].map(\.nanoseconds)
@@ -66,6 +72,7 @@ final class EventLoop: @unchecked Sendable {
     deinit {
         readBuffer.deallocate()
         iovecs.deallocate()
+        tlsWriteBuffer?.deallocate()
     }
 
     // MARK: - Tasks from other threads
@@ -180,7 +187,17 @@ final class EventLoop: @unchecked Sendable {
             _ = cs_set_nodelay(fd)
             let token = nextToken << 32 | UInt64(UInt32(bitPattern: fd))
             nextToken += 1
-            let connection = Connection(fd: fd, token: token, loop: self, remoteAddress: Self.address(storage), now: now)
+            var session: OpaquePointer?
+            if let tls {
+                session = tls.session(fd: fd)
+                if session == nil {
+                    server.releaseConnectionSlot()
+                    Glibc.close(fd)
+                    continue
+                }
+            }
+            let connection = Connection(
+                fd: fd, token: token, loop: self, remoteAddress: Self.address(storage), now: now, ssl: session)
             let slot = Int(fd)
             if slot >= connections.count {
                 connections.append(contentsOf: repeatElement(nil, count: max(slot + 1 - connections.count, connections.count)))

@@ -95,6 +95,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration = .seconds(10)
     /// Shapes the server's own error responses.
     public var errorFormatter: HTTPErrorFormatter = defaultHTTPErrorFormatter
+    /// Certificate and key for TLS on every connection; nil serves plain HTTP.
+    public var tls: TLSConfiguration?
 
     public init() {}
 

@@ -11,6 +11,8 @@ public enum HTTPServerError: Error, Sendable, Hashable {
     case invalidHost(String)
     /// `start()` was called twice.
     case alreadyStarted
+    /// The TLS certificate or key could not be loaded (OpenSSL's reason included).
+    case tls(String)
 }
 
 /// An HTTP/1.1 server on non-blocking sockets and epoll loops (one per core by default) that
@@ -75,11 +77,18 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard fresh else { throw .alreadyStarted }
         cs_ignore_sigpipe()
+        let tls: TLSContext?
+        do {
+            tls = try configuration.tls.map { tls throws(HTTPServerError) in try TLSContext(tls) }
+        } catch {
+            state.withLock { $0.phase = .idle }
+            throw error
+        }
         let (fd, port) = try bind()
         var loops: [EventLoop] = []
         do {
             for _ in 0..<max(1, configuration.loopCount) {
-                loops.append(try EventLoop(server: self, listenFd: fd))
+                loops.append(try EventLoop(server: self, listenFd: fd, tls: tls))
             }
         } catch {
             Glibc.close(fd)

@@ -73,6 +73,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Mark the session cookie Secure (behind a proxy that terminates TLS; env LIVELIST_SECURE_COOKIES=1).")
     var secureCookies = false
 
+    @Option(help: "PEM certificate chain: serve HTTPS with --tls-key (env LIVELIST_TLS_CERT).")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert (env LIVELIST_TLS_KEY).")
+    var tlsKey: String?
+
     @Flag(help: "Log one line per request (client, method and target, status, bytes) at info level.")
     var accessLog = false
 
@@ -106,6 +112,11 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.listLimits.maximumCells = maxCells
         configuration.lists.logCount = logCount
         configuration.isSecure = secureCookies || env("LIVELIST_SECURE_COOKIES") == "1"
+        configuration.tlsCertificate = (tlsCert ?? env("LIVELIST_TLS_CERT")).flatMap { $0.isEmpty ? nil : $0 }
+        configuration.tlsKey = (tlsKey ?? env("LIVELIST_TLS_KEY")).flatMap { $0.isEmpty ? nil : $0 }
+        if (configuration.tlsCertificate == nil) != (configuration.tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together")
+        }
         configuration.trustedProxies = Set(trustedProxy + (env("LIVELIST_TRUSTED_PROXIES") ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty })
@@ -132,8 +143,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let banner = "data in \(configuration.dataDirectory), writes \(configuration.writeToken == nil ? "from loopback only" : "with the write token")"
         let listenHost = configuration.host
+        let scheme = configuration.tlsCertificate == nil ? "http" : "https"
         try await app.run { port in
-            logger.info("LiveList serving on http://\(listenHost):\(port) (\(banner))")
+            logger.info("LiveList serving on \(scheme)://\(listenHost):\(port) (\(banner))")
         }
         for demo in demos {
             demo.stop()

@@ -29,6 +29,9 @@ public final class LiveListApp: Sendable {
     ///
     /// - Throws: `StartupError` or `StoreError` with a message for the operator.
     public init(configuration: ServerConfiguration, store: (any ListStore)? = nil) async throws {
+        var configuration = configuration
+        // Served over TLS: the session cookie is Secure.
+        if configuration.tlsCertificate != nil && configuration.tlsKey != nil { configuration.isSecure = true }
         self.configuration = configuration
         let store = try store ?? FileListStore(directory: configuration.dataDirectory)
         registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
@@ -88,10 +91,15 @@ public final class LiveListApp: Sendable {
         http.port = configuration.port
         http.errorFormatter = liveListErrorFormatter
         http.limits.body = configuration.maximumBodyBytes
+        if let certificate = configuration.tlsCertificate, let key = configuration.tlsKey {
+            http.tls = TLSConfiguration(certificateChainPath: certificate, privateKeyPath: key)
+        }
         let server = HTTPServer(configuration: http, handler: handler)
         serverBox.set(server)
         do {
             try server.start()
+        } catch HTTPServerError.tls(let reason) {
+            throw StartupError("cannot start TLS: \(reason)")
         } catch {
             throw StartupError("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }

@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable {
     public var sessionIdleTimeout: Duration = .seconds(1_800)
     /// Whether the server is reached over TLS (session cookies are then `Secure`).
     public var isSecure = false
+    /// PEM certificate chain for TLS; with `tlsKey`, the server speaks HTTPS itself (and cookies are `Secure`).
+    public var tlsCertificate: String?
+    /// PEM private key matching `tlsCertificate`.
+    public var tlsKey: String?
     /// Where one line per request goes (`access log`), or nil for none. The line names the client:
     /// the peer's address, or the last address of `X-Forwarded-For` when the peer is a trusted proxy.
     public var accessLog: (@Sendable (String) -> Void)?
