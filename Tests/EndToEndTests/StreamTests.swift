@@ -224,6 +224,21 @@ private func cells(_ ids: [String]) -> String {
         #expect(String(decoding: try #require(gunzip(json.body)), as: UTF8.self).hasPrefix(#"{"protocol":1"#))
         let refused = try Client.get("/lists/todo", port: server.port, headers: [("Accept-Encoding", "gzip;q=0")])
         #expect(refused.header("Content-Encoding") == nil)
+
+        // curl as an independent peer: it asks for gzip, checks the stream and decompresses it.
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "--compressed", "-w", "\\n%{size_download} %{content_type}", "http://127.0.0.1:\(server.port)/livelist.js"]
+        let pipe = Pipe()
+        curl.standardOutput = pipe
+        try curl.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        #expect(curl.terminationStatus == 0)
+        let text = String(decoding: output, as: UTF8.self)
+        #expect(text.hasPrefix(String(decoding: plainScript.body, as: UTF8.self)), "curl decompressed the same script")
+        let downloaded = Int(text.split(separator: "\n").last?.split(separator: " ").first ?? "") ?? 0
+        #expect(downloaded == script.body.count, "curl received the compressed bytes")
     }
 
     @Test func actionsNeedTheSessionsToken() throws {
