@@ -23,26 +23,23 @@ public struct PatchUpdater: Updater {
 
     /// The options, sent to the browser as the root's data attributes and each changeset's `animate`.
     public var options: UpdaterOptions
-    /// The list's name.
-    public let list: String
-    /// The current version: it grows by one with every changeset.
-    public private(set) var version: Int
-    /// The current rendering, matching the renderer's current sections.
-    public private(set) var rendering: RenderedList
+    private var state: VersionedRendering
 
     /// Creates an updater for the list `list`, starting at `version` (a list's versions are never
     /// reused, so a list created again continues from its persisted high-water mark).
     public init(list: String, version: Int = 0, options: UpdaterOptions = UpdaterOptions()) {
-        self.list = list
-        self.version = version
+        state = VersionedRendering(list: list, version: version)
         self.options = options
-        rendering = RenderedList()
     }
 
+    /// The list's name.
+    public var list: String { state.list }
+    /// The current version: it grows by one with every changeset.
+    public var version: Int { state.version }
+    /// The current rendering, matching the renderer's current sections.
+    public var rendering: RenderedList { state.rendering }
     /// The current state in snapshot form.
-    public var snapshot: ListSnapshot {
-        ListSnapshot(list: list, version: version, rendering: rendering)
-    }
+    public var snapshot: ListSnapshot { state.snapshot }
 
     /// Diffs `source` (the sections of the current rendering) against `target`, renders what changed
     /// and returns the changeset, or nil when the rendering did not change.
@@ -61,7 +58,7 @@ public struct PatchUpdater: Updater {
         guard rendering.sections.count == source.count else {
             // The rendering does not describe `source` (the updater was used outside one renderer):
             // start again from a full rendering.
-            return try replace(with: adapter.render(target))
+            return try state.reset(to: adapter.render(target))
         }
         var plan = PatchPlan(changeset: changeset, source: source, target: target)
         let (operations, newRendering) = try plan.run(
@@ -70,12 +67,10 @@ public struct PatchUpdater: Updater {
             old: rendering
         )
         guard !operations.isEmpty else {
-            rendering = newRendering
+            state.rendering = newRendering
             return nil
         }
-        let from = version
-        version += 1
-        rendering = newRendering
+        let from = state.advance(to: newRendering)
         return ListChangeset(
             list: list,
             from: from,
@@ -88,19 +83,8 @@ public struct PatchUpdater: Updater {
     /// Creates a version without a change of the rendering, for an event that is a change to the list
     /// as a whole: a list that comes into existence empty. The changeset has no operations.
     public mutating func advanceVersion() -> ListChangeset {
-        let from = version
-        version += 1
+        let from = state.advance(to: state.rendering)
         return ListChangeset(list: list, from: from, version: version, animate: false, operations: [])
-    }
-
-    private mutating func replace(with newRendering: RenderedList) -> ListChangeset? {
-        guard newRendering != rendering else {
-            return nil
-        }
-        let from = version
-        version += 1
-        rendering = newRendering
-        return snapshot.reset(from: from)
     }
 }
 

@@ -7,24 +7,21 @@ public struct ReloadDataUpdater: Updater {
 
     /// The options, sent to the browser as the root's data attributes. Resets are never animated.
     public var options: UpdaterOptions
-    /// The list's name.
-    public let list: String
-    /// The current version.
-    public private(set) var version: Int
-    /// The current rendering.
-    public private(set) var rendering: RenderedList
+    private var state: VersionedRendering
 
     public init(list: String, version: Int = 0, options: UpdaterOptions = UpdaterOptions()) {
-        self.list = list
-        self.version = version
+        state = VersionedRendering(list: list, version: version)
         self.options = options
-        rendering = RenderedList()
     }
 
+    /// The list's name.
+    public var list: String { state.list }
+    /// The current version.
+    public var version: Int { state.version }
+    /// The current rendering.
+    public var rendering: RenderedList { state.rendering }
     /// The current state in snapshot form.
-    public var snapshot: ListSnapshot {
-        ListSnapshot(list: list, version: version, rendering: rendering)
-    }
+    public var snapshot: ListSnapshot { state.snapshot }
 
     /// Renders `target` in full; returns a `reset` changeset when it differs from the current rendering.
     ///
@@ -35,14 +32,7 @@ public struct ReloadDataUpdater: Updater {
         to target: [Section]
     ) throws -> ListChangeset? {
         try Self.checkUniqueKeys(target)
-        let newRendering = try adapter.render(target)
-        guard newRendering != rendering else {
-            return nil
-        }
-        let from = version
-        version += 1
-        rendering = newRendering
-        return snapshot.reset(from: from)
+        return state.reset(to: try adapter.render(target))
     }
 
     static func checkUniqueKeys(_ sections: [Section]) throws(DiffError) {
