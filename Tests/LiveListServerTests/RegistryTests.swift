@@ -179,8 +179,10 @@ private struct Line: IdentifiableComponent, Equatable {
     @Test func corruptFilesStopLoadingWithTheirPath() throws {
         let directory = NSTemporaryDirectory() + "livelist-corrupt-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try FileListStore(directory: directory)
-        try store.saveJSONList(name: "ok", version: 3, body: body(["a"]))
+        do {
+            let store = try FileListStore(directory: directory)
+            try store.saveJSONList(name: "ok", version: 3, body: body(["a"]))
+        }
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: directory + "/lists/bad.list"))
         let error = #expect(throws: StoreError.self) { try FileListStore(directory: directory).load() }
         #expect(error?.description.contains("lists/bad.list") == true)
@@ -189,15 +191,55 @@ private struct Line: IdentifiableComponent, Equatable {
     @Test func temporaryFilesAreSweptAndDataRoundTrips() throws {
         let directory = NSTemporaryDirectory() + "livelist-sweep-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try FileListStore(directory: directory)
-        try store.saveJSONList(name: "g", version: 7, body: body(["a"]))
-        try store.saveHighWater(12, for: "h")
-        try store.saveAppState(name: "todo", bytes: [1, 2, 3])
+        do {
+            let store = try FileListStore(directory: directory)
+            try store.saveJSONList(name: "g", version: 7, body: body(["a"]))
+            try store.saveJSONList(name: "gone", version: 4, body: body(["a"]))
+            try store.deleteJSONList(name: "gone", version: 5)
+            try store.saveHighWater(12, for: "h")
+            try store.saveAppState(name: "todo", version: 9, bytes: [1, 2, 3])
+            #expect(try store.appState(name: "todo") == .init(version: 9, bytes: [1, 2, 3]))
+            #expect(try store.appState(name: "none") == nil)
+        }
         try Data("half".utf8).write(to: URL(fileURLWithPath: directory + "/lists/g.list.livelist-tmp"))
+        try Data("half".utf8).write(to: URL(fileURLWithPath: directory + "/lists/g.list.77.3.livelist-tmp"))
         let loaded = try FileListStore(directory: directory).load()
         #expect(loaded.jsonLists["g"] == .init(version: 7, body: body(["a"])))
-        #expect(loaded.highWater == ["g": 7, "h": 12])
-        #expect(loaded.appStates["todo"] == [1, 2, 3])
+        #expect(loaded.jsonLists["gone"] == nil, "a tombstone is no list")
+        #expect(loaded.highWater == ["g": 7, "h": 12, "gone": 5, "todo": 9])
+        #expect(loaded.appStates["todo"] == .init(version: 9, bytes: [1, 2, 3]))
         #expect(!FileManager.default.fileExists(atPath: directory + "/lists/g.list.livelist-tmp"))
+        #expect(!FileManager.default.fileExists(atPath: directory + "/lists/g.list.77.3.livelist-tmp"))
+    }
+
+    @Test func aStateWithoutHeaderFromAnEarlierReleaseLoadsAtVersionZero() throws {
+        let directory = NSTemporaryDirectory() + "livelist-legacy-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do { _ = try FileListStore(directory: directory) }
+        try Data(#"{"items":[]}"#.utf8).write(to: URL(fileURLWithPath: directory + "/apps/todo.state"))
+        let store = try FileListStore(directory: directory)
+        #expect(try store.appState(name: "todo") == .init(version: 0, bytes: Array(#"{"items":[]}"#.utf8)))
+    }
+
+    @Test func aSecondStoreOnTheSameDirectoryIsRefusedUntilTheFirstCloses() throws {
+        let directory = NSTemporaryDirectory() + "livelist-lock-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var first: FileListStore? = try FileListStore(directory: directory)
+        let error = #expect(throws: StoreError.self) { try FileListStore(directory: directory) }
+        #expect(error?.description.contains("in use by another livelist process (pid \(getpid()))") == true, "\(String(describing: error))")
+        #expect(first != nil)
+        first = nil
+        #expect(throws: Never.self) { try FileListStore(directory: directory) }
+    }
+
+    @Test func versionsBeyondTheLargestStopLoading() throws {
+        let directory = NSTemporaryDirectory() + "livelist-huge-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try FileListStore(directory: directory)
+            try store.saveJSONList(name: "big", version: ListVersion.maximum + 1, body: body(["a"]))
+        }
+        let error = #expect(throws: StoreError.self) { try FileListStore(directory: directory).load() }
+        #expect(error?.description.contains("beyond the largest version") == true)
     }
 }

@@ -1,55 +1,101 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A ``ListStore`` in a directory (`--data`), with atomic, fsynced writes.
+/// A ``ListStore`` in a directory (`--data`), with atomic, fsynced writes, used by one process at a time.
 ///
 /// Layout:
 ///
 ///     DIR/livelist-data          marker: this directory belongs to LiveList (format 1)
-///     DIR/versions               one "NAME VERSION" line per list: high-water marks
-///     DIR/lists/NAME.list        "livelist-list 1 VERSION\n" then the exact PUT body
-///     DIR/apps/NAME.state        a Swift app's state, opaque
+///     DIR/lock                   held with an exclusive flock(2) while a process uses DIR; holds its pid
+///     DIR/versions               one "NAME VERSION" line per list: high-water marks of app lists
+///     DIR/lists/NAME.list        "livelist-list 1 VERSION\n" then the exact PUT body, or, once the list
+///                                is deleted, the tombstone "livelist-deleted 1 VERSION\n"
+///     DIR/apps/NAME.state        "livelist-state 1 VERSION\n" then a Swift app's state, opaque (a file
+///                                without that header, from an earlier release, is a state at version 0)
 ///     DIR/secret                 32 random bytes for session tokens (mode 0600)
 ///
-/// Every file is written to `NAME.livelist-tmp` in the same directory, fsynced, renamed over the old
-/// one and the directory fsynced, so a crash leaves either the old or the new file; start-up removes
-/// leftover temporary files. A directory holding anything else, or a file that does not parse, stops
-/// start-up with a message naming it: LiveList never overwrites what it does not understand.
+/// Every file is written to a temporary file of its own beside it (`NAME.PID.N.livelist-tmp`, so that no
+/// two writes ever share one), fsynced, renamed over the old one and the directory fsynced, so a crash
+/// leaves either the old or the new file; start-up removes leftover temporary files. A directory holding
+/// anything else, or a file that does not parse, stops start-up with a message naming it: LiveList never
+/// overwrites what it does not understand. A second process opening the same directory is refused: the
+/// lock is the kernel's, so it is released when the process ends, however it ends.
 public final class FileListStore: ListStore, @unchecked Sendable {
     /// The directory.
     public let directory: String
     private let lock = Lock()
     private var highWater: [String: Int] = [:]
+    /// The open lock file; closing it releases the directory.
+    private let lockDescriptor: Int32
 
     static let marker = "livelist-data"
+    static let lockFile = "lock"
     static let markerContent = Array("LiveList data directory, format 1\n".utf8)
     static let temporarySuffix = ".livelist-tmp"
+    /// Numbers the temporary files of this process.
+    private static let temporaryCounter = Atomic<Int>(0)
 
-    /// Opens (creating when missing or empty) the data directory.
+    /// Opens (creating when missing or empty) the data directory and takes its lock.
     ///
-    /// - Throws: ``StoreError`` when the directory cannot be created or written, or holds files that
-    ///   are not LiveList's.
+    /// - Throws: ``StoreError`` when the directory cannot be created or written, holds files that are
+    ///   not LiveList's, or is in use by another process.
     public init(directory: String) throws(StoreError) {
         self.directory = directory
         try Self.makeDirectory(directory)
-        let entries = try Self.list(directory)
-        if entries.contains(Self.marker) {
-            let content = try Self.read(directory + "/" + Self.marker)
-            guard content == Self.markerContent else {
-                throw StoreError("\(directory)/\(Self.marker) is not a LiveList marker of format 1; refusing to use \(directory)")
+        lockDescriptor = try Self.takeLock(directory)
+        do throws(StoreError) {
+            let entries = try Self.list(directory).filter { $0 != Self.lockFile }
+            if entries.contains(Self.marker) {
+                let content = try Self.read(directory + "/" + Self.marker)
+                guard content == Self.markerContent else {
+                    throw StoreError("\(directory)/\(Self.marker) is not a LiveList marker of format 1; refusing to use \(directory)")
+                }
+            } else {
+                let foreign = entries.filter { !$0.hasSuffix(Self.temporarySuffix) }
+                guard foreign.isEmpty else {
+                    throw StoreError("\(directory) holds files that are not LiveList's (\(foreign.sorted().prefix(3).joined(separator: ", "))); choose an empty or LiveList data directory with --data")
+                }
+                try Self.writeAtomically(Self.markerContent, to: directory + "/" + Self.marker)
             }
-        } else {
-            let foreign = entries.filter { !$0.hasSuffix(Self.temporarySuffix) }
-            guard foreign.isEmpty else {
-                throw StoreError("\(directory) holds files that are not LiveList's (\(foreign.sorted().prefix(3).joined(separator: ", "))); choose an empty or LiveList data directory with --data")
-            }
-            try Self.writeAtomically(Self.markerContent, to: directory + "/" + Self.marker)
+            try Self.makeDirectory(directory + "/lists")
+            try Self.makeDirectory(directory + "/apps")
+        } catch {
+            close(lockDescriptor)
+            throw error
         }
-        try Self.makeDirectory(directory + "/lists")
-        try Self.makeDirectory(directory + "/apps")
+    }
+
+    deinit {
+        close(lockDescriptor)
+    }
+
+    /// Opens `DIR/lock` and takes an exclusive, non-blocking flock on it, writing this process's pid.
+    private static func takeLock(_ directory: String) throws(StoreError) -> Int32 {
+        let path = directory + "/" + lockFile
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw StoreError("cannot open \(path): \(errorText())")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let busy = errno == EWOULDBLOCK
+            let message = errorText()
+            let holder = (try? read(path)).map { String(decoding: $0, as: UTF8.self).filter(\.isNumber) } ?? ""
+            close(descriptor)
+            if busy {
+                let who = holder.isEmpty ? "another livelist process" : "another livelist process (pid \(holder))"
+                throw StoreError("\(directory) is in use by \(who); stop it, or give this one its own --data")
+            }
+            throw StoreError("cannot lock \(path): \(message)")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        if ftruncate(descriptor, 0) == 0 {
+            _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        }
+        return descriptor
     }
 
     public func load() throws(StoreError) -> StoredLists {
@@ -57,7 +103,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         for entry in try Self.list(directory) {
             let path = directory + "/" + entry
             switch entry {
-            case Self.marker, "lists", "apps", "secret":
+            case Self.marker, Self.lockFile, "lists", "apps", "secret":
                 continue
             case "versions":
                 stored.highWater = try Self.parseVersions(try Self.read(path), path: path)
@@ -78,9 +124,15 @@ public final class FileListStore: ListStore, @unchecked Sendable {
             guard entry.hasSuffix(".list"), let name = ListName(String(entry.dropLast(5))) else {
                 throw StoreError("\(path) is not a LiveList list file; move it out of the data directory")
             }
-            let list = try Self.parseList(try Self.read(path), path: path)
-            stored.jsonLists[name.rawValue] = list
-            stored.highWater[name.rawValue] = max(stored.highWater[name.rawValue] ?? 0, list.version)
+            let version: Int
+            switch try Self.parseList(try Self.read(path), path: path) {
+            case let .list(list):
+                stored.jsonLists[name.rawValue] = list
+                version = list.version
+            case let .deleted(deletedAt):
+                version = deletedAt
+            }
+            stored.highWater[name.rawValue] = max(stored.highWater[name.rawValue] ?? 0, version)
         }
         for entry in try Self.list(directory + "/apps") {
             let path = directory + "/apps/" + entry
@@ -91,7 +143,12 @@ public final class FileListStore: ListStore, @unchecked Sendable {
             guard entry.hasSuffix(".state"), let name = ListName(String(entry.dropLast(6))) else {
                 throw StoreError("\(path) is not a LiveList app state; move it out of the data directory")
             }
-            stored.appStates[name.rawValue] = try Self.read(path)
+            let state = try Self.parseAppState(try Self.read(path), path: path)
+            stored.appStates[name.rawValue] = state
+            stored.highWater[name.rawValue] = max(stored.highWater[name.rawValue] ?? 0, state.version)
+        }
+        for (name, version) in stored.highWater where version > ListVersion.maximum {
+            throw StoreError("\(directory): list \(name) is at version \(version), beyond the largest version \(ListVersion.maximum); the data directory is corrupt")
         }
         lock.withLock { highWater = stored.highWater }
         return stored
@@ -113,16 +170,18 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         try Self.writeAtomically(header + body, to: directory + "/lists/\(name).list")
     }
 
-    public func removeJSONList(name: String) throws(StoreError) {
-        let path = directory + "/lists/\(name).list"
-        if unlink(path) != 0 && errno != ENOENT {
-            throw StoreError("cannot remove \(path): \(Self.errorText())")
-        }
-        try Self.syncDirectory(directory + "/lists")
+    public func deleteJSONList(name: String, version: Int) throws(StoreError) {
+        try Self.writeAtomically(Array("livelist-deleted 1 \(version)\n".utf8), to: directory + "/lists/\(name).list")
     }
 
-    public func saveAppState(name: String, bytes: [UInt8]) throws(StoreError) {
-        try Self.writeAtomically(bytes, to: directory + "/apps/\(name).state")
+    public func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) {
+        try Self.writeAtomically(Array("livelist-state 1 \(version)\n".utf8) + bytes, to: directory + "/apps/\(name).state")
+    }
+
+    public func appState(name: String) throws(StoreError) -> StoredLists.AppState? {
+        let path = directory + "/apps/\(name).state"
+        guard access(path, F_OK) == 0 else { return nil }
+        return try Self.parseAppState(try Self.read(path), path: path)
     }
 
     public func secret() throws(StoreError) -> [UInt8] {
@@ -147,7 +206,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         for (number, line) in bytes.split(separator: 0x0A).enumerated() {
             let fields = line.split(separator: 0x20)
             guard fields.count == 2, let name = ListName(String(decoding: fields[0], as: UTF8.self)),
-                let version = Int(String(decoding: fields[1], as: UTF8.self)), version >= 0
+                let version = parseVersion(String(decoding: fields[1], as: UTF8.self))
             else {
                 throw StoreError("\(path):\(number + 1) is not \"NAME VERSION\"; the file is corrupt")
             }
@@ -156,18 +215,51 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         return result
     }
 
-    static func parseList(_ bytes: [UInt8], path: String) throws(StoreError) -> StoredLists.JSONList {
+    /// What a list file holds: a live list, or the tombstone of a deleted one.
+    enum ListFile: Equatable {
+        case list(StoredLists.JSONList)
+        case deleted(version: Int)
+    }
+
+    static func parseList(_ bytes: [UInt8], path: String) throws(StoreError) -> ListFile {
         guard let newline = bytes.firstIndex(of: 0x0A) else {
             throw StoreError("\(path) has no header line; the file is corrupt")
         }
-        let fields = bytes[..<newline].split(separator: 0x20)
-        guard fields.count == 3, String(decoding: fields[0], as: UTF8.self) == "livelist-list",
-            String(decoding: fields[1], as: UTF8.self) == "1",
-            let version = Int(String(decoding: fields[2], as: UTF8.self)), version > 0
+        let fields = bytes[..<newline].split(separator: 0x20).map { String(decoding: $0, as: UTF8.self) }
+        guard fields.count == 3, fields[0] == "livelist-list" || fields[0] == "livelist-deleted", fields[1] == "1",
+            let version = parseVersion(fields[2]), version > 0
         else {
-            throw StoreError("\(path) does not start with \"livelist-list 1 VERSION\"; the file is corrupt")
+            throw StoreError("\(path) does not start with \"livelist-list 1 VERSION\" or \"livelist-deleted 1 VERSION\"; the file is corrupt")
         }
-        return .init(version: version, body: Array(bytes[(newline + 1)...]))
+        if fields[0] == "livelist-deleted" {
+            guard newline + 1 == bytes.count else {
+                throw StoreError("\(path) is a tombstone with content after its header; the file is corrupt")
+            }
+            return .deleted(version: version)
+        }
+        return .list(.init(version: version, body: Array(bytes[(newline + 1)...])))
+    }
+
+    static func parseAppState(_ bytes: [UInt8], path: String) throws(StoreError) -> StoredLists.AppState {
+        let prefix = Array("livelist-state 1 ".utf8)
+        guard bytes.starts(with: prefix) else {
+            // Saved by an earlier release, without a header: the state as it is.
+            return .init(version: 0, bytes: bytes)
+        }
+        guard let newline = bytes.firstIndex(of: 0x0A),
+            let version = parseVersion(String(decoding: bytes[prefix.count ..< newline], as: UTF8.self))
+        else {
+            throw StoreError("\(path) does not start with \"livelist-state 1 VERSION\"; the file is corrupt")
+        }
+        return .init(version: version, bytes: Array(bytes[(newline + 1)...]))
+    }
+
+    /// A stored version: decimal digits only, no sign, at most 18 of them (so it cannot overflow).
+    static func parseVersion(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) }) else {
+            return nil
+        }
+        return Int(text)
     }
 
     // MARK: - Files
@@ -226,7 +318,8 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     /// Writes `bytes` to a temporary file beside `path`, fsyncs it, renames it over `path` and fsyncs
     /// the directory.
     static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(StoreError) {
-        let temporary = path + temporarySuffix
+        let number = temporaryCounter.wrappingAdd(1, ordering: .relaxed).oldValue
+        let temporary = "\(path).\(getpid()).\(number)\(temporarySuffix)"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             throw StoreError("cannot write \(temporary): \(errorText())")
