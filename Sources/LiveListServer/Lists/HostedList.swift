@@ -1,4 +1,6 @@
 public import LiveListHTML
+import Synchronization
+import Foundation
 
 /// Settings of every hosted list.
 public struct ListConfiguration: Sendable {
@@ -32,6 +34,13 @@ public struct ListCounters: Sendable, Equatable {
 /// One list being served: its shared renderer (a render that does not depend on the viewer is done
 /// once per version, and its encoded bytes go to every viewer), its bounded log of changesets, and the
 /// streams that view it.
+///
+/// The actor is the list's one ordered write path: every write (a PUT, a DELETE, an app's render or
+/// state change) runs on it from start to end without suspending, in this order: check the
+/// precondition, take the next version, render, persist durably, then publish to readers and streams.
+/// A write that fails to persist leaves the list as it was. A JSON list that does not exist (not created
+/// yet, or deleted: a tombstone that keeps its version) is still an actor, so that creations, deletions
+/// and the streams that wait for a list are ordered with everything else.
 public actor HostedList {
     /// Who owns the list's content.
     public enum Owner: Sendable, Equatable {
@@ -45,15 +54,22 @@ public actor HostedList {
     public nonisolated let owner: Owner
     let configuration: ListConfiguration
     let store: any ListStore
-    private let renderer: Renderer<PatchUpdater>
+    private var renderer: Renderer<PatchUpdater>
     private var log: ChangeLog
     private var subscriptions: [ObjectIdentifier: Subscription] = [:]
     private var encodedSnapshot: (version: Int, bytes: [UInt8])?
-    /// For JSON lists: the state and the exact body that produced it.
+    /// For JSON lists: the state and the exact body that produced it (nil while the list does not exist).
     private(set) var jsonState: (state: JSONListState, body: [UInt8])?
+    /// For JSON lists: the places of the list limit.
+    private let quota: ListQuota?
     /// For app lists: the version up to which the store has reserved.
     private var reservedVersion: Int
-    private(set) var isDeleted = false
+    /// Whether the list exists, readable without awaiting: readers that see `true` see every write that
+    /// was acknowledged before.
+    private let existence = Atomic<Bool>(false)
+    /// Set once the registry dropped this actor (an unused placeholder); every later write is refused
+    /// with ``WriteOutcome/retired(version:)`` and goes to a new actor for the name.
+    private var isRetired = false
     private(set) var counters = ListCounters()
     private var actionHandler: (@Sendable (ListAction) async -> Void)?
     /// For a list whose render reads the viewer: the render function, and each stream's own renderer.
@@ -61,23 +77,42 @@ public actor HostedList {
     /// Whether the list renders per viewer (its pages cannot be shared).
     public nonisolated var rendersPerViewer: Bool { perViewer != nil }
     private var viewerRenderers: [ObjectIdentifier: Renderer<PatchUpdater>] = [:]
+    /// For an app list whose state the store keeps: the state and how it renders.
+    private var appState: AppState?
 
-    /// Creates a list whose next version follows `version` (a name's versions are never reused).
+    /// Creates a list whose next version follows `version` (a name's versions are never reused). It
+    /// exists once it is first rendered (app lists) or created by a PUT (JSON lists).
     init(
         name: ListName, owner: Owner, version: Int, configuration: ListConfiguration, store: any ListStore,
-        perViewer: (@Sendable (Viewer) -> [Section])? = nil
+        quota: ListQuota? = nil, perViewer: (@Sendable (Viewer) -> [Section])? = nil
     ) {
         self.perViewer = perViewer
         self.name = name
         self.owner = owner
         self.configuration = configuration
         self.store = store
-        renderer = Renderer(
+        self.quota = quota
+        renderer = Self.makeRenderer(name: name, version: version, configuration: configuration)
+        log = ChangeLog(maximumCount: configuration.logCount, maximumBytes: configuration.logBytes)
+        reservedVersion = version
+    }
+
+    private static func makeRenderer(name: ListName, version: Int, configuration: ListConfiguration) -> Renderer<PatchUpdater> {
+        Renderer(
             adapter: configuration.adapter,
             updater: PatchUpdater(list: name.rawValue, version: version, options: configuration.options)
         )
-        log = ChangeLog(maximumCount: configuration.logCount, maximumBytes: configuration.logBytes)
-        reservedVersion = version
+    }
+
+    /// Puts the renderer back at `sections` and `version` (a write that could not be persisted).
+    private func restoreRenderer(_ sections: [Section], version: Int) {
+        renderer = Self.makeRenderer(name: name, version: version, configuration: configuration)
+        if !sections.isEmpty, (try? renderer.render(sections)) != nil {
+            // Rendering from nothing took it one version further: start one behind and render again.
+            renderer = Self.makeRenderer(name: name, version: version - 1, configuration: configuration)
+            _ = try? renderer.render(sections)
+        }
+        encodedSnapshot = nil
     }
 
     /// The current version.
@@ -85,9 +120,28 @@ public actor HostedList {
         renderer.updater.version
     }
 
+    /// Whether the list exists (a JSON list not created yet or deleted does not).
+    public nonisolated var exists: Bool {
+        existence.load(ordering: .acquiring)
+    }
+
+    private func setExists(_ value: Bool) {
+        existence.store(value, ordering: .releasing)
+    }
+
     /// The number of open streams viewing this list.
     public var viewerCount: Int {
         subscriptions.count
+    }
+
+    /// The next version, or `version_exhausted` past ``ListVersion/maximum``.
+    private func nextVersion() throws(ListWriteError) -> Int {
+        let current = renderer.updater.version
+        guard current < ListVersion.maximum else {
+            throw ListWriteError(status: 409, code: "version_exhausted",
+                                 detail: "\(name) is at version \(current), the largest a client can hold exactly; it takes no more writes")
+        }
+        return current + 1
     }
 
     // MARK: - Rendering
@@ -99,10 +153,13 @@ public actor HostedList {
     ///   version cannot be reserved; the list is then unchanged.
     @discardableResult
     public func render(_ sections: [Section]) throws -> ListChangeset? {
-        guard !isDeleted else { return nil }
+        guard !isRetired else { return nil }
         precondition(perViewer == nil, "a list rendered per viewer changes through refresh()")
+        precondition(appState == nil, "a list whose state the store keeps changes through updateState()")
         try reserveNextVersion()
-        guard let changeset = try renderer.render(sections) else {
+        let changeset = try renderer.render(sections)
+        setExists(true)
+        guard let changeset else {
             return nil
         }
         publish(changeset)
@@ -111,10 +168,11 @@ public actor HostedList {
 
     /// Reserves versions in the store ahead of use, so a crash can never lead to reuse.
     private func reserveNextVersion() throws {
-        let next = renderer.updater.version + 1
+        let next = try nextVersion()
         if owner == .app && next > reservedVersion {
-            try store.saveHighWater(next + configuration.versionBlock, for: name.rawValue)
-            reservedVersion = next + configuration.versionBlock
+            let reserve = next + min(configuration.versionBlock, ListVersion.maximum - next)
+            try store.saveHighWater(reserve, for: name.rawValue)
+            reservedVersion = reserve
         }
     }
 
@@ -126,9 +184,10 @@ public actor HostedList {
     /// - Returns: the new version, or nil when no rendering changed.
     @discardableResult
     public func refresh() throws -> Int? {
-        guard let perViewer, !isDeleted else { return nil }
+        guard let perViewer, !isRetired else { return nil }
         try reserveNextVersion()
         let anonymous = try renderer.render(perViewer(.anonymous))
+        setExists(true)
         var changed: [(Subscription, ListChangeset)] = []
         for subscription in subscriptions.values {
             guard let viewerRenderer = viewerRenderers[subscription.id] else { continue }
@@ -179,64 +238,199 @@ public actor HostedList {
             _ = renderer.updater.advanceVersion()
         }
         jsonState = (state, body)
+        setExists(true)
     }
 
-    /// Outcome of a PUT.
-    enum PutOutcome {
+    /// Outcome of a write.
+    enum WriteOutcome {
+        /// The list was created: this changeset took it from its high-water mark to its first version.
+        case created(ListChangeset)
         /// The state changed: this changeset took the list to a new version.
         case changed(ListChangeset)
         /// The state is the same: no new version.
         case unchanged(version: Int)
-        /// `If-Match` named another version.
-        case preconditionFailed(current: Int)
+        /// This actor was retired; the write must go to the registry's new actor for the name.
+        case retired(version: Int)
     }
 
-    /// Replaces a JSON list's state: persists the body with its new version, then renders and
-    /// publishes. Nothing is published or acknowledged before the store has the body.
-    func replace(state: JSONListState, body: [UInt8], ifMatch: Int?) throws -> PutOutcome {
+    /// Creates or replaces a JSON list's state, in the ordered path: checks `precondition`, renders,
+    /// persists the body with its new version, then publishes. Nothing is published or acknowledged
+    /// before the store has the body; a write that cannot be stored leaves the list as it was.
+    func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
+        guard !isRetired else { return .retired(version: renderer.updater.version) }
         let current = renderer.updater.version
-        if let ifMatch, ifMatch != current {
-            return .preconditionFailed(current: current)
+        let exists = jsonState != nil
+        switch precondition {
+        case .none:
+            break
+        case let .version(expected):
+            guard exists else {
+                throw ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version \(expected), the list does not exist")
+            }
+            guard expected == current else {
+                throw ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version \(expected), the list is at \(current)")
+            }
+        case .exists:
+            guard exists else {
+                throw ListWriteError(status: 412, code: "precondition_failed", detail: "If-Match: * and the list does not exist")
+            }
+        case .absent:
+            guard !exists else {
+                throw ListWriteError(status: 412, code: "precondition_failed", detail: "If-None-Match: * and the list exists, at version \(current)")
+            }
         }
         if let jsonState, jsonState.state == state {
             // Equal states render equally (every field is rendered, escaping is injective).
             return .unchanged(version: current)
         }
-        try store.saveJSONList(name: name.rawValue, version: current + 1, body: body)
-        let isCreation = jsonState == nil
-        // A list created empty renders like no list at all, yet it now exists: that is a version.
-        guard let changeset = try renderer.render(state.listSections) ?? (isCreation ? renderer.updater.advanceVersion() : nil) else {
-            return .unchanged(version: current)
+        _ = try nextVersion()
+        if !exists, let quota, !quota.take() {
+            throw ListWriteError(status: 422, code: "too_many_lists", detail: "the server holds its limit of \(quota.limit) JSON lists")
+        }
+        let previous = renderer.data
+        let changeset: ListChangeset
+        do {
+            // A list created empty renders like no list at all, yet it now exists: that is a version.
+            guard let rendered = try renderer.render(state.listSections) ?? (exists ? nil : renderer.updater.advanceVersion()) else {
+                return .unchanged(version: current)
+            }
+            changeset = rendered
+            try store.saveJSONList(name: name.rawValue, version: changeset.version, body: body)
+        } catch {
+            restoreRenderer(previous, version: current)
+            if !exists { quota?.giveBack() }
+            throw ListWriteError(status: 500, code: "storage_failed", detail: "the list could not be stored: \(error)")
         }
         jsonState = (state, body)
+        setExists(true)
         publish(changeset)
-        return .changed(changeset)
+        return exists ? .changed(changeset) : .created(changeset)
     }
 
-    /// Deletes the list: its viewers get a final, empty reset; single-list streams then end, and
-    /// multiplexed streams go on for their other lists.
-    func delete() throws -> ListChangeset {
+    /// Deletes a JSON list: the deletion takes a version of its own (a tombstone in the store, so that a
+    /// re-created list continues after it); its viewers get a final, empty reset; single-list streams
+    /// then end, and multiplexed streams go on (and see the list again if it is re-created).
+    func delete() throws(ListWriteError) -> WriteOutcome {
+        guard !isRetired else { return .retired(version: renderer.updater.version) }
+        guard jsonState != nil else {
+            throw ListWriteError(status: 404, code: "not_found", detail: "no list named \(name)")
+        }
         let from = renderer.updater.version
         let final = ListChangeset(
-            list: name.rawValue, from: from, version: from + 1, animate: false,
+            list: name.rawValue, from: from, version: try nextVersion(), animate: false,
             operations: [.reset(html: "", sections: [])]
         )
-        try store.saveHighWater(final.version, for: name.rawValue)
-        if owner == .json {
-            try store.removeJSONList(name: name.rawValue)
+        do {
+            try store.deleteJSONList(name: name.rawValue, version: final.version)
+        } catch {
+            throw ListWriteError(status: 500, code: "storage_failed", detail: "the deletion could not be stored: \(error)")
         }
-        isDeleted = true
+        jsonState = nil
+        setExists(false)
+        quota?.giveBack()
+        restoreRenderer([], version: final.version)
+        log.clear()
         let json = final.encodedJSON()
         for subscription in subscriptions.values {
             send(json: json, version: final.version, isReset: true, to: subscription)
             if subscription.multiplexed == nil {
                 subscription.sink.close()
+                subscriptions.removeValue(forKey: subscription.id)
             }
         }
+        return .changed(final)
+    }
+
+    /// Retires an unused actor of a list that does not exist and that no stream waits on, so the
+    /// registry can forget it; nil when it is in use. Its version goes back to the registry.
+    func retireIfUnused() -> Int? {
+        guard !isRetired, !exists, subscriptions.isEmpty else { return nil }
+        isRetired = true
+        return renderer.updater.version
+    }
+
+    /// Retires a list that does not exist so that an app list can take its name: the streams waiting on
+    /// it move to the app list.
+    func retireForApp() -> (version: Int, subscriptions: [Subscription])? {
+        guard !isRetired, !exists else { return nil }
+        isRetired = true
+        let moved = Array(subscriptions.values)
         subscriptions.removeAll()
-        log.clear()
-        encodedSnapshot = nil
-        return final
+        return (renderer.updater.version, moved)
+    }
+
+    /// Adopts streams that waited on the name before this app list took it: each catches up from the
+    /// version it was last sent.
+    func adopt(_ moved: [Subscription]) {
+        for subscription in moved where !subscription.sink.isClosed {
+            subscribe(subscription.sink, since: subscription.delivered, multiplexed: subscription.multiplexed, viewer: subscription.viewer)
+        }
+    }
+
+    // MARK: - App state
+
+    /// The state of an app list that the store keeps, type-erased: the value, its encoding, and how it
+    /// renders.
+    struct AppState {
+        var value: any Sendable
+        var bytes: [UInt8]
+        let render: @Sendable (any Sendable) -> [Section]
+    }
+
+    /// Makes this app list keep `state` (at the list's current version) and render it.
+    func host<State: Codable & Equatable & Sendable>(state: State, bytes: [UInt8], render: @escaping @Sendable (State) -> [Section]) throws {
+        appState = AppState(value: state, bytes: bytes, render: { value in
+            guard let state = value as? State else { return [] }
+            return render(state)
+        })
+        let changeset = try renderer.render(render(state))
+        setExists(true)
+        if let changeset {
+            // The first rendering of a restarted list: a version of its own, stored with the state.
+            try store.saveAppState(name: name.rawValue, version: changeset.version, bytes: bytes)
+            publish(changeset)
+        }
+    }
+
+    /// Changes an app list's state in the list's ordered path: `change` runs on the current state; when
+    /// the state changed, it is persisted with the list's new version, then rendered and published. An
+    /// action on any viewer's page applies to the latest state, and no change overwrites another.
+    ///
+    /// - Returns: whether the state changed.
+    /// - Throws: what `change` throws, `ListWriteError` when the state cannot be stored (the list is
+    ///   then unchanged), or when the versions are exhausted.
+    @discardableResult
+    public func updateState<State: Codable & Equatable & Sendable>(
+        _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
+    ) throws -> Bool {
+        guard let appState, let state = appState.value as? State else {
+            throw ListWriteError(status: 500, code: "internal", detail: "\(name) does not keep a state of type \(State.self)")
+        }
+        var next = state
+        try change(&next)
+        guard next != state else { return false }
+        let bytes: [UInt8]
+        do {
+            bytes = try encodeState(next)
+        } catch {
+            throw ListWriteError(status: 500, code: "internal", detail: "the state of \(name) does not encode: \(error)")
+        }
+        let current = renderer.updater.version
+        _ = try nextVersion()
+        let previous = renderer.data
+        let changeset: ListChangeset?
+        do {
+            changeset = try renderer.render(appState.render(next))
+            try store.saveAppState(name: name.rawValue, version: changeset?.version ?? current, bytes: bytes)
+        } catch {
+            restoreRenderer(previous, version: current)
+            throw ListWriteError(status: 500, code: "storage_failed", detail: "the state of \(name) could not be stored: \(error)")
+        }
+        self.appState = AppState(value: next, bytes: bytes, render: appState.render)
+        if let changeset {
+            publish(changeset)
+        }
+        return true
     }
 
     // MARK: - Reading
@@ -300,6 +494,12 @@ public actor HostedList {
         }
     }
 
+    private func encodeState<State: Encodable>(_ state: State) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Array(try encoder.encode(state))
+    }
+
     // MARK: - Actions
 
     /// Sets what the list does with browser events: selections, visibility changes and form actions
@@ -347,8 +547,28 @@ public actor HostedList {
 
     /// Adds a stream. With `since`, the stream first gets what it missed (one changeset, or a reset);
     /// without, it starts live at the current version.
-    func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil, viewer: Viewer = .anonymous) {
+    ///
+    /// - Returns: false when this actor was retired (subscribe on the registry's new one).
+    @discardableResult
+    func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil, viewer: Viewer = .anonymous) -> Bool {
+        guard !isRetired else { return false }
+        guard !sink.isClosed else { return true }
         let current = renderer.updater.version
+        guard exists else {
+            // No such list (not yet, or no longer): an empty reset at its version. A multiplexed stream
+            // waits for it; a single-list stream ends (its list was deleted after it was found).
+            let empty = ListChangeset(list: name.rawValue, from: since ?? 0, version: current, animate: false,
+                                      operations: [.reset(html: "", sections: [])])
+            let id = multiplexed?.advance(name.rawValue, to: current) ?? String(current)
+            sink.write(eventBytes(id: id, json: empty.encodedJSON()))
+            if multiplexed != nil {
+                let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: current, viewer: viewer)
+                subscriptions[subscription.id] = subscription
+            } else {
+                sink.close()
+            }
+            return true
+        }
         let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: since ?? current, viewer: viewer)
         subscriptions[subscription.id] = subscription
         if let perViewer {
@@ -367,14 +587,14 @@ public actor HostedList {
             // Live from now: the stream's version vector starts at the current version.
             _ = multiplexed.advance(name.rawValue, to: current)
         }
+        return true
     }
 
     /// Removes a stream (it ended).
     func unsubscribe(_ sink: any EventSink) {
-        for (id, subscription) in subscriptions where subscription.sink === sink {
-            subscriptions.removeValue(forKey: id)
-            viewerRenderers.removeValue(forKey: id)
-        }
+        let id = ObjectIdentifier(sink)
+        subscriptions.removeValue(forKey: id)
+        viewerRenderers.removeValue(forKey: id)
     }
 
     private func publish(_ changeset: ListChangeset) {

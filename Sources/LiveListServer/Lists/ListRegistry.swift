@@ -1,4 +1,5 @@
 public import LiveListHTML
+import Foundation
 
 /// Limits on what clients may create.
 public struct RegistryLimits: Sendable {
@@ -28,14 +29,19 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
 /// Every list being served, by name: the app lists that Swift code registers and the JSON-driven lists
 /// that `PUT` creates, with each name's version high-water mark, so that a name's versions are never
 /// reused (not after a restart, not after a `DELETE` and a new `PUT`).
+///
+/// The registry only finds a name's actor, creating it when needed; every write runs on that actor (the
+/// list's one ordered path), so writes to different lists run in parallel and writes to one list in
+/// order. The registry itself never suspends between looking a name up and recording a new actor for it.
 public actor ListRegistry {
     public nonisolated let configuration: ListConfiguration
     public nonisolated let limits: RegistryLimits
     let store: any ListStore
+    /// Every name's actor: lists that exist, deleted ones (tombstones), and names that streams wait on.
     private var lists: [ListName: HostedList] = [:]
+    /// The versions of names that have no actor.
     private var highWater: [String: Int]
-    /// Multiplexed streams waiting for lists that do not exist (yet).
-    private var waiting: [ListName: [(MultiplexedStream, Int)]] = [:]
+    private let quota: ListQuota
 
     /// Opens the registry on `store`, loading its JSON lists.
     ///
@@ -46,6 +52,7 @@ public actor ListRegistry {
         self.limits = limits
         let stored = try store.load()
         highWater = stored.highWater
+        quota = ListQuota(limit: limits.maximumJSONLists, count: stored.jsonLists.count)
         for (rawName, list) in stored.jsonLists.sorted(by: { $0.key < $1.key }) {
             guard let name = ListName(rawName) else {
                 throw StoreError("stored list \"\(rawName)\" has an invalid name")
@@ -58,7 +65,7 @@ public actor ListRegistry {
             } catch {
                 throw StoreError("stored list \(rawName) no longer decodes (\(error)); the data directory is corrupt")
             }
-            let hosted = HostedList(name: name, owner: .json, version: list.version - 1, configuration: configuration, store: store)
+            let hosted = HostedList(name: name, owner: .json, version: list.version - 1, configuration: configuration, store: store, quota: quota)
             try await hosted.load(state: state, body: list.body, version: list.version)
             lists[name] = hosted
         }
@@ -66,12 +73,53 @@ public actor ListRegistry {
 
     /// The stored state of an app list, if any (for apps that persist their own state).
     public func appState(_ name: ListName) throws -> [UInt8]? {
-        try store.load().appStates[name.rawValue]
+        try store.appState(name: name.rawValue)?.bytes
     }
 
-    /// Stores an app list's state durably.
-    public nonisolated func saveAppState(_ name: ListName, bytes: [UInt8]) throws {
-        try store.saveAppState(name: name.rawValue, bytes: bytes)
+    /// The actor for `name`: the existing one, or a new one for a JSON list that does not exist yet.
+    private func actor(for name: ListName) -> HostedList {
+        if let hosted = lists[name] {
+            return hosted
+        }
+        let hosted = HostedList(name: name, owner: .json, version: highWater[name.rawValue] ?? 0, configuration: configuration,
+                                store: store, quota: quota)
+        lists[name] = hosted
+        return hosted
+    }
+
+    /// Forgets a retired actor (if it is still the name's), keeping its version.
+    private func forget(_ hosted: HostedList, version: Int) {
+        highWater[hosted.name.rawValue] = max(highWater[hosted.name.rawValue] ?? 0, version)
+        if lists[hosted.name] === hosted {
+            lists.removeValue(forKey: hosted.name)
+        }
+    }
+
+    /// Claims `name` for an app list: refused when a list of that name exists; a JSON list's tombstone
+    /// or a name that streams wait on is taken over (its version continues, its streams move over).
+    private func claimForApp(_ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil) async throws -> (HostedList, [Subscription]) {
+        while true {
+            var version = highWater[name.rawValue] ?? 0
+            var moved: [Subscription] = []
+            if let existing = lists[name] {
+                guard existing.owner == .json, !existing.exists else {
+                    throw ListWriteError(status: 409, code: "list_exists", detail: "a list named \(name) is already served")
+                }
+                guard let retired = await existing.retireForApp() else {
+                    if lists[name] === existing, existing.exists {
+                        throw ListWriteError(status: 409, code: "list_exists", detail: "a list named \(name) is already served")
+                    }
+                    continue
+                }
+                forget(existing, version: retired.version)
+                guard lists[name] == nil else { continue }
+                version = max(version, retired.version)
+                moved = retired.subscriptions
+            }
+            let hosted = HostedList(name: name, owner: .app, version: version, configuration: configuration, store: store, perViewer: perViewer)
+            lists[name] = hosted
+            return (hosted, moved)
+        }
     }
 
     /// Registers a list that Swift code renders, rendering its first sections. Its versions continue
@@ -79,13 +127,47 @@ public actor ListRegistry {
     ///
     /// - Throws: when the name is taken, or the sections are bad input.
     public func hostApp(_ name: ListName, sections: [Section]) async throws -> HostedList {
-        guard lists[name] == nil else {
-            throw ListWriteError(status: 409, code: "list_exists", detail: "a list named \(name) is already served")
+        let (hosted, moved) = try await claimForApp(name)
+        do {
+            try await hosted.render(sections)
+        } catch {
+            forget(hosted, version: await hosted.version)
+            throw error
         }
-        let hosted = HostedList(name: name, owner: .app, version: highWater[name.rawValue] ?? 0, configuration: configuration, store: store)
-        try await hosted.render(sections)
-        lists[name] = hosted
-        await attachWaiting(name, to: hosted)
+        await hosted.adopt(moved)
+        return hosted
+    }
+
+    /// Registers a list whose state the store keeps: the stored state when there is one (else
+    /// `initial`), rendered by `render`. Change it with ``HostedList/updateState(_:_:)``, which persists
+    /// each new state with its version before publishing it, in the list's ordered path.
+    ///
+    /// - Throws: when the name is taken, the stored state no longer decodes as `State`, or the store fails.
+    public func hostApp<State: Codable & Equatable & Sendable>(
+        _ name: ListName, state initial: State, render: @escaping @Sendable (State) -> [Section]
+    ) async throws -> HostedList {
+        var state = initial
+        var storedVersion = 0
+        if let stored = try store.appState(name: name.rawValue) {
+            do {
+                state = try JSONDecoder().decode(State.self, from: Data(stored.bytes))
+            } catch {
+                throw StoreError("the stored state of \(name) no longer decodes as \(State.self) (\(error))")
+            }
+            storedVersion = stored.version
+        }
+        highWater[name.rawValue] = max(highWater[name.rawValue] ?? 0, storedVersion)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let bytes = Array(try encoder.encode(state))
+        let (hosted, moved) = try await claimForApp(name)
+        do {
+            try await hosted.host(state: state, bytes: bytes, render: render)
+        } catch {
+            forget(hosted, version: await hosted.version)
+            throw error
+        }
+        await hosted.adopt(moved)
         return hosted
     }
 
@@ -93,100 +175,99 @@ public actor ListRegistry {
     /// its own renderer, fed by `render` for its viewer, with the list's shared versions. Call
     /// ``HostedList/refresh()`` when the app's state changes.
     public func hostApp(_ name: ListName, perViewer render: @escaping @Sendable (Viewer) -> [Section]) async throws -> HostedList {
-        guard lists[name] == nil else {
-            throw ListWriteError(status: 409, code: "list_exists", detail: "a list named \(name) is already served")
+        let (hosted, moved) = try await claimForApp(name, perViewer: render)
+        do {
+            try await hosted.refresh()
+        } catch {
+            forget(hosted, version: await hosted.version)
+            throw error
         }
-        let hosted = HostedList(name: name, owner: .app, version: highWater[name.rawValue] ?? 0, configuration: configuration,
-                                store: store, perViewer: render)
-        try await hosted.refresh()
-        lists[name] = hosted
-        await attachWaiting(name, to: hosted)
+        await hosted.adopt(moved)
         return hosted
     }
 
-    /// The list named `name`, if it is served.
+    /// The list named `name`, if it exists.
     public func list(_ name: ListName) -> HostedList? {
-        lists[name]
+        guard let hosted = lists[name], hosted.exists else { return nil }
+        return hosted
     }
 
-    /// The names being served, sorted.
+    /// The names of the lists that exist, sorted.
     public func names() -> [ListName] {
-        lists.keys.sorted()
+        lists.filter { $0.value.exists }.keys.sorted()
     }
 
-    /// Every list, for metrics.
+    /// The actors held (lists that exist, tombstones, names that streams wait on), for tests and metrics.
+    var actorCount: Int {
+        lists.count
+    }
+
+    /// Every list that exists, for metrics.
     func allLists() -> [HostedList] {
-        Array(lists.values)
+        lists.values.filter(\.exists)
     }
 
-    /// Creates or replaces a JSON-driven list from a PUT body.
+    /// Creates or replaces a JSON-driven list from a PUT body, in the list's ordered path.
     ///
     /// - Returns: whether the list was created, and the changeset the PUT caused (a creating PUT's
     ///   changeset is `from: 0`; an identical state's has no operations and no new version).
-    public func put(_ name: ListName, body: [UInt8], ifMatch: Int?) async throws(ListWriteError) -> (created: Bool, changeset: ListChangeset) {
+    public func put(_ name: ListName, body: [UInt8], precondition: WritePrecondition = .none) async throws(ListWriteError) -> (created: Bool, changeset: ListChangeset) {
         let state: JSONListState
         do {
             state = try JSONListState.decode(body, limits: limits.listLimits)
         } catch {
             throw ListWriteError(status: error.status, code: error.code, detail: error.detail)
         }
-        if let existing = lists[name] {
-            guard existing.owner == .json else {
+        while true {
+            let hosted = actor(for: name)
+            guard hosted.owner == .json else {
                 throw ListWriteError(status: 409, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be written over HTTP")
             }
-            do {
-                switch try await existing.replace(state: state, body: body, ifMatch: ifMatch) {
-                case let .changed(changeset):
-                    return (false, changeset)
-                case let .unchanged(version):
-                    return (false, ListChangeset(list: name.rawValue, from: version, version: version, animate: false, operations: []))
-                case let .preconditionFailed(current):
-                    throw ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version \(ifMatch ?? 0), the list is at \(current)")
-                }
-            } catch let error as ListWriteError {
-                throw error
-            } catch {
-                throw ListWriteError(status: 500, code: "storage_failed", detail: "\(error)")
+            switch try await hosted.put(state: state, body: body, precondition: precondition) {
+            case var .created(changeset):
+                changeset.from = 0
+                return (true, changeset)
+            case let .changed(changeset):
+                return (false, changeset)
+            case let .unchanged(version):
+                return (false, ListChangeset(list: name.rawValue, from: version, version: version, animate: false, operations: []))
+            case let .retired(version):
+                forget(hosted, version: version)
             }
         }
-        if let ifMatch {
-            throw ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version \(ifMatch), the list does not exist")
-        }
-        guard lists.values.filter({ $0.owner == .json }).count < limits.maximumJSONLists else {
-            throw ListWriteError(status: 422, code: "too_many_lists", detail: "the server holds its limit of \(limits.maximumJSONLists) JSON lists")
-        }
-        let hosted = HostedList(name: name, owner: .json, version: highWater[name.rawValue] ?? 0, configuration: configuration, store: store)
-        do {
-            guard case var .changed(changeset) = try await hosted.replace(state: state, body: body, ifMatch: nil) else {
-                throw ListWriteError(status: 500, code: "internal", detail: "a new list made no version")
-            }
-            changeset.from = 0
-            lists[name] = hosted
-            await attachWaiting(name, to: hosted)
-            return (true, changeset)
-        } catch let error as ListWriteError {
-            throw error
-        } catch {
-            throw ListWriteError(status: 500, code: "storage_failed", detail: "\(error)")
-        }
+    }
+
+    /// Creates or replaces a JSON-driven list; `ifMatch` is `If-Match: "V"`.
+    public func put(_ name: ListName, body: [UInt8], ifMatch: Int?) async throws(ListWriteError) -> (created: Bool, changeset: ListChangeset) {
+        try await put(name, body: body, precondition: ifMatch.map(WritePrecondition.version) ?? .none)
     }
 
     /// Deletes a JSON-driven list: its viewers get the final empty reset, which is also the answer.
     public func delete(_ name: ListName) async throws(ListWriteError) -> ListChangeset {
-        guard let existing = lists[name] else {
-            throw ListWriteError(status: 404, code: "not_found", detail: "no list named \(name)")
+        while true {
+            guard let hosted = lists[name] else {
+                throw ListWriteError(status: 404, code: "not_found", detail: "no list named \(name)")
+            }
+            guard hosted.owner == .json else {
+                throw ListWriteError(status: 409, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be deleted over HTTP")
+            }
+            switch try await hosted.delete() {
+            case let .changed(final):
+                await retireIfUnused(hosted)
+                return final
+            case let .retired(version):
+                forget(hosted, version: version)
+            case .created, .unchanged:
+                throw ListWriteError(status: 500, code: "internal", detail: "a deletion of \(name) had an unexpected outcome")
+            }
         }
-        guard existing.owner == .json else {
-            throw ListWriteError(status: 409, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be deleted over HTTP")
-        }
-        do {
-            let final = try await existing.delete()
-            highWater[name.rawValue] = final.version
-            lists.removeValue(forKey: name)
-            return final
-        } catch {
-            throw ListWriteError(status: 500, code: "storage_failed", detail: "\(error)")
-        }
+    }
+
+    /// Forgets `hosted` when nothing uses it any more (it does not exist and no stream waits on it), so
+    /// that names asked for and never created cost nothing once their streams are gone.
+    private func retireIfUnused(_ hosted: HostedList) async {
+        guard !hosted.exists, let version = await hosted.retireIfUnused() else { return }
+        forget(hosted, version: version)
     }
 
     // MARK: - Streams
@@ -195,31 +276,22 @@ public actor ListRegistry {
     /// reset at its high-water mark, and the stream joins it when it is created.
     func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
         for name in names {
-            if let hosted = lists[name] {
-                await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer)
-            } else {
-                let version = highWater[name.rawValue] ?? 0
-                let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version,
-                                          animate: false, operations: [.reset(html: "", sections: [])])
-                let id = stream.advance(name.rawValue, to: version)
-                stream.sink.write(eventBytes(id: id, json: empty.encodedJSON()))
-                waiting[name, default: []].append((stream, version))
+            while true {
+                let hosted = actor(for: name)
+                if await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer) {
+                    break
+                }
+                forget(hosted, version: await hosted.version)
             }
         }
     }
 
-    /// Removes an ended stream from the lists that wait for creation.
-    func forget(_ stream: MultiplexedStream) {
-        for (name, entries) in waiting {
-            let kept = entries.filter { $0.0 !== stream }
-            waiting[name] = kept.isEmpty ? nil : kept
-        }
-    }
-
-    private func attachWaiting(_ name: ListName, to hosted: HostedList) async {
-        guard let entries = waiting.removeValue(forKey: name) else { return }
-        for (stream, version) in entries where !stream.sink.isClosed {
-            await hosted.subscribe(stream.sink, since: version, multiplexed: stream)
+    /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
+    func forget(_ stream: MultiplexedStream) async {
+        for name in stream.names.compactMap(ListName.init) {
+            guard let hosted = lists[name] else { continue }
+            await hosted.unsubscribe(stream.sink)
+            await retireIfUnused(hosted)
         }
     }
 }

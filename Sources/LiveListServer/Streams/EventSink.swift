@@ -33,14 +33,16 @@ final class Subscription: @unchecked Sendable {
         self.viewer = viewer
     }
 
-    var id: ObjectIdentifier { ObjectIdentifier(self) }
+    /// The sink's identity: a stream subscribes to a list at most once.
+    var id: ObjectIdentifier { ObjectIdentifier(sink) }
 }
 
 /// The state of one multiplexed stream (`GET /events?list=A&list=B`): the version of each of its
 /// lists, which together form every event's `id:` (`A:3,B:7`), so that `Last-Event-ID` resumes them all.
 public final class MultiplexedStream: @unchecked Sendable {
     private let lock = Lock()
-    private let names: [String]
+    /// The stream's lists, in their order in the URL.
+    let names: [String]
     private var versions: [String: Int]
     let sink: any EventSink
 

@@ -5,9 +5,12 @@ import Logging
 
 /// The shared todo list: add, toggle, edit, delete and reorder, all through buttons of the page's
 /// actions form (they work without JavaScript). Open and done items are two sections, so toggling
-/// moves a cell across sections; headers count the items (a `reloadSection`). The state is stored in
-/// the data directory and survives restarts.
-actor TodoDemo {
+/// moves a cell across sections; headers count the items (a `reloadSection`). The list keeps its state
+/// in the store: each action changes it in the list's ordered write path (stored with its version, then
+/// rendered and published), so concurrent actions never overwrite each other. It holds at most
+/// ``maximumItems`` items of at most ``maximumTitleLength`` characters: it is on by default, also in
+/// Docker, and must not grow without bound.
+enum TodoDemo {
     struct Item: Codable, Equatable, Sendable {
         var id: Int
         var title: String
@@ -20,52 +23,48 @@ actor TodoDemo {
     }
 
     static let name = ListName("todo")!
-
-    private var state: State
-    private let list: HostedList
-    private let app: LiveListApp
-    private let logger: Logger
-
-    private init(state: State, list: HostedList, app: LiveListApp, logger: Logger) {
-        self.state = state
-        self.list = list
-        self.app = app
-        self.logger = logger
-    }
+    static let maximumItems = 100
+    static let maximumTitleLength = 200
 
     static func start(on app: LiveListApp, logger: Logger) async throws -> Demo {
-        var state = State(items: [
+        let initial = State(items: [
             Item(id: 1, title: "Read the README", done: true),
             Item(id: 2, title: "Open this page in two windows", done: false),
             Item(id: 3, title: "PUT a list with curl", done: false),
         ], nextID: 4)
-        if let bytes = try await app.registry.appState(name) {
-            state = try JSONDecoder().decode(State.self, from: Data(bytes))
+        let list = try await app.registry.hostApp(name, state: initial, render: render)
+        await list.onAction { action in
+            do {
+                try await list.updateState(State.self) { state in apply(action, to: &state) }
+            } catch {
+                logger.error("todo: \(error)")
+            }
         }
-        let list = try await app.registry.hostApp(name, sections: render(state))
-        let demo = TodoDemo(state: state, list: list, app: app, logger: logger)
-        await list.onAction { action in await demo.handle(action) }
         return Demo(task: nil)
     }
 
-    func handle(_ action: ListAction) async {
-        var next = state
-        let id = action.cell.flatMap(Int.init)
+    /// A title as typed: trimmed, at most ``maximumTitleLength`` characters; nil when empty.
+    static func title(_ text: String?) -> String? {
+        let title = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        return title.isEmpty ? nil : String(title.prefix(maximumTitleLength))
+    }
+
+    /// What an action does to the state (nothing for an unknown action or cell).
+    static func apply(_ action: ListAction, to next: inout State) {
+        let id = action.cell.flatMap { Int($0) }
         let index = id.flatMap { id in next.items.firstIndex { $0.id == id } }
         switch (action.type, index) {
         case ("add", _):
-            let title = (action.fields["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !title.isEmpty else { return }
-            next.items.append(Item(id: next.nextID, title: String(title.prefix(500)), done: false))
+            guard next.items.count < maximumItems, let title = title(action.fields["text"]) else { return }
+            next.items.append(Item(id: next.nextID, title: title, done: false))
             next.nextID += 1
         case let ("toggle", index?):
             next.items[index].done.toggle()
         case let ("delete", index?):
             next.items.remove(at: index)
         case let ("edit", index?):
-            let title = (action.fields["text.\(next.items[index].id)"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !title.isEmpty else { return }
-            next.items[index].title = String(title.prefix(500))
+            guard let title = title(action.fields["text.\(next.items[index].id)"]) else { return }
+            next.items[index].title = title
         case let ("up", index?):
             // Up within its own section: swap with the previous item of the same done-state.
             if let previous = next.items[..<index].lastIndex(where: { $0.done == next.items[index].done }) {
@@ -81,7 +80,7 @@ actor TodoDemo {
             if let section = action.fields["section"] {
                 item.done = section == "done"
             }
-            if let after = action.fields["after"].flatMap(Int.init), let anchor = next.items.firstIndex(where: { $0.id == after }) {
+            if let after = action.fields["after"].flatMap({ Int($0) }), let anchor = next.items.firstIndex(where: { $0.id == after }) {
                 item.done = next.items[anchor].done
                 next.items.insert(item, at: anchor + 1)
             } else if let first = next.items.firstIndex(where: { $0.done == item.done }) {
@@ -93,14 +92,6 @@ actor TodoDemo {
             next.items.removeAll(where: \.done)
         default:
             return
-        }
-        guard next != state else { return }
-        do {
-            try app.registry.saveAppState(Self.name, bytes: Array(try JSONEncoder().encode(next)))
-            state = next
-            try await list.render(Self.render(state))
-        } catch {
-            logger.error("todo: \(error)")
         }
     }
 

@@ -1,0 +1,172 @@
+import Foundation
+import LiveListHTML
+@testable import LiveListServer
+import Testing
+
+/// Writes racing on one registry: every list has one ordered write path, so creates, replaces, deletes
+/// and limits hold under any interleaving (the end-to-end suite races the real binary the same way).
+@Suite struct OrderedWriteTests {
+    private func temporaryStore() throws -> (FileListStore, String) {
+        let directory = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
+        return (try FileListStore(directory: directory), directory)
+    }
+
+    @Test func racingCreatesMakeOneListWithDistinctVersions() async throws {
+        for round in 0 ..< 20 {
+            let (store, directory) = try temporaryStore()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let registry = try await ListRegistry(store: store)
+            let results = await withTaskGroup(of: (Bool, Int)?.self) { group in
+                for writer in 0 ..< 12 {
+                    group.addTask {
+                        let result = try? await registry.put(name("r"), body: body(["w\(writer)"]), ifMatch: nil)
+                        return result.map { ($0.created, $0.changeset.version) }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let answered = results.compactMap { $0 }
+            #expect(answered.count == 12, "round \(round): every write answered")
+            #expect(answered.filter(\.0).count == 1, "round \(round): exactly one creation, got \(answered)")
+            let versions = answered.map(\.1)
+            #expect(Set(versions).count == versions.count, "round \(round): versions handed out twice: \(versions.sorted())")
+            let list = try #require(await registry.list(name("r")))
+            #expect(await list.version == versions.max())
+        }
+    }
+
+    @Test func putRacingDeleteNeverSharesAVersionNorResurrects() async throws {
+        for round in 0 ..< 20 {
+            let directory = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (putVersion, deleteVersion, existsBefore) = try await { () async throws -> (Int?, Int?, Bool) in
+                let registry = try await ListRegistry(store: try FileListStore(directory: directory))
+                _ = try await registry.put(name("d"), body: body(["a"]), ifMatch: nil)
+                async let put = try? registry.put(name("d"), body: body(["b"]), ifMatch: nil).changeset.version
+                async let delete = try? registry.delete(name("d")).version
+                let (putVersion, deleteVersion) = await (put, delete)
+                return (putVersion, deleteVersion, await registry.list(name("d")) != nil)
+            }()
+            #expect(putVersion != deleteVersion, "round \(round): both answered version \(String(describing: putVersion))")
+            if let deleteVersion, let putVersion {
+                // Whichever came last decides.
+                #expect(existsBefore == (putVersion > deleteVersion), "round \(round): put \(putVersion), delete \(deleteVersion)")
+            }
+            // After a restart the same holds: nothing resurrected, nothing lost.
+            let reopened = try await ListRegistry(store: try FileListStore(directory: directory))
+            #expect((await reopened.list(name("d")) != nil) == existsBefore, "round \(round): the list came back (or went) across a restart")
+            let next = try await reopened.put(name("d"), body: body(["z"]), ifMatch: nil).changeset.version
+            #expect(next > max(putVersion ?? 0, deleteVersion ?? 0), "round \(round): a version was reused after the restart")
+        }
+    }
+
+    @Test func theListLimitHoldsUnderRacingCreates() async throws {
+        var limits = RegistryLimits()
+        limits.maximumJSONLists = 5
+        let registry = try await ListRegistry(store: MemoryListStore(), limits: limits)
+        let created = await withTaskGroup(of: Bool.self) { group in
+            for writer in 0 ..< 20 {
+                group.addTask { (try? await registry.put(name("l\(writer)"), body: body(["a"]), ifMatch: nil))?.created == true }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(created == 5)
+        #expect(await registry.names().count == 5)
+        // A deletion gives its place back.
+        let first = try #require(await registry.names().first)
+        _ = try await registry.delete(first)
+        #expect(try await registry.put(name("later"), body: body(["a"]), ifMatch: nil).created)
+        await #expect(throws: ListWriteError.self) { try await registry.put(name("over"), body: body(["a"]), ifMatch: nil) }
+    }
+
+    @Test func preconditionsAreCheckedInThePath() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        let absentButExists = await #expect(throws: ListWriteError.self) {
+            try await registry.put(name("p"), body: body(["a"]), precondition: .exists)
+        }
+        #expect(absentButExists?.status == 412)
+        #expect(try await registry.put(name("p"), body: body(["a"]), precondition: .absent).created)
+        let existsButAbsent = await #expect(throws: ListWriteError.self) {
+            try await registry.put(name("p"), body: body(["b"]), precondition: .absent)
+        }
+        #expect(existsButAbsent?.status == 412)
+        #expect(try await registry.put(name("p"), body: body(["b"]), precondition: .exists).changeset.version == 2)
+        // Racing conditional writes on one version: exactly one wins.
+        let wins = await withTaskGroup(of: Bool.self) { group in
+            for writer in 0 ..< 10 {
+                group.addTask { (try? await registry.put(name("p"), body: body(["c\(writer)"]), precondition: .version(2))) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(wins == 1)
+    }
+
+    @Test func versionsStopBeforeTheLargestAClientHolds() async throws {
+        let store = MemoryListStore(StoredLists(
+            highWater: ["v": ListVersion.maximum - 1],
+            jsonLists: ["v": .init(version: ListVersion.maximum - 1, body: body(["a"]))]))
+        let registry = try await ListRegistry(store: store)
+        #expect(try await registry.put(name("v"), body: body(["b"]), ifMatch: nil).changeset.version == ListVersion.maximum)
+        let error = await #expect(throws: ListWriteError.self) { try await registry.put(name("v"), body: body(["c"]), ifMatch: nil) }
+        #expect(error?.status == 409)
+        #expect(error?.code == "version_exhausted")
+        let deletion = await #expect(throws: ListWriteError.self) { try await registry.delete(name("v")) }
+        #expect(deletion?.code == "version_exhausted")
+        #expect(await registry.list(name("v"))?.version == ListVersion.maximum)
+    }
+
+    @Test func aFailedStoreWriteLeavesTheListAsItWas() async throws {
+        let store = FailingStore()
+        let registry = try await ListRegistry(store: store)
+        _ = try await registry.put(name("f"), body: body(["a"]), ifMatch: nil)
+        let before = await registry.list(name("f"))!.snapshotJSON()
+        store.failing = true
+        let error = await #expect(throws: ListWriteError.self) { try await registry.put(name("f"), body: body(["b", "c"]), ifMatch: nil) }
+        #expect(error?.status == 500)
+        let list = try #require(await registry.list(name("f")))
+        #expect(await list.version == 1)
+        #expect(await list.snapshotJSON() == before)
+        // A failed creation takes no place and makes no list.
+        await #expect(throws: ListWriteError.self) { try await registry.put(name("g"), body: body(["a"]), ifMatch: nil) }
+        #expect(await registry.list(name("g")) == nil)
+        store.failing = false
+        #expect(try await registry.put(name("f"), body: body(["b", "c"]), ifMatch: nil).changeset.version == 2)
+    }
+
+    @Test func namesThatStreamsWaitedOnAreForgottenWhenTheStreamsEnd() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        var streams: [(RecordingSink, MultiplexedStream)] = []
+        for index in 0 ..< 200 {
+            let sink = RecordingSink()
+            let stream = MultiplexedStream(sink: sink, names: ["w\(index)", "shared"], versions: [:])
+            await registry.subscribe(stream, names: [name("w\(index)"), name("shared")], since: [:])
+            streams.append((sink, stream))
+        }
+        #expect(await registry.actorCount == 201)
+        _ = try await registry.put(name("shared"), body: body(["a"]), ifMatch: nil)
+        #expect(streams[0].0.events.last?.data.contains(#""list":"shared""#) == true, "a waiting stream sees the creation")
+        for (sink, stream) in streams {
+            sink.close()
+            await registry.forget(stream)
+        }
+        #expect(await registry.actorCount == 1, "only the list that exists is left")
+    }
+}
+
+/// A store whose writes fail on demand.
+private final class FailingStore: ListStore, @unchecked Sendable {
+    private let memory = MemoryListStore()
+    var failing = false
+
+    private func check() throws(StoreError) {
+        if failing { throw StoreError("disk full") }
+    }
+
+    func load() throws(StoreError) -> StoredLists { try memory.load() }
+    func saveHighWater(_ version: Int, for name: String) throws(StoreError) { try check(); try memory.saveHighWater(version, for: name) }
+    func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) { try check(); try memory.saveJSONList(name: name, version: version, body: body) }
+    func deleteJSONList(name: String, version: Int) throws(StoreError) { try check(); try memory.deleteJSONList(name: name, version: version) }
+    func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) { try check(); try memory.saveAppState(name: name, version: version, bytes: bytes) }
+    func appState(name: String) throws(StoreError) -> StoredLists.AppState? { try memory.appState(name: name) }
+    func secret() throws(StoreError) -> [UInt8] { try memory.secret() }
+}
