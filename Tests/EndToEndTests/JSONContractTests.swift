@@ -9,7 +9,7 @@ func snapshot(_ name: String, port: Int) throws -> (version: Int, model: ListMod
     return try decodeSnapshot(response.body)
 }
 
-@Suite(.serialized) struct JSONContractTests {
+@Suite struct JSONContractTests {
     /// Seeded random sequences of states with hostile keys and text: after each PUT, the changes since
     /// the previous version, applied to the previous snapshot, give the new snapshot.
     @Test("200 random state sequences over HTTP")

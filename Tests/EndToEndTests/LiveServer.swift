@@ -274,11 +274,17 @@ final class EventStream {
         }
     }
 
+    private var isClosed = false
+
+    /// Closes the socket, once: a second close(2) of the same number would close whatever socket of
+    /// another test has been given that number since (tests run in parallel, in one process).
     func close() {
+        guard !isClosed else { return }
+        isClosed = true
         Glibc.close(socket)
     }
 
     deinit {
-        Glibc.close(socket)
+        close()
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Runs the README's shell session against a real server, so that none of its commands can rot.
-@Suite(.serialized) struct ReadmeTests {
+@Suite struct ReadmeTests {
     @Test func shellSessionWorks() throws {
         let readme = try String(contentsOfFile: LiveServer.root + "/README.md", encoding: .utf8)
         let section = try #require(readme.range(of: "### Driving a list from the shell"))

@@ -8,7 +8,7 @@ private func cells(_ ids: [String]) -> String {
     #"{"sections":[{"id":"s","cells":["# + ids.map { #"{"id":"\#($0)","text":"\#($0)"}"# }.joined(separator: ",") + "]}]}"
 }
 
-@Suite(.serialized) struct StreamTests {
+@Suite struct StreamTests {
     @Test func streamDeliversEveryChangeInOrderAndResumesWithoutLossOrRepeat() throws {
         let server = try LiveServer(arguments: ["--heartbeat", "0.2"])
         defer { server.stop(); server.removeData() }
@@ -125,7 +125,7 @@ private func cells(_ ids: [String]) -> String {
     }
 }
 
-@Suite(.serialized) struct PersistenceTests {
+@Suite struct PersistenceTests {
     @Test func killNineLosesNoAcknowledgedPutAndVersionsNeverGoBack() throws {
         let data = NSTemporaryDirectory() + "livelist-kill-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: data) }
@@ -160,7 +160,7 @@ private func cells(_ ids: [String]) -> String {
     }
 }
 
-@Suite(.serialized) struct StartupTests {
+@Suite struct StartupTests {
     @Test func brokenOrMissingTemplatesStopStartupWithAClearMessage() throws {
         let missing = NSTemporaryDirectory() + "livelist-templates-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: missing, withIntermediateDirectories: true)
@@ -175,7 +175,7 @@ private func cells(_ ids: [String]) -> String {
     }
 }
 
-@Suite(.serialized) struct PageTests {
+@Suite struct PageTests {
     @Test func pageIsCompleteWithoutJavaScriptAndNegotiatesJSON() throws {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }

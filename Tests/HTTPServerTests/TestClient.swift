@@ -17,7 +17,8 @@ final class TestClient: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         if connected != 0 {
-            close(fd)
+            // deinit closes it (a failed init of a class still runs deinit): closing it here as well
+            // would close whatever socket another test has been given the same number since.
             return nil
         }
         var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
