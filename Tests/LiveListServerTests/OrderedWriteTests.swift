@@ -151,6 +151,15 @@ import Testing
         }
         #expect(await registry.actorCount == 1, "only the list that exists is left")
     }
+
+    @Test func refusedWritesOnNamesThatDoNotExistLeaveNothingBehind() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        for index in 0 ..< 50 {
+            await #expect(throws: ListWriteError.self) { try await registry.put(name("n\(index)"), body: body(["a"]), precondition: .version(3)) }
+            await #expect(throws: ListWriteError.self) { try await registry.delete(name("n\(index)")) }
+        }
+        #expect(await registry.actorCount == 0)
+    }
 }
 
 /// A store whose writes fail on demand.

@@ -223,7 +223,15 @@ public actor ListRegistry {
             guard hosted.owner == .json else {
                 throw ListWriteError(status: 409, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be written over HTTP")
             }
-            switch try await hosted.put(state: state, body: body, precondition: precondition) {
+            let outcome: HostedList.WriteOutcome
+            do {
+                outcome = try await hosted.put(state: state, body: body, precondition: precondition)
+            } catch {
+                // A refused write on a name that does not exist leaves nothing behind.
+                await retireIfUnused(hosted)
+                throw error
+            }
+            switch outcome {
             case var .created(changeset):
                 changeset.from = 0
                 return (true, changeset)
@@ -251,7 +259,14 @@ public actor ListRegistry {
             guard hosted.owner == .json else {
                 throw ListWriteError(status: 409, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be deleted over HTTP")
             }
-            switch try await hosted.delete() {
+            let outcome: HostedList.WriteOutcome
+            do {
+                outcome = try await hosted.delete()
+            } catch {
+                await retireIfUnused(hosted)
+                throw error
+            }
+            switch outcome {
             case let .changed(final):
                 await retireIfUnused(hosted)
                 return final

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""PUT throughput with concurrent writers, on 127.0.0.1 only, bounded in time.
+
+For each binary given (e.g. the build before a change and the one after, in one run), starts it with an
+empty data folder and runs 8 writers, each on a keep-alive connection, for a few seconds: all on one
+list, then each on a list of its own. Every PUT changes the list (a new version, an fsync). Prints
+PUTs per second, the median of --rounds runs, and the ratio of each binary to the first.
+
+Usage: Scripts/bench-writes.py [--binary PATH ...] [--writers 8] [--seconds 3] [--rounds 5]
+"""
+import argparse
+import http.client
+import json
+import statistics
+import threading
+import time
+
+from livelist_server import Server, default_binary
+
+
+def body(step, writer):
+    return json.dumps({"sections": [{"id": "s", "cells": [
+        {"id": f"c{i}", "text": f"w{writer} step {step}"} for i in range(20)]}]})
+
+
+def run(port, writers, seconds, shared):
+    """PUTs per second of `writers` threads for `seconds`, on one list or one each."""
+    stop = time.time() + seconds
+    counts = [0] * writers
+    errors = []
+    barrier = threading.Barrier(writers)
+
+    def writer(index):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        name = "shared" if shared else f"own{index}"
+        step = 0
+        barrier.wait()
+        while time.time() < stop:
+            step += 1
+            connection.request("PUT", "/lists/" + name, body=body(step, index), headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            response.read()
+            if response.status >= 300:
+                errors.append(response.status)
+                break
+            counts[index] += 1
+        connection.close()
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
+    began = time.time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise RuntimeError(f"writes refused: {errors[:5]}")
+    return sum(counts) / (time.time() - began)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", action="append", help="a livelist binary (repeat to compare; the first is the baseline)")
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    binaries = args.binary or [default_binary()]
+    results = {}
+    for round_ in range(args.rounds):
+        # Alternate the binaries within each round, so that machine noise falls on all of them.
+        for binary in binaries:
+            with Server(binary, "--no-demo") as server:
+                for shared in (True, False):
+                    results.setdefault((binary, shared), []).append(run(server.port, args.writers, args.seconds, shared))
+    print(f"PUTs per second, {args.writers} writers, median of {args.rounds} runs of {args.seconds:g} s")
+    print("| binary | one list | ratio | own list each | ratio |")
+    print("|---|---|---|---|---|")
+    base = {shared: statistics.median(results[(binaries[0], shared)]) for shared in (True, False)}
+    for binary in binaries:
+        one = statistics.median(results[(binary, True)])
+        own = statistics.median(results[(binary, False)])
+        print(f"| {binary} | {one:.0f} | {one / base[True]:.2f} | {own:.0f} | {own / base[False]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
