@@ -19,13 +19,17 @@ class Server:
         self.owns_data = data is None
         self.process = subprocess.Popen(
             [binary, "--port", "0", "--data", self.data, "--public", ROOT + "/Public",
-             "--templates", ROOT + "/Templates", "--log-level", "warning", *extra],
+             "--templates", ROOT + "/Templates", "--log-level", "info", *extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         text = b""
         deadline = time.time() + 30
+        # The banner must come within 30 s: a timer kills a server that hangs before it.
+        watchdog = threading.Timer(30, self.process.kill)
+        watchdog.start()
         while time.time() < deadline:
             line = self.process.stderr.readline()
             if not line:
+                watchdog.cancel()
                 raise RuntimeError("the server did not start: " + text.decode(errors="replace"))
             text += line
             found = re.search(rb"serving on http://127\.0\.0\.1:(\d+)", line)
@@ -35,6 +39,7 @@ class Server:
         else:
             self.process.kill()
             raise RuntimeError("the server did not announce its port in 30 s")
+        watchdog.cancel()
         # Keep draining stderr so the server never blocks on a full pipe.
         threading.Thread(target=lambda: [None for _ in iter(self.process.stderr.readline, b"")], daemon=True).start()
 

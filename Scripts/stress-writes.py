@@ -159,7 +159,7 @@ def main():
     for row in rows:
         print("| " + " | ".join(str(cell) for cell in row) + " |")
     if violations:
-        print("\nVIOLATIONS:", *violations[:20], sep="\n  ")
+        print("\nVIOLATIONS:", *(v[:300] for v in violations[:20]), sep="\n  ")
         sys.exit(1)
 
 
