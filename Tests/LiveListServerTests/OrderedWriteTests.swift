@@ -1,6 +1,7 @@
 import Foundation
 import LiveListHTML
 @testable import LiveListServer
+import Synchronization
 import Testing
 
 /// Writes racing on one registry: every list has one ordered write path, so creates, replaces, deletes
@@ -117,12 +118,17 @@ import Testing
 
     @Test func aFailedStoreWriteLeavesTheListAsItWas() async throws {
         let store = FailingStore()
-        let registry = try await ListRegistry(store: store)
+        let logged = Mutex<[String]>([])
+        var configuration = ListConfiguration()
+        configuration.errorLog = { line in logged.withLock { $0.append(line) } }
+        let registry = try await ListRegistry(store: store, configuration: configuration)
         _ = try await registry.put(name("f"), body: body(["a"]), ifMatch: nil)
         let before = await registry.list(name("f"))!.snapshotJSON()
         store.failing = true
         let error = await #expect(throws: ListWriteError.self) { try await registry.put(name("f"), body: body(["b", "c"]), ifMatch: nil) }
         #expect(error?.status == 500)
+        #expect(error?.detail.contains("/data/lists") == false, "no server path in an answer: \(String(describing: error))")
+        #expect(logged.withLock { $0 }.contains { $0.contains("/data/lists/f.list") }, "the operator's log has the reason")
         let list = try #require(await registry.list(name("f")))
         #expect(await list.version == 1)
         #expect(await list.snapshotJSON() == before)
@@ -168,7 +174,7 @@ private final class FailingStore: ListStore, @unchecked Sendable {
     var failing = false
 
     private func check() throws(StoreError) {
-        if failing { throw StoreError("disk full") }
+        if failing { throw StoreError("cannot write /data/lists/f.list: No space left on device") }
     }
 
     func load() throws(StoreError) -> StoredLists { try memory.load() }

@@ -18,6 +18,9 @@ public struct ListConfiguration: Sendable {
     public var adapter = HTMLAdapter()
     /// The updater options of every list.
     public var options = UpdaterOptions()
+    /// Where a list reports what an operator must see and a client must not (a store write that
+    /// failed, with the data path and the system's reason); clients get a reason without paths.
+    public var errorLog: @Sendable (String) -> Void = { _ in }
 
     public init() {}
 }
@@ -132,6 +135,12 @@ public actor HostedList {
     /// The number of open streams viewing this list.
     public var viewerCount: Int {
         subscriptions.count
+    }
+
+    /// A failed store write: logged whole for the operator, answered without the store's paths.
+    private func storageFailed(_ what: String, _ error: any Error) -> ListWriteError {
+        configuration.errorLog("\(name): \(what): \(error)")
+        return ListWriteError(status: 500, code: "storage_failed", detail: "\(what); the server's log says why")
     }
 
     /// The next version, or `version_exhausted` past ``ListVersion/maximum``.
@@ -299,7 +308,7 @@ public actor HostedList {
         } catch {
             restoreRenderer(previous, version: current)
             if !exists { quota?.giveBack() }
-            throw ListWriteError(status: 500, code: "storage_failed", detail: "the list could not be stored: \(error)")
+            throw storageFailed("the list could not be stored", error)
         }
         jsonState = (state, body)
         setExists(true)
@@ -323,7 +332,7 @@ public actor HostedList {
         do {
             try store.deleteJSONList(name: name.rawValue, version: final.version)
         } catch {
-            throw ListWriteError(status: 500, code: "storage_failed", detail: "the deletion could not be stored: \(error)")
+            throw storageFailed("the deletion could not be stored", error)
         }
         jsonState = nil
         setExists(false)
@@ -424,7 +433,7 @@ public actor HostedList {
             try store.saveAppState(name: name.rawValue, version: changeset?.version ?? current, bytes: bytes)
         } catch {
             restoreRenderer(previous, version: current)
-            throw ListWriteError(status: 500, code: "storage_failed", detail: "the state of \(name) could not be stored: \(error)")
+            throw storageFailed("the state of \(name) could not be stored", error)
         }
         self.appState = AppState(value: next, bytes: bytes, render: appState.render)
         if let changeset {
