@@ -467,19 +467,73 @@ struct RequestParser {
         }
         if digits == 0 { return .failure(bad("invalid_chunk", "chunk size is not hexadecimal")) }
         if size < 0 || size > Int(Int32.max) * 4 { return .failure(size < 0 ? bad("invalid_chunk", "chunk size too large") : tooLarge()) }
-        // chunk-ext: *( BWS ";" BWS name [ BWS "=" BWS value ] ); checked loosely but without controls.
-        var rest = line[index...]
-        while let first = rest.first, first == 0x20 || first == 0x09 { rest = rest.dropFirst() }
-        if let first = rest.first {
-            guard first == 0x3B else { return .failure(bad("invalid_chunk", "invalid characters after the chunk size")) }
-            for byte in rest where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
-                return .failure(bad("invalid_chunk", "control character in chunk extension"))
-            }
+        guard Self.isChunkExtension(line[index...]) else {
+            return .failure(bad("invalid_chunk", "invalid chunk extension after the chunk size"))
         }
         return .success(size)
     }
 
+    /// Whether `bytes` is a valid `chunk-ext` of RFC 9112 §7.1.1 (possibly empty):
+    /// `*( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] )`, the name a token, the value a token or
+    /// a quoted-string. Whitespace is allowed only where BWS stands: never at the end of the line.
+    static func isChunkExtension(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var index = bytes.startIndex
+        let end = bytes.endIndex
+        func skipBlanks() { while index < end, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 } }
+        func token() -> Bool {
+            let first = index
+            while index < end, isTokenByte(bytes[index]) { index += 1 }
+            return index > first
+        }
+        while index < end {
+            skipBlanks()
+            guard index < end, bytes[index] == 0x3B else { return false }
+            index += 1
+            skipBlanks()
+            guard token() else { return false }
+            let afterName = index
+            skipBlanks()
+            guard index < end, bytes[index] == 0x3D else {
+                // No value: what follows must be the next extension (blanks then ";") or nothing.
+                if index == end { return index == afterName }
+                continue
+            }
+            index += 1
+            skipBlanks()
+            guard index < end else { return false }
+            if bytes[index] == 0x22 {
+                index += 1
+                var closed = false
+                while index < end {
+                    let byte = bytes[index]
+                    if byte == 0x22 { closed = true; index += 1; break }
+                    if byte == 0x5C {
+                        index += 1
+                        guard index < end, isQuotedTextByte(bytes[index]) || bytes[index] == 0x22 || bytes[index] == 0x5C
+                        else { return false }
+                    } else if !isQuotedTextByte(byte) {
+                        return false
+                    }
+                    index += 1
+                }
+                guard closed else { return false }
+            } else {
+                guard token() else { return false }
+            }
+        }
+        return true
+    }
+
     // MARK: - Completion
+
+    /// The request being read, without its body (for `Event.head`).
+    private func headRequest() -> HTTPRequest {
+        HTTPRequest(
+            method: method, version: version,
+            target: String(decoding: rawTarget, as: UTF8.self),
+            path: decoded.path, pathSegments: decoded.segments, query: decoded.query,
+            headers: headers, body: [], trailers: HTTPHeaders(), keepAlive: keepAlive, host: host)
+    }
 
     private mutating func completeRequest() -> HTTPRequest {
         let request = HTTPRequest(
@@ -512,6 +566,12 @@ struct RequestParser {
     private func tooLarge() -> HTTPError {
         HTTPError(.contentTooLarge, code: "body_too_large", detail: "body exceeds \(limits.body) bytes")
     }
+}
+
+/// qdtext of RFC 9110 §5.6.4 without the quote and the backslash: HTAB, SP, VCHAR, obs-text.
+@inline(__always)
+func isQuotedTextByte(_ byte: UInt8) -> Bool {
+    byte == 0x09 || byte == 0x20 || (byte >= 0x21 && byte != 0x22 && byte != 0x5C && byte != 0x7F)
 }
 
 @inline(__always)

@@ -59,7 +59,7 @@ private func parseEverySplit(_ text: String, limits: HTTPParserLimits = HTTPPars
 
     @Test func chunkedBodyWithExtensionsAndTrailers() {
         let text = "PUT /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "5;name=value\r\nhello\r\n6 ; ext\r\n world\r\nA\r\n0123456789\r\n0\r\nX-Checksum: abc\r\n\r\n"
+            + "5;name=value\r\nhello\r\n6 ; ext\r\n world\r\n4;a=\"q \\\"x\\\" ;\";b;c = d\r\n0123\r\n6\r\n456789\r\n0\r\nX-Checksum: abc\r\n\r\n"
         let result = parseEverySplit(text)
         #expect(result == ["PUT /x ? v=1.1 host=h keep=true body=hello world0123456789 h=[Host:h|Transfer-Encoding:chunked] t=[X-Checksum:abc]"])
     }
@@ -210,6 +210,10 @@ struct HostileFixture: Sendable, CustomTestStringConvertible {
         .init(name: "chunk-data-too-long", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n", status: 400),
         .init(name: "chunk-bare-lf", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", status: 400),
         .init(name: "chunk-ext-control", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\u{01}\r\nabc\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-ext-empty", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2;\r\nab\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-ext-open-quote", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2;a=\"b\r\nab\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-size-trailing-space", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2 \r\nab\r\n0\r\n\r\n", status: 400),
+        .init(name: "chunk-ext-space-in-name", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2;a b=c\r\nab\r\n0\r\n\r\n", status: 400),
         .init(name: "chunk-ext-too-long", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;" + String(repeating: "a", count: 5000) + "\r\nabc\r\n0\r\n\r\n", status: 400),
         .init(name: "chunk-over-limit", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n10000000\r\n", status: 413),
         .init(name: "trailer-content-length", request: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nContent-Length: 5\r\n\r\n", status: 400),
