@@ -1,8 +1,10 @@
+import COpenSSL
 import CZlib
 
 /// gzip for responses, through zlib: negotiated from `Accept-Encoding` (with q-values), skipped for
 /// small bodies and for types that are already compressed, with `Vary: Accept-Encoding` on every
-/// response that could have been compressed. Static files are compressed once and kept (by ETag).
+/// response that could have been compressed. Large bodies are compressed once and kept: under the
+/// response's `compressionKey` or their content's hash, never under the `ETag` alone.
 ///
 ///     let handler = router.handler.compressed()
 public struct Compression: Sendable {
@@ -14,8 +16,11 @@ public struct Compression: Sendable {
     public var compressibleTypes = [
         "text/", "application/json", "application/javascript", "application/xml", "image/svg+xml",
     ]
-    /// The most bytes of compressed bodies kept for responses with an `ETag`. Default 16 MiB.
+    /// The most bytes of compressed bodies kept. Default 16 MiB.
     public var cacheBytes = 16 << 20
+    /// Bodies at least this large are kept compressed under their content's hash when their
+    /// response names no `compressionKey` (smaller ones are compressed afresh). Default 16 KiB.
+    public var cacheMinimumSize = 16 * 1024
 
     public init() {}
 
@@ -28,53 +33,126 @@ public struct Compression: Sendable {
 
 extension HTTPHandler {
     /// This handler with gzip applied to whole-body responses that the client accepts compressed.
+    /// Its head check (see `checkingHeads`) is kept.
     public func compressed(_ options: Compression = Compression()) -> HTTPHandler {
         let inner = self
         let cache = CompressionCache(limit: options.cacheBytes)
-        return .async { request in
+        var handler = HTTPHandler.async { request in
             let response = await inner.respond(to: request)
             return compress(response, for: request, options: options, cache: cache)
         }
+        handler.headCheck = inner.headCheck
+        return handler
     }
 }
 
-/// Compresses `response` when it qualifies and `request` accepts gzip.
+/// Compresses `response` when it qualifies and `request` accepts gzip, and answers 304 when the
+/// client already holds the compressed representation (its `ETag` ends in `-gzip`).
+///
+/// Compressed bytes are kept in `cache` under a key that decides them completely: the response's
+/// `compressionKey` when its builder set one, otherwise the SHA-256 of the body (for bodies of at
+/// least `cacheMinimumSize`). Never under the `ETag` alone: two resources may share an ETag.
 func compress(_ response: HTTPResponse, for request: HTTPRequest, options: Compression, cache: CompressionCache) -> HTTPResponse {
+    if response.status.code == 304 {
+        // The same Vary as the 200 would carry, so caches keep the two representations apart.
+        guard options.isCompressible(response.headers["Content-Type"]) else { return response }
+        var result = response
+        addVaryAcceptEncoding(&result)
+        return result
+    }
     guard case let .bytes(body) = response.body, response.status.code == 200,
         response.headers["Content-Encoding"] == nil, options.isCompressible(response.headers["Content-Type"])
     else {
         return response
     }
     var result = response
-    if let vary = result.headers["Vary"] {
-        if !vary.lowercased().contains("accept-encoding") {
-            result.headers.set("Vary", vary + ", Accept-Encoding")
-        }
-    } else {
-        result.headers.set("Vary", "Accept-Encoding")
-    }
+    addVaryAcceptEncoding(&result)
     guard body.count >= options.minimumSize, acceptsGzip(request.headers["Accept-Encoding"]) else {
         return result
     }
     let etag = response.headers["ETag"]
+    let gzipETag = etag.map(gzipVariant)
+    if let gzipETag, request.method == .GET || request.method == .HEAD,
+        noneMatch(request.headers.values("If-None-Match"), etag: gzipETag)
+    {
+        return notModified(result, etag: gzipETag)
+    }
+    let key: CompressionCache.Key?
+    if let name = response.compressionKey {
+        key = CompressionCache.Key(source: .named(name), length: body.count)
+    } else if body.count >= options.cacheMinimumSize, let digest = sha256(body) {
+        key = CompressionCache.Key(source: .content(digest), length: body.count)
+    } else {
+        key = nil
+    }
     let compressed: [UInt8]
-    if let etag, let cached = cache.get(etag) {
+    if let key, let cached = cache.get(key) {
         compressed = cached
     } else {
         guard let fresh = gzip(body, level: options.level) else { return result }
         compressed = fresh
-        if let etag {
-            cache.put(etag, compressed)
-        }
+        if let key { cache.put(key, compressed) }
     }
     guard compressed.count < body.count else { return result }
     result.body = .bytes(compressed)
     result.headers.set("Content-Encoding", "gzip")
-    if let etag {
-        // A representation of its own: a different validator, so caches never mix the two.
-        result.headers.set("ETag", etag.hasSuffix("\"") ? String(etag.dropLast()) + "-gzip\"" : etag + "-gzip")
-    }
+    // A representation of its own: a different validator, so caches never mix the two.
+    if let gzipETag { result.headers.set("ETag", gzipETag) }
     return result
+}
+
+/// `"abc"` becomes `"abc-gzip"` (weak tags stay weak).
+func gzipVariant(_ etag: String) -> String {
+    etag.hasSuffix("\"") ? String(etag.dropLast()) + "-gzip\"" : etag + "-gzip"
+}
+
+private func addVaryAcceptEncoding(_ response: inout HTTPResponse) {
+    if let vary = response.headers["Vary"] {
+        if !vary.lowercased().contains("accept-encoding") {
+            response.headers.set("Vary", vary + ", Accept-Encoding")
+        }
+    } else {
+        response.headers.set("Vary", "Accept-Encoding")
+    }
+}
+
+/// Whether `If-None-Match` values name `etag` (weak comparison, RFC 9110 §13.1.2) or are `*`.
+func noneMatch(_ values: [String], etag: String) -> Bool {
+    guard !values.isEmpty else { return false }
+    let wanted = etag.hasPrefix("W/") ? etag.dropFirst(2) : Substring(etag)
+    for value in values {
+        for tag in value.split(separator: ",") {
+            let trimmed = tag.trimmingSpaces
+            if trimmed == "*" { return true }
+            if (trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed) == wanted { return true }
+        }
+    }
+    return false
+}
+
+/// The 304 for a 200 `response`: its validators and caching fields, no body.
+private func notModified(_ response: HTTPResponse, etag: String) -> HTTPResponse {
+    var headers = HTTPHeaders()
+    for (name, value) in response.headers {
+        for kept in ["Cache-Control", "Content-Location", "Expires", "Last-Modified", "Vary", "X-Content-Type-Options"]
+        where HTTPHeaders.same(name, kept) {
+            headers.add(name, value)
+        }
+    }
+    headers.set("ETag", etag)
+    return HTTPResponse(status: .notModified, headers: headers)
+}
+
+/// SHA-256 of `bytes` (OpenSSL), or nil if the digest fails.
+func sha256(_ bytes: [UInt8]) -> SIMD32<UInt8>? {
+    var digest = SIMD32<UInt8>()
+    var size: UInt32 = 0
+    let ok = bytes.withUnsafeBytes { input in
+        withUnsafeMutableBytes(of: &digest) { output in
+            EVP_Digest(input.baseAddress, input.count, output.baseAddress?.assumingMemoryBound(to: UInt8.self), &size, EVP_sha256(), nil)
+        }
+    }
+    return ok == 1 && size == 32 ? digest : nil
 }
 
 /// Whether `Accept-Encoding` accepts gzip: named with a q-value above 0, or covered by `*`.
@@ -153,39 +231,106 @@ public func gunzip(_ bytes: [UInt8]) -> [UInt8]? {
     }
 }
 
-/// Compressed bodies by ETag, bounded in bytes (oldest out first).
+/// Compressed bodies by a key that decides them, bounded in bytes; the least recently used go
+/// first. Every operation is O(1): entries sit in a slab, linked in use order, found by hashing.
 final class CompressionCache: @unchecked Sendable {
-    private let lock = Locked(State())
-    private let limit: Int
+    /// What decides a compressed body (the encoding and level are the cache's own).
+    struct Key: Hashable {
+        enum Source: Hashable {
+            /// A name given by the response's builder (`HTTPResponse.compressionKey`).
+            case named(String)
+            /// The SHA-256 of the uncompressed body.
+            case content(SIMD32<UInt8>)
+        }
+
+        var source: Source
+        /// The uncompressed length: a named entry is never used for a body of another size.
+        var length: Int
+    }
+
+    private struct Slot {
+        var key: Key
+        var value: [UInt8]
+        var newer = -1
+        var older = -1
+    }
 
     private struct State {
-        var entries: [String: [UInt8]] = [:]
-        var order: [String] = []
+        var index: [Key: Int] = [:]
+        var slots: [Slot] = []
+        var free: [Int] = []
+        var newest = -1
+        var oldest = -1
         var bytes = 0
+        var hits = 0
+        var misses = 0
+
+        mutating func unlink(_ slot: Int) {
+            let (newer, older) = (slots[slot].newer, slots[slot].older)
+            if newer >= 0 { slots[newer].older = older } else { newest = older }
+            if older >= 0 { slots[older].newer = newer } else { oldest = newer }
+            slots[slot].newer = -1
+            slots[slot].older = -1
+        }
+
+        mutating func pushNewest(_ slot: Int) {
+            slots[slot].older = newest
+            slots[slot].newer = -1
+            if newest >= 0 { slots[newest].newer = slot }
+            newest = slot
+            if oldest < 0 { oldest = slot }
+        }
+
+        mutating func remove(_ slot: Int) {
+            unlink(slot)
+            index.removeValue(forKey: slots[slot].key)
+            bytes -= slots[slot].value.count
+            slots[slot].value = []
+            free.append(slot)
+        }
     }
+
+    private let lock = Locked(State())
+    private let limit: Int
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    func get(_ key: String) -> [UInt8]? {
-        lock.withLock { $0.entries[key] }
-    }
-
-    func put(_ key: String, _ value: [UInt8]) {
-        guard value.count <= limit else { return }
+    func get(_ key: Key) -> [UInt8]? {
         lock.withLock { state in
-            if state.entries[key] == nil {
-                state.order.append(key)
-            } else {
-                state.bytes -= state.entries[key]!.count
+            guard let slot = state.index[key] else {
+                state.misses += 1
+                return nil
             }
-            state.entries[key] = value
-            state.bytes += value.count
-            while state.bytes > limit, !state.order.isEmpty {
-                let oldest = state.order.removeFirst()
-                state.bytes -= state.entries.removeValue(forKey: oldest)?.count ?? 0
-            }
+            state.hits += 1
+            state.unlink(slot)
+            state.pushNewest(slot)
+            return state.slots[slot].value
         }
     }
+
+    func put(_ key: Key, _ value: [UInt8]) {
+        guard value.count <= limit else { return }
+        lock.withLock { state in
+            if let existing = state.index[key] { state.remove(existing) }
+            while state.bytes + value.count > limit, state.oldest >= 0 {
+                state.remove(state.oldest)
+            }
+            let slot: Int
+            if let reused = state.free.popLast() {
+                slot = reused
+                state.slots[slot] = Slot(key: key, value: value)
+            } else {
+                slot = state.slots.count
+                state.slots.append(Slot(key: key, value: value))
+            }
+            state.index[key] = slot
+            state.bytes += value.count
+            state.pushNewest(slot)
+        }
+    }
+
+    /// Lookups that found an entry, and those that did not (for tests).
+    var counts: (hits: Int, misses: Int) { lock.withLock { ($0.hits, $0.misses) } }
 }

@@ -15,8 +15,23 @@ public struct HTTPHandler: Sendable {
     }
 
     let kind: Kind
+    /// Decides from the head alone, before a body is read; see `checkingHeads`.
+    public internal(set) var headCheck: (@Sendable (HTTPRequest) -> HTTPResponse?)?
 
-    init(kind: Kind) { self.kind = kind }
+    init(kind: Kind, headCheck: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil) {
+        self.kind = kind
+        self.headCheck = headCheck
+    }
+
+    /// This handler with `check` run on the head of every request that announces a body, as soon as
+    /// the head is parsed: `check` gets the request with an empty body (and its remote address) and
+    /// returns nil to go on, or the final answer. A request answered this way has its body never
+    /// read: no `100 Continue` is sent and the connection closes after the answer. Use it for what
+    /// the headers decide (authorization, media type, size), so refused uploads cost nothing.
+    /// Runs on the event loop: it must be quick and never block. Replaces any earlier check.
+    public func checkingHeads(_ check: @escaping @Sendable (HTTPRequest) -> HTTPResponse?) -> HTTPHandler {
+        HTTPHandler(kind: kind, headCheck: check)
+    }
 
     /// A handler run inline on the event loop.
     public static func sync(_ body: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> HTTPHandler {

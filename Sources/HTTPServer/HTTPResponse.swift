@@ -36,6 +36,11 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The content.
     public var body: Body
+    /// Names these exact body bytes for the compression cache (`HTTPHandler.compressed`), so that
+    /// their gzip is made once and reused: set it only to a value that decides the body completely,
+    /// such as the resource's path with its version. Without it, large bodies are kept under the
+    /// hash of their content. Never sent.
+    public var compressionKey: String?
 
     /// A response with the whole body.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

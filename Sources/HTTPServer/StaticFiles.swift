@@ -35,21 +35,19 @@ public struct StaticFiles: Sendable {
         self.errorFormatter = errorFormatter
     }
 
-    /// The handler (synchronous: files are read on the event loop, so keep them small).
+    /// The handler (synchronous: files are read on the event loop, so keep them small). Its head
+    /// check answers 405 to methods other than GET and HEAD before any body is read.
     public var handler: HTTPHandler {
         let files = self
-        return .sync { request in files.respond(to: request) }
+        return HTTPHandler.sync { request in files.respond(to: request) }
+            .checkingHeads { request in
+                request.method == .GET || request.method == .HEAD ? nil : files.methodNotAllowed()
+            }
     }
 
     /// The response for `request`.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
-        guard request.method == .GET || request.method == .HEAD else {
-            var response = HTTPResponse.error(
-                HTTPError(.methodNotAllowed, code: "method_not_allowed", detail: "static files answer GET and HEAD"),
-                formatter: errorFormatter)
-            response.headers.set("Allow", "GET, HEAD")
-            return response
-        }
+        guard request.method == .GET || request.method == .HEAD else { return methodNotAllowed() }
         // Byte checks (stricter than Character ones: a combining mark cannot hide a leading dot).
         guard request.pathSegments.allSatisfy({ $0.utf8.first != 0x2E && !$0.utf8.contains(0) && !$0.utf8.contains(0x2F) }) else {
             return notFound(request)
@@ -61,10 +59,18 @@ public struct StaticFiles: Sendable {
             return response(to: request, etag: cached.etag, lastModified: cached.lastModified, modified: cached.identity.modified,
                             mediaType: cached.mediaType) { cached.bytes }
         }
-        guard var file = open(inside: candidate) else { return notFound(request) }
+        var file: OpenFile
+        switch open(inside: candidate) {
+        case .success(let opened): file = opened
+        case .failure(let failure): return answer(failure, request)
+        }
         if file.isDirectory {
             Glibc.close(file.fd)
-            guard var index = open(inside: candidate + "/index.html") else { return notFound(request) }
+            var index: OpenFile
+            switch open(inside: candidate + "/index.html") {
+            case .success(let opened): index = opened
+            case .failure(let failure): return answer(failure, request)
+            }
             guard !index.isDirectory else {
                 Glibc.close(index.fd)
                 return notFound(request)
@@ -101,17 +107,52 @@ public struct StaticFiles: Sendable {
     ) -> HTTPResponse {
         let cacheControl = request.queryValue("v") != nil ? "public, max-age=31536000, immutable" : "no-cache"
         if notModified(request, etag: etag, modified: modified) {
+            // Content-Type too, so that a compressing layer gives the 304 the same Vary as the 200.
             return HTTPResponse(status: .notModified, headers: [
                 "ETag": etag, "Last-Modified": lastModified, "Cache-Control": cacheControl, "X-Content-Type-Options": "nosniff",
+                "Content-Type": mediaType,
             ])
         }
         guard let bytes = body() else {
             return HTTPResponse.error(HTTPError(.internalServerError, code: "unreadable_file", detail: "the file cannot be served"), formatter: errorFormatter)
         }
-        return HTTPResponse(status: .ok, headers: [
+        var response = HTTPResponse(status: .ok, headers: [
             "ETag": etag, "Last-Modified": lastModified, "Cache-Control": cacheControl, "X-Content-Type-Options": "nosniff",
             "Content-Type": mediaType,
         ], body: bytes)
+        // The path asked for and the file's version decide these bytes: its gzip is made once.
+        response.compressionKey = "static " + request.path + " " + etag
+        return response
+    }
+
+    /// Why a file could not be opened.
+    private enum OpenFailure: Error {
+        /// Missing, outside the root, or not a regular file or directory.
+        case notFound
+        /// The process or the system is out of file descriptors (EMFILE, ENFILE).
+        case exhausted
+    }
+
+    /// 404, or 503 when descriptors ran out (never the server's own path: only the one asked for).
+    private func answer(_ failure: OpenFailure, _ request: HTTPRequest) -> HTTPResponse {
+        switch failure {
+        case .notFound:
+            return notFound(request)
+        case .exhausted:
+            var response = HTTPResponse.error(
+                HTTPError(.serviceUnavailable, code: "overloaded", detail: "the server cannot open more files now; retry shortly"),
+                formatter: errorFormatter)
+            response.headers.set("Retry-After", "1")
+            return response
+        }
+    }
+
+    private func methodNotAllowed() -> HTTPResponse {
+        var response = HTTPResponse.error(
+            HTTPError(.methodNotAllowed, code: "method_not_allowed", detail: "static files answer GET and HEAD"),
+            formatter: errorFormatter)
+        response.headers.set("Allow", "GET, HEAD")
+        return response
     }
 
     private struct OpenFile {
@@ -124,24 +165,28 @@ public struct StaticFiles: Sendable {
     }
 
     /// Opens `path` if its real path lies inside the root and it is a regular file or directory.
-    private func open(inside path: String) -> OpenFile? {
-        guard let resolvedPointer = realpath(path, nil) else { return nil }
+    private func open(inside path: String) -> Result<OpenFile, OpenFailure> {
+        guard let resolvedPointer = realpath(path, nil) else { return .failure(Self.failure(errno)) }
         let resolved = String(cString: resolvedPointer)
         free(resolvedPointer)
-        guard resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else { return nil }
+        guard resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else { return .failure(.notFound) }
         let fd = Glibc.open(resolved, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return .failure(Self.failure(errno)) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             Glibc.close(fd)
-            return nil
+            return .failure(.notFound)
         }
         let kind = info.st_mode & S_IFMT
         guard kind == S_IFREG || kind == S_IFDIR else {
             Glibc.close(fd)
-            return nil
+            return .failure(.notFound)
         }
-        return OpenFile(fd: fd, path: resolved, identity: FileIdentity(info), isDirectory: kind == S_IFDIR)
+        return .success(OpenFile(fd: fd, path: resolved, identity: FileIdentity(info), isDirectory: kind == S_IFDIR))
+    }
+
+    private static func failure(_ code: Int32) -> OpenFailure {
+        code == EMFILE || code == ENFILE ? .exhausted : .notFound
     }
 
     private func readAll(_ fd: Int32, size: Int) -> [UInt8]? {
@@ -161,16 +206,7 @@ public struct StaticFiles: Sendable {
 
     private func notModified(_ request: HTTPRequest, etag: String, modified: Int) -> Bool {
         let matches = request.headers.values("If-None-Match")
-        if !matches.isEmpty {
-            let weak = { (tag: Substring) -> Substring in tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
-            for value in matches {
-                for tag in value.split(separator: ",") {
-                    let trimmed = tag.trimmingSpaces
-                    if trimmed == "*" || weak(trimmed) == weak(Substring(etag)) { return true }
-                }
-            }
-            return false
-        }
+        if !matches.isEmpty { return noneMatch(matches, etag: etag) }
         if let since = request.headers["If-Modified-Since"], let date = HTTPDate.parse(since) {
             return modified <= date
         }
