@@ -130,6 +130,10 @@ final class Connection: @unchecked Sendable {
     private var currentIsHead = false
     private var currentKeepAlive = true
     private var currentVersion: HTTPVersion = .http1_1
+    /// Bytes of the server's body budget held for the request being read or answered.
+    private var bodyReserved = 0
+    /// Whether the body being read is chunked (its size is reserved as it arrives).
+    private var chunkedBody = false
     /// The TLS session when the server speaks TLS; nil on the plain path.
     private var ssl: OpaquePointer?
     /// True until the TLS handshake completes.
@@ -218,6 +222,14 @@ final class Connection: @unchecked Sendable {
             }
             switch parser.next() {
             case .needMore:
+                if chunkedBody, parser.isReadingBody, parser.bodyBytes > bodyReserved {
+                    // Reserved in steps of 64 KiB, so a chunked upload costs few lock operations.
+                    let wanted = (parser.bodyBytes - bodyReserved + 0xFFFF) & ~0xFFFF
+                    guard reserveBody(wanted) else {
+                        refuseBeforeBody(overBudget(), method: .POST, version: currentVersion)
+                        continue
+                    }
+                }
                 if readEOF {
                     // Nothing more will come: finish what is queued, then close.
                     closeAfterFlush = true
@@ -229,6 +241,18 @@ final class Connection: @unchecked Sendable {
                 flush()
                 updateInterest()
                 return
+            case .head(var head, let contentLength):
+                head.remoteAddress = remoteAddress
+                currentVersion = head.version
+                if let check = loop.handler.headCheck, let response = check(head) {
+                    refuseBeforeBody(response, method: head.method, version: head.version)
+                    continue
+                }
+                chunkedBody = contentLength == nil
+                if let contentLength, !reserveBody(contentLength) {
+                    refuseBeforeBody(overBudget(), method: head.method, version: head.version)
+                    continue
+                }
             case .continueExpected:
                 if parser.bufferedBytes == 0 { outbound.append(ResponseEncoder.continueBytes) }
                 if bodyStarted == 0 { bodyStarted = loop.now }
@@ -248,6 +272,40 @@ final class Connection: @unchecked Sendable {
         }
         flush()
         updateInterest()
+    }
+
+    /// Answers from the head alone: the body is never read (the lingering close discards what the
+    /// client still sends), and no `100 Continue` goes out.
+    private func refuseBeforeBody(_ response: HTTPResponse, method: HTTPMethod, version: HTTPVersion) {
+        loop.count { $0.refusedBeforeBody += 1 }
+        currentIsHead = method == .HEAD
+        currentVersion = version
+        currentKeepAlive = false
+        send(response)
+        closeAfterFlush = true
+    }
+
+    private func overBudget() -> HTTPResponse {
+        var response = HTTPResponse.error(
+            HTTPError(.serviceUnavailable, code: "overloaded", detail: "the server holds too many request bodies now; retry shortly"),
+            formatter: configuration.errorFormatter)
+        response.headers.set("Retry-After", "1")
+        return response
+    }
+
+    /// Takes `bytes` more of the server's body budget; false (taking nothing) past it.
+    private func reserveBody(_ bytes: Int) -> Bool {
+        guard bytes > 0 else { return true }
+        guard loop.server.reserveBodyBytes(bytes) else { return false }
+        bodyReserved += bytes
+        return true
+    }
+
+    private func releaseBody() {
+        chunkedBody = false
+        guard bodyReserved > 0 else { return }
+        loop.server.releaseBodyBytes(bodyReserved)
+        bodyReserved = 0
     }
 
     private func dispatch(_ incoming: HTTPRequest) {
@@ -278,6 +336,8 @@ final class Connection: @unchecked Sendable {
 
     /// Queues a response to the current request.
     private func send(_ response: HTTPResponse) {
+        // The request's body is answered: its share of the budget goes back.
+        releaseBody()
         served += 1
         idleSince = loop.now
         let keepAlive = currentKeepAlive && !closeAfterFlush
@@ -349,13 +409,18 @@ final class Connection: @unchecked Sendable {
         guard phase == .streaming, let stream else { return }
         let reported = stream.markEnding(reason)
         switch reported {
-        case .closed, .serverShutdown:
+        case .closed, .serverShutdown, .backlogExceeded:
+            // A slow reader past its budget is cut here too, after the whole events already queued,
+            // so that it can resume from the last one it got (Last-Event-ID).
             outbound.append(stream.takePending())
             if stream.chunked { outbound.append(ResponseEncoder.lastChunk) }
             self.stream = nil
-            loop.count { $0.streamsOpen -= 1 }
+            loop.count {
+                $0.streamsOpen -= 1
+                if reported == .backlogExceeded { $0.streamsOverflowed += 1 }
+            }
             phase = .reading
-            if !streamKeepAlive || reason == .serverShutdown { closeAfterFlush = true }
+            if !streamKeepAlive || reported != .closed { closeAfterFlush = true }
             idleSince = loop.now
             stream.finish(reported)
             process()
@@ -410,7 +475,8 @@ final class Connection: @unchecked Sendable {
             let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if count > 0 {
                 lingerDrained += count
-                if lingerDrained > 1 << 20 { close(reason: .closed); return }
+                // Room for a whole refused body, so that the client reads the answer before any reset.
+                if lingerDrained > max(1 << 20, configuration.limits.body + (64 << 10)) { close(reason: .closed); return }
                 continue
             }
             if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
@@ -525,6 +591,7 @@ final class Connection: @unchecked Sendable {
             self.ssl = nil
         }
         Glibc.close(fd)
+        releaseBody()
         loop.connectionClosed(self)
         if let stream {
             self.stream = nil

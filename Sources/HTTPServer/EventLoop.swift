@@ -32,6 +32,8 @@ final class EventLoop: @unchecked Sendable {
     private var drainDeadline: UInt64 = 0
     private var listenerRegistered = false
     private var reserveFd: Int32 = -1
+    /// When accepting was paused for want of descriptors: the time to resume it (0 when not paused).
+    private var acceptPausedUntil: UInt64 = 0
     private let resolution: UInt64
     /// The shared TLS context when the server speaks TLS.
     let tls: TLSContext?
@@ -135,6 +137,7 @@ final class EventLoop: @unchecked Sendable {
             if now >= nextScan {
                 nextScan = now + resolution
                 for connection in openConnections { connection.checkTimers(now: now) }
+                resumeAcceptingIfDue()
             }
             if isDraining {
                 if openConnections.isEmpty { break }
@@ -167,14 +170,18 @@ final class EventLoop: @unchecked Sendable {
                 case EINTR, ECONNABORTED:
                     continue
                 case EMFILE, ENFILE:
-                    // Out of descriptors: accept and drop one so the listener does not spin.
+                    // Out of descriptors: the spare one lets a waiting client have its 503; without
+                    // it, accepting pauses for a moment instead of spinning on the listener.
                     if reserveFd >= 0 {
                         Glibc.close(reserveFd)
+                        reserveFd = -1
                         let dropped = cs_accept(listenFd, nil, nil)
-                        if dropped >= 0 { Glibc.close(dropped) }
+                        if dropped >= 0 { refuse(dropped) } else { count { $0.connectionsRefused += 1 } }
                         reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    } else {
+                        count { $0.connectionsRefused += 1 }
                     }
-                    count { $0.connectionsRefused += 1 }
+                    if reserveFd < 0 { pauseAccepting() }
                     return
                 default:
                     return
@@ -211,6 +218,27 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             connection.start()
+        }
+    }
+
+    /// Stops watching the listener for 100 ms (the other loops go on if they can).
+    private func pauseAccepting() {
+        guard listenerRegistered else { return }
+        _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_DEL, listenFd, 0, 0)
+        listenerRegistered = false
+        acceptPausedUntil = now + 100_000_000
+    }
+
+    private func resumeAcceptingIfDue() {
+        guard acceptPausedUntil > 0, now >= acceptPausedUntil, !isDraining else { return }
+        if reserveFd < 0 { reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        guard reserveFd >= 0 else {
+            acceptPausedUntil = now + 100_000_000
+            return
+        }
+        acceptPausedUntil = 0
+        if cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, listenFd, CS_EPOLLIN | CS_EPOLLEXCLUSIVE, EventLoop.listenerToken) == 0 {
+            listenerRegistered = true
         }
     }
 
@@ -256,6 +284,7 @@ final class EventLoop: @unchecked Sendable {
         guard !isDraining else { return }
         isDraining = true
         drainDeadline = deadline
+        acceptPausedUntil = 0
         if listenerRegistered {
             _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_DEL, listenFd, 0, 0)
             listenerRegistered = false

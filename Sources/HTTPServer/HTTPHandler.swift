@@ -98,11 +98,22 @@ public struct HTTPServerConfiguration: Sendable {
     public var writeTimeout: Duration = .seconds(30)
     /// How long to drain input after shutting down writes on a connection being closed.
     public var lingerTimeout: Duration = .seconds(2)
-    /// Most open connections; past it new ones get 503 and are closed.
+    /// Most open connections; past it new ones get 503 and are closed. The server lowers it to the
+    /// process's file limit (`RLIMIT_NOFILE`) less `fileDescriptorReserve`, so that files, the store
+    /// and the 503 itself always find a descriptor.
     public var maxConnections: Int = 20_000
+    /// Descriptors kept free of connections: at least this many, and at least 5% of the file limit.
+    public var fileDescriptorReserve: Int = 64
+    /// Most bytes of request bodies held at once over all connections (reserved from
+    /// `Content-Length` before a body is read, as they arrive for chunked bodies, until the answer
+    /// is queued); past it 503 with `Retry-After: 1`. Default 64 MiB.
+    public var requestBodyBudget: Int = 64 << 20
     /// Queued output beyond which a connection stops reading further (pipelined) requests.
     public var writeQueueLimit: Int = 256 * 1024
-    /// Queued output beyond which a stream is closed (and counted in `streamsOverflowed`).
+    /// A stream's output budget: an event written while more than this is still queued for the
+    /// peer (a slow reader) is refused and the stream ends after the events already queued, at an
+    /// event boundary (counted in `streamsOverflowed`). A single event of any size written to a
+    /// reader that keeps up is always accepted.
     public var streamBacklogLimit: Int = 1024 * 1024
     /// The `Server` field; empty sends none.
     public var serverName: String = "LiveList"
@@ -133,6 +144,9 @@ public struct HTTPServerStatistics: Sendable, Hashable {
     public var requests = 0
     /// Requests refused by the parser or for a timeout (4xx/5xx from the HTTP layer).
     public var protocolErrors = 0
+    /// Requests answered from their head alone (their body never read): refused by the handler's
+    /// head check or past `requestBodyBudget`.
+    public var refusedBeforeBody = 0
     /// Streams closed because their queued output passed `streamBacklogLimit`.
     public var streamsOverflowed = 0
     /// Streams open now.

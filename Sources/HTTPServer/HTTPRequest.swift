@@ -38,6 +38,14 @@ public struct HTTPRequest: Sendable {
         query.filter { $0.name == name }.map(\.value)
     }
 
+    /// The media type of the body: `Content-Type` without its parameters, lowercased and trimmed;
+    /// nil when the field is absent or names no type (empty, `;`, blanks).
+    public var contentMediaType: String? {
+        guard let value = headers["Content-Type"] else { return nil }
+        let type = value.prefix { $0 != ";" }.trimmingSpaces
+        return type.isEmpty ? nil : type.lowercased()
+    }
+
     /// Whether the peer is a loopback address.
     public var isFromLoopback: Bool {
         remoteAddress == "::1" || remoteAddress.hasPrefix("127.") || remoteAddress.hasPrefix("::ffff:127.")

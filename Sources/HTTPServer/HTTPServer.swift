@@ -41,6 +41,9 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: HTTPHandler
     private let state = Locked(State())
     private let slots = Locked(0)
+    private let bodyBytes = Locked(0)
+    /// `configuration.maxConnections` lowered to what the file limit allows (set by `start()`).
+    private let connectionCap = Locked(0)
 
     /// A server answering with `handler`. Nothing happens until `start()`.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), handler: HTTPHandler) {
@@ -62,6 +65,7 @@ public final class HTTPServer: @unchecked Sendable {
             total.requests += part.requests
             total.protocolErrors += part.protocolErrors
             total.streamsOverflowed += part.streamsOverflowed
+            total.refusedBeforeBody += part.refusedBeforeBody
             total.streamsOpen += part.streamsOpen
         }
         total.connectionsOpen = slots.withLock { $0 }
@@ -77,6 +81,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard fresh else { throw .alreadyStarted }
         cs_ignore_sigpipe()
+        connectionCap.withLock { $0 = Self.connectionCap(configuration, fileLimit: Self.fileLimit(), openNow: Self.openDescriptors()) }
         let tls: TLSContext?
         do {
             tls = try configuration.tls.map { tls throws(HTTPServerError) in try TLSContext(tls) }
@@ -222,9 +227,54 @@ public final class HTTPServer: @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// The most connections: `maxConnections`, but never more than the file limit less the
+    /// descriptors open at start and the reserve (at least `fileDescriptorReserve` and 5%).
+    static func connectionCap(_ configuration: HTTPServerConfiguration, fileLimit: Int?, openNow: Int) -> Int {
+        guard let fileLimit else { return configuration.maxConnections }
+        let reserve = max(configuration.fileDescriptorReserve, fileLimit / 20)
+        return max(1, min(configuration.maxConnections, fileLimit - openNow - reserve))
+    }
+
+    /// The soft `RLIMIT_NOFILE`, or nil when unlimited or unknown.
+    static func fileLimit() -> Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Descriptors open in this process now (0 when /proc is not there).
+    static func openDescriptors() -> Int {
+        guard let directory = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != 0x2E { count += 1 }
+        }
+        return count
+    }
+
+    /// The connection cap in force (after `start()`).
+    public var maxConnections: Int { connectionCap.withLock { $0 } }
+
+    func reserveBodyBytes(_ count: Int) -> Bool {
+        bodyBytes.withLock { held in
+            guard held + count <= configuration.requestBodyBudget else { return false }
+            held += count
+            return true
+        }
+    }
+
+    func releaseBodyBytes(_ count: Int) {
+        bodyBytes.withLock { $0 -= count }
+    }
+
+    /// Bytes of request bodies held now (for tests).
+    var bodyBytesHeld: Int { bodyBytes.withLock { $0 } }
+
     func reserveConnectionSlot() -> Bool {
-        slots.withLock { open in
-            guard open < configuration.maxConnections else { return false }
+        let cap = connectionCap.withLock { $0 }
+        return slots.withLock { open in
+            guard open < cap else { return false }
             open += 1
             return true
         }

@@ -4,7 +4,8 @@ public enum HTTPStreamCloseReason: Sendable, Hashable {
     case closed
     /// The peer closed the connection or reset it.
     case peerGone
-    /// Queued output passed the server's `streamBacklogLimit`.
+    /// The reader was slow: more than the server's `streamBacklogLimit` was still queued when an
+    /// event was written. The stream ended after the events already queued.
     case backlogExceeded
     /// Queued output made no progress within the write timeout.
     case writeTimeout
@@ -40,21 +41,24 @@ public final class HTTPStream: @unchecked Sendable {
         self.backlogLimit = backlogLimit
     }
 
-    /// Queues bytes. Returns false when the stream is closed (nothing is queued then) or when
-    /// this write passed the backlog limit (the stream is then being closed).
+    /// Queues bytes (for SSE: one whole event). Returns false when the stream is closed (nothing is
+    /// queued then), or when more than the backlog limit was still queued: the reader is too slow,
+    /// this write is dropped and the stream ends after what is queued. A write of any size to a
+    /// stream with less than the limit queued is accepted whole.
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return !isClosed }
         let (accepted, schedule, overflow) = lock.withLock { () -> (Bool, Bool, Bool) in
             guard state.closeReason == nil else { return (false, false, false) }
+            if state.pending.count + state.socketQueued > backlogLimit {
+                // Cut between events, never inside one.
+                state.closeReason = .backlogExceeded
+                return (false, false, true)
+            }
             if chunked {
                 ResponseEncoder.appendChunk(bytes, to: &state.pending)
             } else {
                 state.pending.append(contentsOf: bytes)
-            }
-            if state.pending.count + state.socketQueued > backlogLimit {
-                state.closeReason = .backlogExceeded
-                return (false, false, true)
             }
             let schedule = !state.scheduled
             state.scheduled = true

@@ -43,6 +43,8 @@ package enum ParserFuzzing {
                 return events
             case .continueExpected:
                 continue
+            case let .head(request, contentLength):
+                events.append("head \(request.method) \(request.target) \(contentLength ?? -1)")
             case let .request(request):
                 events.append("\(request.method) \(request.target) \(request.headers.fields.count) \(request.body.count) \(request.keepAlive)")
             case let .error(error):

@@ -27,6 +27,10 @@ struct RequestParser {
     enum Event {
         /// More bytes are needed.
         case needMore
+        /// The head of a request that announces a body, before any of the body is read (reported
+        /// once per such request, before `continueExpected`): the request with an empty body, and
+        /// the `Content-Length` (nil for a chunked body).
+        case head(HTTPRequest, contentLength: Int?)
         /// The head asked for `100-continue` and a body is expected (reported once per request).
         case continueExpected
         /// A complete request.
@@ -63,6 +67,8 @@ struct RequestParser {
     private var sectionCount = 0
     private var body: [UInt8] = []
     private var pendingContinue = false
+    private var pendingHead = false
+    private var announcedLength: Int?
     private var decoded = DecodedTarget(path: "/", segments: [], query: [], authority: nil)
     private var keepAlive = true
     private var host = ""
@@ -87,6 +93,9 @@ struct RequestParser {
 
     /// Bytes held but not yet consumed.
     var bufferedBytes: Int { buffer.count - start }
+
+    /// Bytes of the current request's body read so far.
+    var bodyBytes: Int { body.count }
 
     /// Appends received bytes.
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
@@ -156,6 +165,10 @@ struct RequestParser {
                     if range.isEmpty {
                         if let error = finishHead() { return fail(error) }
                         if case .requestLine = state { return .request(completeRequest()) }
+                        if pendingHead {
+                            pendingHead = false
+                            return .head(headRequest(), contentLength: announcedLength)
+                        }
                         if pendingContinue {
                             pendingContinue = false
                             return .continueExpected
@@ -419,6 +432,7 @@ struct RequestParser {
             }
             state = .chunkSize
             bodyExpected = true
+            announcedLength = nil
         } else if !contentLengths.isEmpty {
             var length: Int?
             for value in contentLengths {
@@ -437,6 +451,7 @@ struct RequestParser {
                 body.reserveCapacity(min(size, 1 << 20))
                 state = .fixedBody(remaining: size)
                 bodyExpected = true
+                announcedLength = size
             } else {
                 state = .requestLine
             }
@@ -451,6 +466,7 @@ struct RequestParser {
             }
             pendingContinue = bodyExpected
         }
+        pendingHead = bodyExpected
         return nil
     }
 
@@ -549,6 +565,7 @@ struct RequestParser {
         sectionCount = 0
         emptyLinesSkipped = 0
         pendingContinue = false
+        pendingHead = false
         state = .requestLine
         return request
     }
@@ -556,6 +573,7 @@ struct RequestParser {
     private mutating func fail(_ error: HTTPError) -> Event {
         state = .failed(error)
         pendingContinue = false
+        pendingHead = false
         return .error(error)
     }
 

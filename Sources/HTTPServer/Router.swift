@@ -5,6 +5,10 @@
 /// match the decoded, normalised path; a trailing slash is ignored. `GET` routes also answer
 /// `HEAD`. A path that some route matches with another method gets 405 with `Allow`; a path no
 /// route matches goes to `fallback`, or gets 404.
+///
+/// The handler checks the head of a request that announces a body before the body is read: 404
+/// and 405 are answered then, and a route's own head check (`HTTPHandler.checkingHeads`) runs
+/// with the path parameters captured.
 public struct Router: Sendable {
     private struct Route: Sendable {
         var method: HTTPMethod
@@ -51,43 +55,79 @@ public struct Router: Sendable {
     /// The handler to give the server.
     public var handler: HTTPHandler {
         let router = self
-        return .dispatch { request in router.choose(&request) }
+        return HTTPHandler.dispatch { request in router.choose(&request) }
+            .checkingHeads { head in router.checkHead(head) }
     }
 
-    func choose(_ request: inout HTTPRequest) -> HTTPHandler {
+    /// What a request's method and path lead to.
+    private enum Choice {
+        case route(HTTPHandler, [String: String])
+        case notAllowed(allow: String)
+        case fallback(HTTPHandler)
+        case notFound
+    }
+
+    private func select(_ request: HTTPRequest) -> Choice {
         var allowed: Set<HTTPMethod> = []
         var headFallback: (Route, [String: String])?
         for route in routes {
             guard let parameters = Self.match(route.pattern, request.pathSegments) else { continue }
-            if route.method == request.method {
-                request.pathParameters = parameters
-                return route.handler
-            }
+            if route.method == request.method { return .route(route.handler, parameters) }
             if request.method == .HEAD, route.method == .GET, headFallback == nil { headFallback = (route, parameters) }
             allowed.insert(route.method)
             if route.method == .GET { allowed.insert(.HEAD) }
         }
-        if let (route, parameters) = headFallback {
-            request.pathParameters = parameters
-            return route.handler
-        }
-        let formatter = errorFormatter
+        if let (route, parameters) = headFallback { return .route(route.handler, parameters) }
         if !allowed.isEmpty {
-            let allow = HTTPMethod.allCases.filter(allowed.contains).map(\.rawValue).joined(separator: ", ")
-            let method = request.method.rawValue
-            return .sync { _ in
-                var response = HTTPResponse.error(
-                    HTTPError(.methodNotAllowed, code: "method_not_allowed", detail: "\(method) is not allowed here"),
-                    formatter: formatter)
-                response.headers.set("Allow", allow)
-                return response
-            }
+            return .notAllowed(allow: HTTPMethod.allCases.filter(allowed.contains).map(\.rawValue).joined(separator: ", "))
         }
-        if let fallback { return fallback }
-        let path = request.path
-        return .sync { _ in
-            HTTPResponse.error(HTTPError(.notFound, code: "not_found", detail: "\(path) does not exist"), formatter: formatter)
+        if let fallback { return .fallback(fallback) }
+        return .notFound
+    }
+
+    func choose(_ request: inout HTTPRequest) -> HTTPHandler {
+        switch select(request) {
+        case let .route(handler, parameters):
+            request.pathParameters = parameters
+            return handler
+        case let .fallback(handler):
+            return handler
+        case let .notAllowed(allow):
+            let response = methodNotAllowed(request, allow: allow)
+            return .sync { _ in response }
+        case .notFound:
+            let response = notFound(request)
+            return .sync { _ in response }
         }
+    }
+
+    /// The answer decided by the head alone: 404, 405, or the chosen handler's own head check.
+    func checkHead(_ head: HTTPRequest) -> HTTPResponse? {
+        switch select(head) {
+        case let .route(handler, parameters):
+            guard let check = handler.headCheck else { return nil }
+            var head = head
+            head.pathParameters = parameters
+            return check(head)
+        case let .fallback(handler):
+            return handler.headCheck?(head)
+        case let .notAllowed(allow):
+            return methodNotAllowed(head, allow: allow)
+        case .notFound:
+            return notFound(head)
+        }
+    }
+
+    private func methodNotAllowed(_ request: HTTPRequest, allow: String) -> HTTPResponse {
+        var response = HTTPResponse.error(
+            HTTPError(.methodNotAllowed, code: "method_not_allowed", detail: "\(request.method.rawValue) is not allowed here"),
+            formatter: errorFormatter)
+        response.headers.set("Allow", allow)
+        return response
+    }
+
+    private func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        HTTPResponse.error(HTTPError(.notFound, code: "not_found", detail: "\(request.path) does not exist"), formatter: errorFormatter)
     }
 
     private static func match(_ pattern: [Segment], _ segments: [String]) -> [String: String]? {

@@ -11,6 +11,7 @@ private func outcomes(_ pieces: [[UInt8]], limits: HTTPParserLimits = HTTPParser
             switch parser.next() {
             case .needMore: continue loop
             case .continueExpected: results.append("100-continue")
+            case .head: continue
             case .request(let request): results.append(summary(request))
             case .error(let error):
                 results.append("error \(error.status.code)")
@@ -111,6 +112,10 @@ private func parseEverySplit(_ text: String, limits: HTTPParserLimits = HTTPPars
     @Test func expectContinueIsReportedBeforeTheBody() {
         var parser = RequestParser()
         parser.append(contentsOf: Array("POST /u HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8))
+        guard case let .head(head, length) = parser.next(), head.path == "/u", head.body.isEmpty, length == 2 else {
+            Issue.record("expected the head first")
+            return
+        }
         guard case .continueExpected = parser.next() else {
             Issue.record("expected continue")
             return
@@ -128,6 +133,41 @@ private func parseEverySplit(_ text: String, limits: HTTPParserLimits = HTTPPars
         // HTTP/1.0 ignores the expectation; no body means nothing to continue.
         #expect(parseEverySplit("POST /u HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx").count == 1)
         #expect(outcomes([Array("GET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n".utf8)]).count == 1)
+    }
+
+    @Test func theHeadOfEveryRequestWithABodyComesFirst() {
+        var parser = RequestParser()
+        parser.append(contentsOf: Array("PUT /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        guard case let .head(head, length) = parser.next(), head.method == .PUT, head.headers["Host"] == "h", length == nil else {
+            Issue.record("expected the head of the chunked request")
+            return
+        }
+        #expect(parser.isReadingBody)
+        parser.append(contentsOf: Array("2\r\nok\r\n0\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+        guard case let .request(request) = parser.next(), request.body == Array("ok".utf8) else {
+            Issue.record("expected the request")
+            return
+        }
+        // A request without a body has no separate head.
+        guard case let .request(get) = parser.next(), get.path == "/b" else {
+            Issue.record("expected the GET")
+            return
+        }
+    }
+
+    @Test(arguments: [
+        ("", true), (";a", true), (";a=b", true), (" ; a = b ; c", true), (";a=\"x y\"", true), (";a=\"\\\"\"", true),
+        ("\t;\ta\t=\t\"\"", true), (";a=b;c=\"d;e\"", true),
+        (";", false), (";a=\"b", false), (" ", false), (";a b=c", false), (";a ", false), (";a=b ", false), (";=b", false),
+        (";a=", false), ("x", false), (";a=b c", false), (";a=\"b\"c", false), (";a=\"\\", false), (";a=\"\u{01}\"", false),
+        (";a;;b", false), (";a==b", false), (";a=(b)", false),
+    ])
+    func chunkExtensionsFollowRFC9112(_ extensionText: String, _ valid: Bool) {
+        #expect(RequestParser.isChunkExtension(Array(extensionText.utf8)[...]) == valid, "\(extensionText.debugDescription)")
+        let request = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\(extensionText)\r\nok\r\n0\r\n\r\n"
+        let outcome = parseEverySplit(request)
+        #expect(outcome.last?.hasPrefix("error") == !valid, "\(outcome)")
+        if !valid { #expect(outcome == ["error 400"]) }
     }
 
     @Test func leadingEmptyLineIsIgnored() {
@@ -155,7 +195,7 @@ private func parseEverySplit(_ text: String, limits: HTTPParserLimits = HTTPPars
         var parser = RequestParser()
         #expect(parser.isIdle)
         parser.append(contentsOf: Array("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nab".utf8))
-        guard case .needMore = parser.next() else {
+        guard case .head = parser.next(), case .needMore = parser.next() else {
             Issue.record("expected needMore")
             return
         }

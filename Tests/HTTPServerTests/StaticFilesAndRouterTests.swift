@@ -157,7 +157,9 @@ private func etagFrom(_ line: String) -> String {
 private func request(_ text: String) -> HTTPRequest {
     var parser = RequestParser()
     parser.append(contentsOf: Array(text.utf8))
-    guard case .request(let request) = parser.next() else { fatalError("fixture does not parse: \(text)") }
+    var event = parser.next()
+    if case .head = event { event = parser.next() }
+    guard case .request(let request) = event else { fatalError("fixture does not parse: \(text)") }
     return request
 }
 

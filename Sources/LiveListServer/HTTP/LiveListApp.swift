@@ -63,21 +63,55 @@ public final class LiveListApp: Sendable {
         router.on(.GET, "/metrics") { [self] _ in await metricsResponse() }
         router.on(.GET, "/events") { [self] request in await multiplexedEvents(request) }
         router.on(.GET, "/lists/:name") { [self] request in await page(request) }
-        router.on(.PUT, "/lists/:name") { [self] request in await put(request) }
-        router.on(.DELETE, "/lists/:name") { [self] request in await delete(request) }
+        // Writes are decided on their head, before any body is read: who may write, which list, which
+        // media type (the same rules the routes apply again to the whole request).
+        router.add(.PUT, "/lists/:name", HTTPHandler.async { [self] request in await put(request) }.checkingHeads { [self] head in
+            if let refusal = refuseWrite(head) { return refusal }
+            guard let raw = head.pathParameters["name"], ListName(raw) != nil else {
+                return errorResponse(404, "not_found", "no list named \(quoted(head.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+            }
+            guard head.contentMediaType == "application/json" else {
+                return errorResponse(415, "unsupported_media_type", "Content-Type: \(quoted(head.headers["Content-Type"] ?? "")); send application/json")
+            }
+            return nil
+        })
+        router.add(.DELETE, "/lists/:name", HTTPHandler.async { [self] request in await delete(request) }.checkingHeads { [self] head in
+            refuseWrite(head)
+        })
         router.on(.GET, "/lists/:name/events") { [self] request in await events(request) }
         router.on(.GET, "/lists/:name/changes") { [self] request in await changes(request) }
-        router.on(.POST, "/lists/:name/actions") { [self] request in await action(request) }
+        router.add(.POST, "/lists/:name/actions", HTTPHandler.async { [self] request in await action(request) }.checkingHeads { [self] head in
+            let type = head.contentMediaType
+            guard type == "application/json" || type == "application/x-www-form-urlencoded" else {
+                return errorResponse(415, "unsupported_media_type", "Content-Type: send application/json or a form")
+            }
+            // The session cookie always, and for JSON the token header: a form carries its token in the body.
+            let session = head.cookie(SessionKeys.cookieName)
+            let headerToken = head.headers["X-CSRF-Token"]
+            let tokenOK = type != "application/json" || (session.flatMap { id in headerToken.map { keys.verify(token: $0, sessionID: id) } } ?? false)
+            guard session != nil, tokenOK else {
+                return errorResponse(403, "csrf_failed", "the CSRF token is missing, stale or forged; reload the page")
+            }
+            return nil
+        })
         router.fallback = staticFiles.handler
         let routes = router.handler
         let metrics = self.metrics
         let accessLog = configuration.accessLog
         let trustedProxies = configuration.trustedProxies
+        let routesHeadCheck = routes.headCheck
         let counted = HTTPHandler.async { request in
             let response = await routes.respond(to: request)
             metrics.count(status: response.status.code)
             if let accessLog {
                 accessLog(Self.accessLine(request, response, trustedProxies: trustedProxies))
+            }
+            return response
+        }.checkingHeads { head in
+            guard let response = routesHeadCheck?(head) else { return nil }
+            metrics.count(status: response.status.code)
+            if let accessLog {
+                accessLog(Self.accessLine(head, response, trustedProxies: trustedProxies))
             }
             return response
         }
