@@ -134,6 +134,22 @@ final class TestClient: @unchecked Sendable {
         return text
     }
 
+    /// Reads a streamed body to its end: the text, and whether the last chunk came (a clean end)
+    /// rather than an EOF, a reset or a timeout.
+    func readStreamToEnd() -> (text: String, ended: Bool) {
+        var text = ""
+        while true {
+            guard let line = readLine(), let size = Int(line.split(separator: ";")[0], radix: 16) else { return (text, false) }
+            if size == 0 {
+                while let trailer = readLine(), !trailer.isEmpty {}
+                return (text, true)
+            }
+            while buffer.count < size + 2 { if !fill() { return (text, false) } }
+            text += String(decoding: buffer[0..<size], as: UTF8.self)
+            buffer.removeFirst(size + 2)
+        }
+    }
+
     /// True when the peer closes the connection (EOF or reset) before `limit` more bytes arrive.
     func waitForClose(limit: Int = 1 << 20) -> Bool {
         var received = 0
