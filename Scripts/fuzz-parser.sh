@@ -5,6 +5,7 @@
 # it as a regression case) and fails the script.
 #
 #   Scripts/fuzz-parser.sh [SECONDS]     (default 60; Scripts/test runs a short smoke)
+#   SWIFT=/path/to/wrapper Scripts/fuzz-parser.sh   (build through a wrapper, e.g. one holding a build lock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -13,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "== building FuzzRequestParser with -sanitize=fuzzer,address (scratch .build-fuzz)"
-swift build -c release --product FuzzRequestParser --scratch-path .build-fuzz \
+"${SWIFT:-swift}" build -c release --product FuzzRequestParser --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 | grep -Ev "Cannot export local symbol|^\[" || true
 binary=.build-fuzz/release/FuzzRequestParser
 [ -x "$binary" ] || { echo "fuzz-parser: the build failed" >&2; exit 1; }
