@@ -480,7 +480,7 @@ public actor HostedList {
     }
 
     /// One changeset from `version` to now: empty operations when current, the logged changesets
-    /// joined, or a reset when `version` is too old, unknown or in the future.
+    /// joined into one compacted diff, or a reset when `version` is too old, unknown or in the future.
     func changes(since version: Int, for viewer: Viewer = .anonymous) -> ListChangeset {
         let current = renderer.updater.version
         if perViewer != nil {
@@ -494,10 +494,8 @@ public actor HostedList {
         case .current:
             return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
         case let .changesets(changesets):
-            if log.bytes(since: version) > snapshotJSON().count {
-                return renderer.updater.snapshot.reset(from: version)
-            }
-            return .joining(changesets, animatableChangeCount: configuration.options.animatableChangeCount)
+            let limit = configuration.options.animatableChangeCount
+            return log.compactedJoin(changesets, to: renderer.updater.rendering, animatableChangeCount: limit)
         case .reset:
             return renderer.updater.snapshot.reset(from: version)
         }
