@@ -10,6 +10,7 @@
     S = new Map(), // root element -> {root, name, secs, cells, held, seen, sync, bad}
     B = new WeakMap(), // section element -> its cells container
     O = new WeakMap(), // animated element -> [class, style, token]: restored when it settles
+    H = new WeakMap(), // cell element -> the HTML it was made from (its outerHTML for the page's own)
     L = { moveBefore: true, delay: 1000, max: 30000, ms: 300 };
   let es, timer, tries = 0, stopped = 0;
 
@@ -19,6 +20,9 @@
     emit = (r, t, detail) => r.dispatchEvent(new CustomEvent('livelist:' + t, { bubbles: true, detail })),
     fail = () => { throw Error('livelist: out of sync') },
     parse = h => (T.innerHTML = h, T.content.firstElementChild || fail()),
+    made = h => { const e = parse(h); H.set(e, h); return e },
+    // Whether element e shows the HTML h: the string it was made from, else the same serialisation.
+    same = (e, h) => e ? h != null && (H.get(e) == h || (H.get(e) || e.outerHTML) == parse(h).outerHTML) : h == null,
     ver = s => +s.root.dataset.version || 0,
     opt = (s, k) => s.root.dataset[k] == 'true',
     sig = e => e.tagName + '.' + e.className,
@@ -52,7 +56,7 @@
   function index(s) {
     s.secs = new Map(); s.cells = new Map();
     for (const e of s.root.children) if (e.dataset.section != null) s.secs.set(e.dataset.section, e), box(s, e, 1);
-    for (const e of s.root.querySelectorAll('[data-cell]')) s.cells.set(e.dataset.cell, e), watch(e);
+    for (const e of s.root.querySelectorAll('[data-cell]')) s.cells.set(e.dataset.cell, e), H.set(e, e.outerHTML), watch(e);
   }
 
   // The cells container: the child that is neither header (first) nor footer (last). With two children
@@ -83,7 +87,7 @@
     unwatch(e);
   }
   function swap(s, k, e, h, x) {
-    const n = parse(h);
+    const n = made(h);
     unwatch(e); e.replaceWith(n); s.cells.set(k, n); s.held.delete(k); watch(n);
     x && x.f && opt(s, 'animateReloads') && fx(n, 'livelist-reload');
   }
@@ -121,12 +125,36 @@
     delete(s, o, x) { const e = cell(s, o.cell); drop(s, o.cell, e); out(x, e, 'c' + o.cell) },
     insert(s, o) {
       if (s.cells.has(o.cell)) fail();
-      const e = parse(o.html);
+      const e = made(o.html);
       into(s, o, e); s.cells.set(o.cell, e); watch(e);
     },
     move: (s, o) => into(s, o, cell(s, o.cell)),
     reload(s, o, x) { const e = cell(s, o.cell); dirty(e) ? s.held.set(o.cell, o.html) : swap(s, o.cell, e, o.html, x) },
-    reset(s, o) { s.root.replaceChildren(o.node || (T.innerHTML = o.html, T.content)); s.held.clear(); index(s) }
+    // A keyed reconciliation: sections and cells whose keys survive keep their nodes (focus, caret,
+    // typed text, <details> state); only changed HTML is replaced, then nodes are moved into place.
+    reset(s, o) {
+      const r = s.root, secs = new Map(), cells = new Map(), at = (p, n, i) => p.children[i] != n && mv(p, n, p.children[i] || null);
+      o.sections.forEach((x, i) => {
+        let e = s.secs.get(x.key), b;
+        if (e && e.parentNode == r) {
+          b = box(s, e);
+          same(b.previousElementSibling, x.header) && same(b.nextElementSibling, x.footer) || OPS.reloadSection(s, { section: x.key, header: x.header, footer: x.footer });
+        } else e = parse(x.html), B.set(e, b = e.children[x.header == null ? 0 : 1] || fail()), s.sig = sig(b);
+        secs.set(x.key, e); at(r, e, i);
+        x.cells.forEach((c, j) => {
+          let n = s.cells.get(c.key);
+          n && r.contains(n) || (n = 0);
+          if (same(n, c.html)) s.held.delete(c.key);
+          else if (n && dirty(n)) s.held.set(c.key, c.html);
+          else { const m = made(c.html); n && (unwatch(n), n.replaceWith(m)); watch(n = m) }
+          cells.set(c.key, n); at(b, n, j);
+        });
+      });
+      for (const [k, e] of s.cells) cells.get(k) != e && drop(s, k, e);
+      for (const e of [...r.children]) if (secs.get(e.dataset.section) != e) e.remove();
+      for (const e of secs.values()) for (const c of [...box(s, e).children]) cells.get(c.dataset.cell) != c && c.remove();
+      s.secs = secs; s.cells = cells;
+    }
   };
 
   // Protocol rules: ignore what is not newer; apply a changeset from our version or any newer reset;
@@ -214,17 +242,8 @@
       .then(r => r.ok ? r.json() : Promise.reject())
       .then(j => {
         s.sync = 0;
-        bad ? apply(s.root, { protocol: 1, list: j.list, from: v, version: j.version, ops: [{ op: 'reset', node: build(j.sections), sections: j.sections }] }, 1) : apply(s.root, j);
+        bad ? apply(s.root, { protocol: 1, list: j.list, from: v, version: j.version, ops: [{ op: 'reset', sections: j.sections }] }, 1) : apply(s.root, j);
       }, () => { s.sync = 0; setTimeout(() => resync(s), 4 * L.delay) });
-  }
-  function build(a) {
-    const f = D.createDocumentFragment();
-    for (const x of a) {
-      const e = parse(x.html), b = e.children[x.header == null ? 0 : 1];
-      for (const c of x.cells) b.append(parse(c.html));
-      f.append(e);
-    }
-    return f;
   }
 
   // One stream per page: the list's own route for one list, the multiplexed route for several.

@@ -1,4 +1,4 @@
-"""The shipped script: the current build of its readable source, under 4 KB gzipped, no eval."""
+"""The shipped script: the current build of its readable source, under 6 KB gzipped, no eval."""
 import gzip
 import re
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 from conftest import PUBLIC, HERE
 
-BUDGET = 4096
+BUDGET = 6144
 
 
 def test_livelist_js_is_the_build_of_its_source():
@@ -14,7 +14,7 @@ def test_livelist_js_is_the_build_of_its_source():
     assert result.returncode == 0, result.stderr
 
 
-def test_livelist_js_is_under_4_kb_gzipped():
+def test_livelist_js_is_under_6_kb_gzipped():
     size = len(gzip.compress((PUBLIC / "livelist.js").read_bytes(), 9))
     assert size < BUDGET, f"livelist.js is {size} bytes gzipped, over the {BUDGET}-byte budget"
 
