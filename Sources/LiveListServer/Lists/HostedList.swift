@@ -55,6 +55,11 @@ public actor HostedList {
 
     public nonisolated let name: ListName
     public nonisolated let owner: Owner
+    /// The list runs on a queue of its own, off the cooperative pool (its writes block on `fsync`).
+    private nonisolated let executor: ListExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
     let configuration: ListConfiguration
     let store: any ListStore
     private var renderer: Renderer<PatchUpdater>
@@ -92,6 +97,7 @@ public actor HostedList {
         self.perViewer = perViewer
         self.name = name
         self.owner = owner
+        executor = ListExecutor(label: "livelist.list.\(name.rawValue)")
         self.configuration = configuration
         self.store = store
         self.quota = quota
