@@ -22,104 +22,178 @@ let liveListErrorFormatter: HTTPErrorFormatter = { error in
 extension HTTPRequest {
     /// The value of the cookie `name`, if sent.
     func cookie(_ name: String) -> String? {
-        for header in headers.values("Cookie") {
+        HeaderParsing.cookie(name, in: headers.values("Cookie"))
+    }
+
+    /// Whether the client ranks `application/json` above `text/html` in `Accept`.
+    var prefersJSON: Bool {
+        guard let accept = headers["Accept"] else { return false }
+        return HeaderParsing.quality(of: "application", "json", in: accept) > HeaderParsing.quality(of: "text", "html", in: accept)
+    }
+
+    /// The media type of the body, lowercased, without parameters; nil when `Content-Type` is missing
+    /// or names none (empty, or parameters only).
+    var mediaType: String? {
+        headers["Content-Type"].flatMap(HeaderParsing.mediaType)
+    }
+}
+
+/// The parsers of request text (header values, form bodies), apart from the routes so that the fuzz
+/// target `FuzzHeaders` (Scripts/fuzz-headers.sh) reaches them. Each is total and linear: any input
+/// gets an answer (nil for nonsense), never a trap.
+package enum HeaderParsing {
+    /// The media type of a `Content-Type` value, lowercased, without parameters: nil when there is
+    /// none (``, `;`, `;charset=utf-8`, blanks).
+    package static func mediaType(_ value: String) -> String? {
+        let type = value.prefix { $0 != ";" }.trimmingSpaces.lowercased()
+        return type.isEmpty ? nil : type
+    }
+
+    /// The value of the cookie `name` in `Cookie` header values (`a=1; b=2`): the first one sent.
+    /// Pairs without `=` are skipped.
+    package static func cookie(_ name: String, in headers: [String]) -> String? {
+        for header in headers {
             for pair in header.split(separator: ";") {
-                let trimmed = pair.drop { $0 == " " }
-                if let equals = trimmed.firstIndex(of: "="), trimmed[..<equals] == name {
-                    return String(trimmed[trimmed.index(after: equals)...])
+                guard let equals = pair.firstIndex(of: "=") else { continue }
+                if pair[..<equals].trimmingSpaces == name {
+                    return pair[pair.index(after: equals)...].trimmingSpaces
                 }
             }
         }
         return nil
     }
 
-    /// Whether the client ranks `application/json` above `text/html` in `Accept`.
-    var prefersJSON: Bool {
-        guard let accept = headers["Accept"] else { return false }
-        return quality(of: "application", "json", in: accept) > quality(of: "text", "html", in: accept)
+    /// The q-value `Accept` gives `type/subtype`: the most specific matching range wins, 0 when none
+    /// matches. A range whose weight is not a q-value (RFC 9110 section 12.4.2: 0 to 1, at most three
+    /// decimals, so never NaN, infinite or negative) is ignored.
+    package static func quality(of type: String, _ subtype: String, in accept: String) -> Double {
+        var best: (specificity: Int, q: Double) = (-1, 0)
+        ranges: for range in accept.split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
+            guard let media = parts.first else { continue }
+            let pieces = media.split(separator: "/", omittingEmptySubsequences: false)
+            guard pieces.count == 2 else { continue }
+            let specificity: Int
+            if pieces[0] == type && pieces[1] == subtype {
+                specificity = 2
+            } else if pieces[0] == type && pieces[1] == "*" {
+                specificity = 1
+            } else if pieces[0] == "*" && pieces[1] == "*" {
+                specificity = 0
+            } else {
+                continue
+            }
+            var q = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                guard let weight = qValue(parameter.dropFirst(2)) else { continue ranges }
+                q = weight
+            }
+            if specificity > best.specificity {
+                best = (specificity, q)
+            }
+        }
+        return best.q
     }
 
-    /// The media type of the body, lowercased, without parameters.
-    var mediaType: String? {
-        headers["Content-Type"].map { $0.split(separator: ";")[0].trimmingSpaces.lowercased() }
+    /// A q-value: `0`, `0.5`, `0.125`, `1`, `1.000` (RFC 9110 section 12.4.2); nil for anything else.
+    package static func qValue(_ text: some StringProtocol) -> Double? {
+        let bytes = Array(text.utf8.prefix(6))
+        guard bytes.count <= 5, let first = bytes.first, first == 0x30 || first == 0x31 else { return nil }
+        guard bytes.count > 1 else { return first == 0x31 ? 1 : 0 }
+        guard bytes[1] == 0x2E else { return nil }
+        let decimals = bytes[2...]
+        guard decimals.allSatisfy({ (0x30 ... 0x39).contains($0) }) else { return nil }
+        if first == 0x31 {
+            return decimals.allSatisfy { $0 == 0x30 } ? 1 : nil
+        }
+        var thousandths = 0
+        var scale = 100
+        for digit in decimals {
+            thousandths += Int(digit - 0x30) * scale
+            scale /= 10
+        }
+        return Double(thousandths) / 1_000
     }
-}
 
-/// The q-value `Accept` gives `type/subtype`: the most specific matching range wins.
-func quality(of type: String, _ subtype: String, in accept: String) -> Double {
-    var best: (specificity: Int, q: Double) = (-1, 0)
-    for range in accept.split(separator: ",") {
-        let parts = range.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
-        guard let media = parts.first else { continue }
-        let pieces = media.split(separator: "/")
-        guard pieces.count == 2 else { continue }
-        let specificity: Int
-        if pieces[0] == type && pieces[1] == subtype {
-            specificity = 2
-        } else if pieces[0] == type && pieces[1] == "*" {
-            specificity = 1
-        } else if pieces[0] == "*" && pieces[1] == "*" {
-            specificity = 0
-        } else {
-            continue
+    /// Parses `application/x-www-form-urlencoded`. A field whose name or value is not UTF-8 once
+    /// decoded is dropped; of a repeated name, the last wins.
+    package static func form(_ body: [UInt8]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: 0x26) {
+            let equals = pair.firstIndex(of: 0x3D) ?? pair.endIndex
+            let name = percentDecode(pair[pair.startIndex ..< equals])
+            let value = equals < pair.endIndex ? percentDecode(pair[(equals + 1)...]) : ""
+            if let name, let value {
+                fields[name] = value
+            }
         }
-        var q = 1.0
-        for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
-            q = Double(parameter.dropFirst(2)) ?? 0
+        return fields
+    }
+
+    /// Decodes `+` and `%XX` as a form does; a `%` without two hex digits stays as it is. Nil when
+    /// the result is not UTF-8.
+    package static func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 0x2B {
+                out.append(0x20)
+            } else if byte == 0x25, bytes.endIndex - index > 2,
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
+                out.append(high << 4 | low)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
         }
-        if specificity > best.specificity {
-            best = (specificity, q)
+        return String(validating: out, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30 ... 0x39: byte - 0x30
+        case 0x41 ... 0x46: byte - 0x41 + 10
+        case 0x61 ... 0x66: byte - 0x61 + 10
+        default: nil
         }
     }
-    return best.q
+
+    /// The `TYPE:CELL` value of an action button: the type, and the cell when one follows the colon.
+    package static func action(_ combined: String) -> (type: String, cell: String?) {
+        guard let colon = combined.firstIndex(of: ":") else { return (combined, nil) }
+        let cell = combined[combined.index(after: colon)...]
+        return (String(combined[..<colon]), cell.isEmpty ? nil : String(cell))
+    }
+
+    /// A version: a non-negative decimal integer (ASCII digits only: no sign, no spaces), at most 18
+    /// digits so that it fits.
+    package static func version(_ text: some StringProtocol) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) }) else {
+            return nil
+        }
+        return Int(text)
+    }
+
+    /// The version in a strong entity tag: `"5"`, or `"5-gzip"`, the tag the server gives the gzip
+    /// encoding of the same version. Nil for a weak tag or anything else.
+    package static func entityTag(_ text: some StringProtocol) -> Int? {
+        let trimmed = text.trimmingSpaces
+        guard trimmed.utf8.count >= 3, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else { return nil }
+        var inside = trimmed.dropFirst().dropLast()
+        if inside.hasSuffix("-gzip") {
+            inside = inside.dropLast(5)
+        }
+        return version(inside)
+    }
 }
 
 extension StringProtocol {
     var trimmingSpaces: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
-}
-
-/// Parses `application/x-www-form-urlencoded`.
-func parseForm(_ body: [UInt8]) -> [String: String] {
-    var fields: [String: String] = [:]
-    for pair in body.split(separator: 0x26) {
-        let parts = pair.split(separator: 0x3D, maxSplits: 1, omittingEmptySubsequences: false)
-        let name = percentDecode(parts[0])
-        let value = parts.count > 1 ? percentDecode(parts[1]) : ""
-        if let name, let value {
-            fields[name] = value
-        }
-    }
-    return fields
-}
-
-private func percentDecode(_ bytes: ArraySlice<UInt8>) -> String? {
-    var out: [UInt8] = []
-    var index = bytes.startIndex
-    while index < bytes.endIndex {
-        let byte = bytes[index]
-        if byte == 0x2B {
-            out.append(0x20)
-        } else if byte == 0x25, index + 2 < bytes.endIndex,
-            let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
-        {
-            out.append(high << 4 | low)
-            index += 2
-        } else {
-            out.append(byte)
-        }
-        index += 1
-    }
-    return String(validating: out, as: UTF8.self)
-}
-
-private func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case 0x30 ... 0x39: byte - 0x30
-    case 0x41 ... 0x46: byte - 0x41 + 10
-    case 0x61 ... 0x66: byte - 0x61 + 10
-    default: nil
     }
 }
 

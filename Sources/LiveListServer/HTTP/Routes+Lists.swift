@@ -54,9 +54,12 @@ extension LiveListApp {
             session = id
             setCookie = "\(SessionKeys.cookieName)=\(id); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         }
+        guard let session else {
+            return errorResponse(500, "internal", "no session")
+        }
         // The template is rendered once per list version with a placeholder for the session's CSRF
         // token, which is spliced in per request: a page view costs no template rendering.
-        let token = keys.csrfToken(for: session!)
+        let token = keys.csrfToken(for: session)
         let parts: [String]
         if !list.rendersPerViewer, let cached = pageCache.parts(list.name, version: await list.version) {
             parts = cached
@@ -205,10 +208,7 @@ extension LiveListApp {
 
     /// A version: a non-negative decimal integer (no sign, no spaces, no leading `+`).
     static func parseVersion(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) }) else {
-            return nil
-        }
-        return Int(text)
+        HeaderParsing.version(text)
     }
 }
 

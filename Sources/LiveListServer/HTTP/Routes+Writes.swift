@@ -86,14 +86,14 @@ extension LiveListApp {
         var fields: [String: String] = [:]
         var token = request.headers["X-CSRF-Token"]
         if isForm {
-            fields = parseForm(request.body)
+            fields = HeaderParsing.form(request.body)
             token = fields.removeValue(forKey: "csrf") ?? token
             // A button of the page's actions form says `name="action" value="TYPE:CELL"`.
             if let combined = fields.removeValue(forKey: "action") {
-                let parts = combined.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-                fields["type"] = String(parts[0])
-                if parts.count > 1, !parts[1].isEmpty {
-                    fields["cell"] = String(parts[1])
+                let (type, cell) = HeaderParsing.action(combined)
+                fields["type"] = type
+                if let cell {
+                    fields["cell"] = cell
                 }
             }
         } else {
@@ -131,9 +131,7 @@ extension LiveListApp {
 
     /// `"5"` (a strong ETag holding a version); nil otherwise.
     static func parseETag(_ text: String) -> Int? {
-        let trimmed = text.trimmingSpaces
-        guard trimmed.count >= 3, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else { return nil }
-        return parseVersion(String(trimmed.dropFirst().dropLast()))
+        HeaderParsing.entityTag(text)
     }
 }
 

@@ -1,0 +1,212 @@
+import Foundation
+@testable import HTTPServer
+import LiveListHTML
+@testable import LiveListServer
+import Testing
+
+/// The app's routes in process: its handler over a memory store, with the repository's templates and
+/// static files, and requests built as the parser would hand them over.
+struct InProcessServer {
+    let app: LiveListApp
+    let handler: HTTPHandler
+
+    /// The repository's root (this file is Tests/LiveListServerTests/…).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    init(store: any ListStore = MemoryListStore(), _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        var configuration = ServerConfiguration()
+        configuration.templatesDirectory = Self.root + "/Templates"
+        configuration.publicDirectory = Self.root + "/Public"
+        configuration.dataDirectory = Self.root + "/no-such-data-directory"
+        configure(&configuration)
+        app = try await LiveListApp(configuration: configuration, store: store)
+        handler = app.handler
+    }
+
+    func send(_ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+              from address: String = "127.0.0.1") async throws -> Answer {
+        let decoded = try TargetDecoder.decode(Array(target.utf8), method: method).get()
+        var fields = HTTPHeaders()
+        for (name, value) in headers {
+            fields.add(name, value)
+        }
+        var request = HTTPRequest(method: method, version: .http1_1, target: target, path: decoded.path, pathSegments: decoded.segments,
+                                  query: decoded.query, headers: fields, body: body, trailers: HTTPHeaders(), keepAlive: true, host: "localhost")
+        request.remoteAddress = address
+        return Answer(await handler.respond(to: request))
+    }
+
+    /// Creates a JSON-driven list from loopback (no write token).
+    @discardableResult
+    func put(_ list: String, _ cells: [String]) async throws -> Answer {
+        try await send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")], body: body(cells))
+    }
+}
+
+/// A response with its body as text.
+struct Answer {
+    var response: HTTPResponse
+    var status: Int { response.status.code }
+    var text: String {
+        guard case let .bytes(bytes) = response.body else { return "" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    init(_ response: HTTPResponse) {
+        self.response = response
+    }
+
+    func header(_ name: String) -> String? {
+        response.headers[name]
+    }
+}
+
+@Suite struct RouteHardeningTests {
+    /// Content types that have no media type at all once the parameters are cut off.
+    static let emptyContentTypes = ["", ";", ";;;", "\t", " ", " ; ", ";charset=utf-8", "=;="]
+
+    @Test(arguments: emptyContentTypes)
+    func anEmptyContentTypeOnAnActionIsRefusedNotFatal(_ contentType: String) async throws {
+        let server = try await InProcessServer()
+        try await server.put("todo", ["a"])
+        let answer = try await server.send(.POST, "/lists/todo/actions", headers: [("Content-Type", contentType)], body: Array("type=x".utf8))
+        #expect(answer.status == 415, "\(answer.text)")
+        #expect(answer.text.contains("unsupported_media_type"))
+    }
+
+    @Test(arguments: emptyContentTypes)
+    func anEmptyContentTypeOnAPutIsRefusedNotFatal(_ contentType: String) async throws {
+        let server = try await InProcessServer()
+        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", contentType)], body: body(["a"]))
+        #expect(answer.status == 415, "\(answer.text)")
+        let missing = try await server.send(.PUT, "/lists/g", body: body(["a"]))
+        #expect(missing.status == 415)
+    }
+
+    @Test func parametersAndCaseOfTheMediaTypeDoNotMatter() async throws {
+        let server = try await InProcessServer()
+        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", " Application/JSON ; charset=utf-8")], body: body(["a"]))
+        #expect(answer.status == 201, "\(answer.text)")
+    }
+
+    @Test func oddFormsAndActionsAreAnsweredNotFatal() async throws {
+        let server = try await InProcessServer()
+        try await server.put("todo", ["a"])
+        for form in ["", "&", "&&&", "=", "==", "action", "action=", "action=:", "action=%", "action=%3", "action=%zz:x",
+                     "%ff%fe=1", "csrf=&action=:::", "action=%3A%3A", String(repeating: "a=b&", count: 1000)] {
+            let answer = try await server.send(.POST, "/lists/todo/actions", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                               body: Array(form.utf8))
+            #expect(answer.status == 403, "\(form): \(answer.text)")
+        }
+    }
+
+    @Test func oddCookiesAreIgnoredNotFatal() async throws {
+        let server = try await InProcessServer()
+        try await server.put("g", ["a"])
+        for cookie in ["", ";", "=", "==;=", "livelist_session", "livelist_session=", "=livelist_session", ";;livelist_session=;;", "\t"] {
+            let answer = try await server.send(.GET, "/lists/g", headers: [("Cookie", cookie)])
+            #expect(answer.status == 200, "\(cookie): \(answer.text)")
+            #expect(answer.header("Set-Cookie") != nil, "\(cookie): a fresh session")
+        }
+    }
+
+    /// A malformed q-value makes its range count for nothing: never NaN, never more than 1.
+    @Test func qValuesOutsideTheGrammarDoNotWin() async throws {
+        let server = try await InProcessServer()
+        try await server.put("g", ["a"])
+        for accept in ["application/json;q=nan, text/html;q=0.1", "application/json;q=inf, text/html;q=0.9", "application/json;q=2, text/html",
+                       "application/json;q=1.5, text/html", "application/json;q=-1, text/html;q=0", "application/json;q=, text/html;q=0.5",
+                       "application/json;q=0.5000, text/html;q=0.4", "application/json;q=1e0, text/html;q=0.9", "application/json;q=0x1, text/html;q=0.9"] {
+            let answer = try await server.send(.GET, "/lists/g", headers: [("Accept", accept)])
+            #expect(answer.header("Content-Type")?.hasPrefix("text/html") == true, "\(accept)")
+        }
+        for accept in ["application/json;q=1.000, text/html;q=0.999", "application/json, text/html;q=0", "text/html;q=0.5, application/json;Q=0.6"] {
+            let answer = try await server.send(.GET, "/lists/g", headers: [("Accept", accept)])
+            #expect(answer.header("Content-Type")?.hasPrefix("application/json") == true, "\(accept)")
+        }
+    }
+
+    @Test func oddVersionsAndIfMatchAreRefusedNotFatal() async throws {
+        let server = try await InProcessServer()
+        try await server.put("g", ["a"])
+        for since in ["", "-1", "+1", "1e3", "99999999999999999999", "%20", "0x1", "１"] {
+            let answer = try await server.send(.GET, "/lists/g/changes?since=\(since)")
+            #expect(answer.status == 400, "\(since): \(answer.text)")
+        }
+        for ifMatch in ["\"", "\"\"", "\"5", "5\"", "W/\"1\"", "\"-1\"", "\"99999999999999999999\"", "\" 1\"", ","] {
+            let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("If-Match", ifMatch)], body: body(["b"]))
+            #expect(answer.status == 400 || answer.status == 412, "\(ifMatch): \(answer.text)")
+        }
+    }
+}
+
+/// The header helpers one by one, on the inputs that used to trap or mislead.
+@Suite struct HeaderParsingTests {
+    @Test func mediaTypes() {
+        for empty in ["", ";", ";;;", "\t", " ", " ; ", ";charset=utf-8"] {
+            #expect(HeaderParsing.mediaType(empty) == nil, "\(empty)")
+        }
+        #expect(HeaderParsing.mediaType("Application/JSON; charset=utf-8") == "application/json")
+        #expect(HeaderParsing.mediaType("\ttext/plain\t;") == "text/plain")
+    }
+
+    @Test func cookies() {
+        #expect(HeaderParsing.cookie("a", in: ["a=1; b=2"]) == "1")
+        #expect(HeaderParsing.cookie("b", in: ["a=1;b=2 "]) == "2")
+        #expect(HeaderParsing.cookie("b", in: ["a=1", "b=3; b=4"]) == "3")
+        #expect(HeaderParsing.cookie("a", in: ["a"]) == nil)
+        #expect(HeaderParsing.cookie("a", in: ["a="]) == "")
+        #expect(HeaderParsing.cookie("", in: ["=x"]) == "x")
+        #expect(HeaderParsing.cookie("a", in: ["", ";", "=", ";;=;"]) == nil)
+        #expect(HeaderParsing.cookie("a", in: ["a=b=c"]) == "b=c")
+    }
+
+    @Test func qValues() {
+        #expect(HeaderParsing.qValue("0") == 0)
+        #expect(HeaderParsing.qValue("1") == 1)
+        #expect(HeaderParsing.qValue("0.") == 0)
+        #expect(HeaderParsing.qValue("0.5") == 0.5)
+        #expect(HeaderParsing.qValue("0.125") == 0.125)
+        #expect(HeaderParsing.qValue("1.000") == 1)
+        for bad in ["", "nan", "inf", "-1", "-0", "2", "1.5", "1.001", "0.1234", "0.5000", "1e0", "0x1", ".5", " 0.5", "0,5", "00.5", "１"] {
+            #expect(HeaderParsing.qValue(bad) == nil, "\(bad)")
+        }
+        #expect(HeaderParsing.quality(of: "text", "html", in: "text/html;q=nan") == 0)
+        #expect(HeaderParsing.quality(of: "text", "html", in: "text/html;q=0.3, */*;q=0.9") == 0.3)
+        #expect(HeaderParsing.quality(of: "text", "html", in: "text/html;q=bad, */*;q=0.9") == 0.9, "the malformed range is ignored")
+        #expect(HeaderParsing.quality(of: "text", "html", in: "text/*") == 1)
+        #expect(HeaderParsing.quality(of: "text", "html", in: ",,;;/,/html,text/,*/") == 0)
+    }
+
+    @Test func forms() {
+        #expect(HeaderParsing.form(Array("a=1&b=x+y&c=%41%42&d&=e&f=%&g=%4".utf8)) == ["a": "1", "b": "x y", "c": "AB", "d": "", "": "e", "f": "%", "g": "%4"])
+        #expect(HeaderParsing.form(Array("&&=&a==".utf8)) == ["": "", "a": "="])
+        #expect(HeaderParsing.form(Array("%ff=1&ok=%ff&x=%e2%9c%93".utf8)) == ["x": "✓"], "fields that are not UTF-8 are dropped")
+        #expect(HeaderParsing.percentDecode(Array("%".utf8)[...]) == "%")
+        #expect(HeaderParsing.percentDecode(Array("%%41".utf8)[...]) == "%A")
+        #expect(HeaderParsing.percentDecode(Array("%4".utf8)[...]) == "%4")
+        #expect(HeaderParsing.percentDecode(Array("ab%41".utf8)[2...]) == "A", "a slice not starting at 0")
+    }
+
+    @Test func actions() {
+        #expect(HeaderParsing.action("") == ("", nil))
+        #expect(HeaderParsing.action(":") == ("", nil))
+        #expect(HeaderParsing.action("toggle") == ("toggle", nil))
+        #expect(HeaderParsing.action("toggle:c1") == ("toggle", "c1"))
+        #expect(HeaderParsing.action("a:b:c") == ("a", "b:c"))
+    }
+
+    @Test func versionsAndEntityTags() {
+        #expect(HeaderParsing.version("0") == 0)
+        #expect(HeaderParsing.version("123456789012345678") == 123_456_789_012_345_678)
+        for bad in ["", "-1", "+1", " 1", "1 ", "1234567890123456789", "1e3", "١"] {
+            #expect(HeaderParsing.version(bad) == nil, "\(bad)")
+        }
+        #expect(HeaderParsing.entityTag("\"5\"") == 5)
+        #expect(HeaderParsing.entityTag(" \"5\" ") == 5)
+        #expect(HeaderParsing.entityTag("\"5-gzip\"") == 5, "the tag of the version's gzip encoding names the same version")
+        for bad in ["", "\"", "\"\"", "\"5", "5\"", "5", "W/\"5\"", "\"-gzip\"", "\"5-gzip-gzip\"", "\"5\", \"6\"", "*"] {
+            #expect(HeaderParsing.entityTag(bad) == nil, "\(bad)")
+        }
+    }
+}
