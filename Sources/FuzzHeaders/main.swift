@@ -1,0 +1,103 @@
+// libFuzzer harness for LiveListServer's header helpers (HeaderParsing): media types, cookies, q-values,
+// forms, percent-decoding, action values, versions and entity tags. Build and run it with
+// Scripts/fuzz-headers.sh, which compiles it with -sanitize=fuzzer,address -DFUZZING; a plain build
+// links a stub so that `swift build` and `swift test` stay unaffected.
+//
+// Every helper gets the same input; beyond not trapping, each answer must keep the helper's promise
+// (checked below), or the harness stops the process and the fuzzer keeps the input.
+import LiveListServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    HeaderFuzzing.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+enum HeaderFuzzing {
+    static func run(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+
+        if let type = HeaderParsing.mediaType(text) {
+            check(!type.isEmpty && !type.contains(";") && !type.utf8.contains { (0x41 ... 0x5A).contains($0) }, "mediaType gave \(type.debugDescription)")
+            check(type.first != " " && type.first != "\t" && type.last != " " && type.last != "\t", "mediaType kept blanks: \(type.debugDescription)")
+        }
+
+        // The first byte chooses where the cookie's name ends and the header begins.
+        let split = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+        let name = String(decoding: bytes[..<split], as: UTF8.self)
+        if let value = HeaderParsing.cookie(name, in: [text, String(decoding: bytes[split...], as: UTF8.self)]) {
+            check(!value.contains(";"), "a cookie value holds a ';': \(value.debugDescription)")
+        }
+
+        if let q = HeaderParsing.qValue(text) {
+            check(q >= 0 && q <= 1, "qValue gave \(q) for \(text.debugDescription)")
+        }
+        for (type, subtype) in [("text", "html"), ("application", "json")] {
+            let q = HeaderParsing.quality(of: type, subtype, in: text)
+            check(q >= 0 && q <= 1, "quality gave \(q) for \(text.debugDescription)")
+        }
+
+        let fields = HeaderParsing.form(bytes)
+        check(fields.count <= bytes.count + 1, "form gave more fields than bytes")
+        // Percent-encoding every byte and decoding it gives the bytes back (when they are UTF-8).
+        var encoded = Array("k=".utf8)
+        for byte in bytes {
+            encoded += [0x25, hexDigit(byte >> 4), hexDigit(byte & 0xF)]
+        }
+        let decoded = HeaderParsing.form(encoded)["k"]
+        check(decoded == String(validating: bytes, as: UTF8.self), "form does not invert percent-encoding")
+        _ = HeaderParsing.percentDecode(bytes[split...])
+
+        let (type, cell) = HeaderParsing.action(text)
+        if let cell {
+            check(type + ":" + cell == text, "action lost text: \(text.debugDescription)")
+        } else {
+            check(text == type || text == type + ":", "action lost text: \(text.debugDescription)")
+        }
+
+        if let version = HeaderParsing.version(text) {
+            check(version >= 0 && text.utf8.allSatisfy { (0x30 ... 0x39).contains($0) }, "version accepted \(text.debugDescription)")
+        }
+        if let version = HeaderParsing.entityTag(text) {
+            check(version >= 0 && text.contains("\""), "entityTag accepted \(text.debugDescription)")
+        }
+    }
+
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10
+    }
+
+    static func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+        if !condition {
+            fatalError(message())
+        }
+    }
+}
+
+#if FUZZING
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+@main
+struct FuzzMain {
+    static func main() {
+        var argc = CommandLine.argc
+        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv, { data, size in fuzz(data, size) }))
+    }
+}
+#else
+@main
+struct FuzzMain {
+    static func main() {
+        print("FuzzHeaders: build it with Scripts/fuzz-headers.sh (-sanitize=fuzzer,address -DFUZZING)")
+    }
+}
+#endif
