@@ -43,6 +43,13 @@ struct InProcessServer {
     }
 }
 
+/// A cell showing its text.
+struct Echo: IdentifiableComponent, Equatable {
+    var id: String
+    var text: String
+    var body: some HTML { text }
+}
+
 /// A response with its body as text.
 struct Answer {
     var response: HTTPResponse
@@ -137,6 +144,72 @@ struct Answer {
             let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("If-Match", ifMatch)], body: body(["b"]))
             #expect(answer.status == 400 || answer.status == 412, "\(ifMatch): \(answer.text)")
         }
+    }
+
+    // MARK: - The page cache
+
+    /// The CSRF token of the session that the answer's cookie names (or the request's).
+    func token(_ server: InProcessServer, _ answer: Answer) throws -> String {
+        let cookie = try #require(answer.header("Set-Cookie"))
+        let value = try #require(cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
+        return server.app.keys.csrfToken(for: String(value))
+    }
+
+    @Test func aCellSayingThePlaceholderNeverShowsTheToken() async throws {
+        let server = try await InProcessServer()
+        let texts = ["livelistcsrfplaceholder0d6f2c1e9b8a7f3e5d4c2b1a0f9e8d7c"] + server.app.pageCache.markers
+        try #require(try await server.put("g", texts).status == 201)
+        for _ in 0 ..< 2 {  // rendered, then from the cache
+            let answer = try await server.send(.GET, "/lists/g")
+            let token = try token(server, answer)
+            #expect(answer.text.components(separatedBy: token).count - 1 == 2, "the token is in the meta tag and the form, nowhere else")
+            for text in texts {
+                #expect(answer.text.contains(">\(text)<"), "the cell's text is shown as written: \(text)")
+            }
+        }
+    }
+
+    @Test func everyViewerGetsTheirOwnTokenFromTheCachedPage() async throws {
+        let server = try await InProcessServer()
+        try await server.put("g", ["a"])
+        let first = try await server.send(.GET, "/lists/g")
+        let second = try await server.send(.GET, "/lists/g")
+        let firstToken = try token(server, first), secondToken = try token(server, second)
+        #expect(firstToken != secondToken)
+        #expect(first.text.replacingOccurrences(of: firstToken, with: "T") == second.text.replacingOccurrences(of: secondToken, with: "T"))
+        try await server.put("g", ["a", "b"])
+        let third = try await server.send(.GET, "/lists/g")
+        #expect(third.text.contains(">b<"), "a new version renders anew")
+    }
+
+    @Test func aPerViewerListSayingTheMarkersNeverShowsTheToken() async throws {
+        let server = try await InProcessServer()
+        let markers = server.app.pageCache.markers
+        _ = try await server.app.registry.hostApp(name("mine"), perViewer: { viewer in
+            [Section(id: "s", cells: [CellNode(Echo(id: "who", text: viewer.session ?? "nobody"))]
+                + markers.enumerated().map { CellNode(Echo(id: "m\($0.offset)", text: $0.element)) })]
+        })
+        for _ in 0 ..< 2 {
+            let answer = try await server.send(.GET, "/lists/mine")
+            let token = try token(server, answer)
+            #expect(answer.text.components(separatedBy: token).count - 1 == 2)
+            for marker in markers {
+                #expect(answer.text.contains(">\(marker)<"))
+            }
+        }
+    }
+
+    @Test func pagePartsCutAtMarkersAndFillTheirSlots() {
+        let markers: [(bytes: [UInt8], slot: PageParts.Slot)] = [(Array("<R>".utf8), .root), (Array("<C>".utf8), .csrf)]
+        let parts = PageParts(rendered: Array("a<C>b<R>c<C><R><R>".utf8), markers: markers)
+        #expect(parts.slots == [.csrf, .root, .csrf, .root, .root])
+        #expect(String(decoding: parts.bytes(root: Array("<C>".utf8), csrf: Array("T".utf8)), as: UTF8.self) == "aTb<C>cT<C><C>")
+        let filled = parts.filling(root: Array("<C>".utf8))
+        #expect(filled.slots == [.csrf, .csrf])
+        #expect(String(decoding: filled.bytes(root: [], csrf: Array("T".utf8)), as: UTF8.self) == "aTb<C>cT<C><C>")
+        let plain = PageParts(rendered: Array("<R".utf8), markers: markers)
+        #expect(plain.slots.isEmpty && plain.bytes(root: [1], csrf: [2]) == Array("<R".utf8))
+        #expect(PageParts(rendered: [], markers: markers).bytes(root: [1], csrf: [2]).isEmpty)
     }
 }
 

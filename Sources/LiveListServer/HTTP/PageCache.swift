@@ -1,21 +1,116 @@
-/// Rendered pages per list and version, split around the CSRF token's places, so that a page view
-/// only joins the parts with the session's token. One entry per list (the newest version).
+/// Rendered pages per list and version, cut where each request's own text goes, so that a page view
+/// only joins a few byte arrays. One entry per list (the newest version).
+///
+/// The template is rendered with markers in place of the list's root and of the viewer's CSRF token;
+/// the page is cut at the markers, and the root is then written into its places as one opaque piece.
+/// The list's content is never searched, so no cell text can be taken for a slot.
 final class PageCache: @unchecked Sendable {
-    /// Stands in for the token while rendering: letters and digits only, so escaping leaves it intact,
-    /// and long enough never to occur in a list.
-    static let placeholder = "livelistcsrfplaceholder0d6f2c1e9b8a7f3e5d4c2b1a0f9e8d7c"
+    /// What the template is given for the root and for the token: random per process, never sent, and
+    /// made of characters that HTML escaping leaves intact. The colons keep them apart from list names,
+    /// the only list text the template itself shows.
+    let rootMarker: String
+    let csrfMarker: String
 
     private let lock = Lock()
-    private var pages: [ListName: (version: Int, parts: [String])] = [:]
+    private var pages: [ListName: (version: Int, parts: PageParts)] = [:]
 
-    func parts(_ name: ListName, version: Int) -> [String]? {
+    init() {
+        var generator = SystemRandomNumberGenerator()
+        let nonce = SessionKeys.hex((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
+        rootMarker = "livelist:\(nonce):root:"
+        csrfMarker = "livelist:\(nonce):csrf:"
+    }
+
+    /// Both markers (for tests that put them in a list).
+    var markers: [String] { [rootMarker, csrfMarker] }
+
+    func parts(_ name: ListName, version: Int) -> PageParts? {
         lock.withLock {
             guard let page = pages[name], page.version == version else { return nil }
             return page.parts
         }
     }
 
-    func store(_ name: ListName, version: Int, parts: [String]) {
+    func store(_ name: ListName, version: Int, parts: PageParts) {
         lock.withLock { pages[name] = (version, parts) }
+    }
+
+    /// Cuts the template's output at the markers.
+    func cut(_ rendered: String) -> PageParts {
+        PageParts(rendered: Array(rendered.utf8), markers: [(Array(rootMarker.utf8), .root), (Array(csrfMarker.utf8), .csrf)])
+    }
+}
+
+/// A page as fixed byte pieces with a slot between each two: `pieces[0] slot[0] pieces[1] … pieces[n]`.
+struct PageParts: Sendable {
+    enum Slot: Sendable, Equatable {
+        case root
+        case csrf
+    }
+
+    private(set) var pieces: [[UInt8]]
+    private(set) var slots: [Slot]
+    private let fixedBytes: Int
+
+    init(pieces: [[UInt8]], slots: [Slot]) {
+        precondition(pieces.count == slots.count + 1, "a slot lies between two pieces")
+        self.pieces = pieces
+        self.slots = slots
+        fixedBytes = pieces.reduce(0) { $0 + $1.count }
+    }
+
+    /// Cuts `rendered` at every occurrence of a marker. The rendered template is small (the list's root
+    /// is not in it), so a direct scan will do.
+    init(rendered: [UInt8], markers: [(bytes: [UInt8], slot: Slot)]) {
+        var pieces: [[UInt8]] = []
+        var slots: [Slot] = []
+        var pieceStart = 0
+        var index = 0
+        scan: while index < rendered.count {
+            for marker in markers where rendered.count - index >= marker.bytes.count
+                && rendered[index] == marker.bytes[0] && rendered[index ..< index + marker.bytes.count].elementsEqual(marker.bytes)
+            {
+                pieces.append(Array(rendered[pieceStart ..< index]))
+                slots.append(marker.slot)
+                index += marker.bytes.count
+                pieceStart = index
+                continue scan
+            }
+            index += 1
+        }
+        pieces.append(Array(rendered[pieceStart...]))
+        self.init(pieces: pieces, slots: slots)
+    }
+
+    /// The same page with `root` written into its root slots, so that only the token's slots remain.
+    func filling(root: [UInt8]) -> PageParts {
+        var filledPieces: [[UInt8]] = [pieces[0]]
+        var filledSlots: [Slot] = []
+        for (offset, slot) in slots.enumerated() {
+            if slot == .root {
+                filledPieces[filledPieces.count - 1] += root
+                filledPieces[filledPieces.count - 1] += pieces[offset + 1]
+            } else {
+                filledSlots.append(slot)
+                filledPieces.append(pieces[offset + 1])
+            }
+        }
+        return PageParts(pieces: filledPieces, slots: filledSlots)
+    }
+
+    /// The page with every slot filled: one allocation, one copy of each piece.
+    func bytes(root: [UInt8], csrf: [UInt8]) -> [UInt8] {
+        var count = fixedBytes
+        for slot in slots {
+            count += slot == .root ? root.count : csrf.count
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        out.append(contentsOf: pieces[0])
+        for (offset, slot) in slots.enumerated() {
+            out.append(contentsOf: slot == .root ? root : csrf)
+            out.append(contentsOf: pieces[offset + 1])
+        }
+        return out
     }
 }

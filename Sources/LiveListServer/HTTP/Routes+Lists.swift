@@ -57,32 +57,28 @@ extension LiveListApp {
         guard let session else {
             return errorResponse(500, "internal", "no session")
         }
-        // The template is rendered once per list version with a placeholder for the session's CSRF
-        // token, which is spliced in per request: a page view costs no template rendering.
-        let token = keys.csrfToken(for: session)
-        let parts: [String]
-        if !list.rendersPerViewer, let cached = pageCache.parts(list.name, version: await list.version) {
-            parts = cached
-        } else {
-            let (root, version) = await list.pageHTML(for: Viewer(session: session))
-            let rendered = templates.render("page", [
-                "list": list.name.rawValue,
-                "version": version,
-                "root": root,
-                "csrf": PageCache.placeholder,
-                "script": scriptURL,
-                "stylesheet": stylesheetURL,
-                "siteStylesheet": siteStylesheetURL,
-                "dragScript": dragScriptURL,
-                "isApp": list.owner == .app,
-            ])
-            parts = rendered.components(separatedBy: PageCache.placeholder)
-            if !list.rendersPerViewer {
+        // The template is rendered once per list version, cut where the root and the session's CSRF
+        // token go (PageCache): a page view costs no template rendering, only joining bytes.
+        let token = Array(keys.csrfToken(for: session).utf8)
+        let parts: PageParts
+        var root: [UInt8] = []
+        if list.rendersPerViewer {
+            let (html, version) = await list.pageHTML(for: Viewer(session: session))
+            root = Array(html.utf8)
+            if let cached = pageCache.parts(list.name, version: version) {
+                parts = cached
+            } else {
+                parts = renderPage(list, version: version)
                 pageCache.store(list.name, version: version, parts: parts)
             }
+        } else if let cached = pageCache.parts(list.name, version: await list.version) {
+            parts = cached
+        } else {
+            let (html, version) = await list.pageHTML(for: Viewer(session: session))
+            parts = renderPage(list, version: version).filling(root: Array(html.utf8))
+            pageCache.store(list.name, version: version, parts: parts)
         }
-        let html = parts.joined(separator: token)
-        var response = HTTPResponse.html(Array(html.utf8))
+        var response = HTTPResponse.html(parts.bytes(root: root, csrf: token))
         response.headers.set("Vary", "Accept")
         response.headers.set("Cache-Control", "no-store")
         response.headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
@@ -91,6 +87,21 @@ extension LiveListApp {
             response.headers.add("Set-Cookie", setCookie)
         }
         return response
+    }
+
+    /// The page template of `list` at `version`, cut at its root and token (see PageCache).
+    private func renderPage(_ list: HostedList, version: Int) -> PageParts {
+        pageCache.cut(templates.render("page", [
+            "list": list.name.rawValue,
+            "version": version,
+            "root": pageCache.rootMarker,
+            "csrf": pageCache.csrfMarker,
+            "script": scriptURL,
+            "stylesheet": stylesheetURL,
+            "siteStylesheet": siteStylesheetURL,
+            "dragScript": dragScriptURL,
+            "isApp": list.owner == .app,
+        ]))
     }
 
     /// `GET /lists/NAME/changes?since=V`: one changeset from V to now.
