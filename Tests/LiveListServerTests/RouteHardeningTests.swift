@@ -211,6 +211,25 @@ struct Answer {
         #expect(plain.slots.isEmpty && plain.bytes(root: [1], csrf: [2]) == Array("<R".utf8))
         #expect(PageParts(rendered: [], markers: markers).bytes(root: [1], csrf: [2]).isEmpty)
     }
+
+    // MARK: - Authorization
+
+    @Test(arguments: ["Bearer w-token", "bearer w-token", "BEARER w-token", "bEaReR  w-token"])
+    func theBearerSchemeIsCaseInsensitive(_ authorization: String) async throws {
+        let server = try await InProcessServer { $0.writeToken = "w-token" }
+        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", authorization)],
+                                           body: body(["a"]), from: "203.0.113.9")
+        #expect(answer.status == 201, "\(authorization): \(answer.text)")
+    }
+
+    @Test(arguments: ["", "Bearer", "Bearer ", "Bearerw-token", "Basic w-token", "Bearer w-tokenx", "Bearer w-toke", "Bearer\tw-token", "w-token"])
+    func aWrongAuthorizationIsRefused(_ authorization: String) async throws {
+        let server = try await InProcessServer { $0.writeToken = "w-token" }
+        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", authorization)],
+                                           body: body(["a"]), from: "127.0.0.1")
+        #expect(answer.status == 401, "\(authorization): \(answer.text)")
+        #expect(answer.header("WWW-Authenticate") != nil)
+    }
 }
 
 /// The header helpers one by one, on the inputs that used to trap or mislead.
@@ -267,6 +286,16 @@ struct Answer {
         #expect(HeaderParsing.action("toggle") == ("toggle", nil))
         #expect(HeaderParsing.action("toggle:c1") == ("toggle", "c1"))
         #expect(HeaderParsing.action("a:b:c") == ("a", "b:c"))
+    }
+
+    @Test func bearerCredentials() {
+        #expect(HeaderParsing.bearerCredentials("Bearer abc") == "abc")
+        #expect(HeaderParsing.bearerCredentials("bearer abc") == "abc")
+        #expect(HeaderParsing.bearerCredentials("BeArEr   abc") == "abc")
+        #expect(HeaderParsing.bearerCredentials("Bearer a b") == "a b", "compared whole, so it matches no token without spaces")
+        for none in ["", "Bearer", "Bearer ", "Bearer   ", "Bearerabc", "Bearer\tabc", "Basic abc", "Bearers abc", "earer abc", " Bearer abc", "Bearer\u{301} abc"] {
+            #expect(HeaderParsing.bearerCredentials(none) == nil, "\(none)")
+        }
     }
 
     @Test func versionsAndEntityTags() {

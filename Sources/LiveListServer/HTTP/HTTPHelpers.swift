@@ -162,6 +162,15 @@ package enum HeaderParsing {
         }
     }
 
+    /// The credentials of `Authorization: Bearer CREDENTIALS`, the scheme in any case (RFC 9110
+    /// section 11.1) and followed by one or more spaces; nil for another scheme or no credentials.
+    package static func bearerCredentials(_ value: String) -> Substring? {
+        let scheme = value.utf8.prefix { $0 != 0x20 }
+        guard scheme.count == 6, zip(scheme, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        let credentials = value[scheme.endIndex...].drop { $0 == " " }
+        return credentials.isEmpty ? nil : credentials
+    }
+
     /// The `TYPE:CELL` value of an action button: the type, and the cell when one follows the colon.
     package static func action(_ combined: String) -> (type: String, cell: String?) {
         guard let colon = combined.firstIndex(of: ":") else { return (combined, nil) }

@@ -6,17 +6,26 @@ extension LiveListApp {
     /// came through no proxy may write, so an unconfigured server is never writable from the network,
     /// also not behind nginx.
     func refuseWrite(_ request: HTTPRequest) -> HTTPResponse? {
-        if let token = configuration.writeToken {
+        refuseUnlessAuthorized(request, token: configuration.writeToken, what: "writes", tokenName: "write token",
+                               forbidden: ErrorAnswer(403, "writes_need_token", "this server accepts writes only from loopback clients until a write token is configured (--write-token)"))
+    }
+
+    /// Nil when `request` may go on. With `token`, it must say `Authorization: Bearer TOKEN` (the
+    /// scheme in any case; 401 otherwise); without one, it must come from a loopback client through no
+    /// proxy (`forbidden` otherwise).
+    func refuseUnlessAuthorized(_ request: HTTPRequest, token: String?, what: String, tokenName: String, forbidden: ErrorAnswer) -> HTTPResponse? {
+        if let token {
             let given = request.headers["Authorization"] ?? ""
-            guard constantTimeEqual(given, "Bearer " + token) else {
-                return errorResponse(401, "unauthorized", given.isEmpty ? "Authorization: missing; writes need \"Bearer TOKEN\"" : "Authorization: the write token is wrong",
+            // The scheme is not secret; the credentials are compared in constant time.
+            guard let credentials = HeaderParsing.bearerCredentials(given), constantTimeEqual(String(credentials), token) else {
+                return errorResponse(401, "unauthorized", given.isEmpty ? "Authorization: missing; \(what) need \"Bearer TOKEN\"" : "Authorization: the \(tokenName) is wrong",
                                      headers: ["WWW-Authenticate": "Bearer realm=\"livelist\""])
             }
             return nil
         }
         let proxied = ["Forwarded", "X-Forwarded-For", "X-Real-IP"].contains { request.headers[$0] != nil }
         guard request.isFromLoopback && !proxied else {
-            return errorResponse(403, "writes_need_token", "this server accepts writes only from loopback clients until a write token is configured (--write-token)")
+            return forbidden.response
         }
         return nil
     }
