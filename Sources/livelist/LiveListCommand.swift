@@ -26,8 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve live lists: HTML pages kept in sync over Server-Sent Events, JSON for scripts.",
         discussion: """
             Every option falls back to an environment variable (LIVELIST_HOST, LIVELIST_PORT, LIVELIST_PUBLIC,
-            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_WRITE_TOKEN, LIVELIST_LOG_LEVEL), then to its default.
-            Without a write token, only loopback clients that came through no proxy may PUT or DELETE.
+            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_WRITE_TOKEN, LIVELIST_METRICS_TOKEN, LIVELIST_LOG_LEVEL),
+            then to its default. Without a write token, only loopback clients that came through no proxy may PUT
+            or DELETE; without a metrics token, only they may read /metrics.
             """
     )
 
@@ -48,6 +49,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Bearer token required for PUT and DELETE (env LIVELIST_WRITE_TOKEN).")
     var writeToken: String?
+
+    @Option(help: "Bearer token required for GET /metrics (env LIVELIST_METRICS_TOKEN).")
+    var metricsToken: String?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical (env LIVELIST_LOG_LEVEL).")
     var logLevel = env("LIVELIST_LOG_LEVEL") ?? "info"
@@ -106,6 +110,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.templatesDirectory = templatesDirectory
         configuration.dataDirectory = dataDirectory
         configuration.writeToken = (writeToken ?? env("LIVELIST_WRITE_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
+        configuration.metricsToken = (metricsToken ?? env("LIVELIST_METRICS_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.maximumBodyBytes = maxBody
         configuration.limits.maximumJSONLists = maxLists

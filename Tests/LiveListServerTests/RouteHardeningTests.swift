@@ -230,6 +230,38 @@ struct Answer {
         #expect(answer.status == 401, "\(authorization): \(answer.text)")
         #expect(answer.header("WWW-Authenticate") != nil)
     }
+
+    // MARK: - /metrics
+
+    @Test func metricsWithoutATokenAreForLoopbackClientsOnly() async throws {
+        let server = try await InProcessServer()
+        #expect(try await server.send(.GET, "/metrics").status == 200)
+        #expect(try await server.send(.GET, "/metrics", from: "203.0.113.9").status == 403)
+        #expect(try await server.send(.GET, "/metrics", from: "").status == 403, "an unknown peer is not loopback")
+        for proxy in ["Forwarded", "X-Forwarded-For", "X-Real-IP"] {
+            #expect(try await server.send(.GET, "/metrics", headers: [(proxy, "203.0.113.9")]).status == 403, "\(proxy)")
+        }
+    }
+
+    @Test func theWriteTokenDoesNotOpenMetrics() async throws {
+        let server = try await InProcessServer { $0.writeToken = "w-token" }
+        #expect(try await server.send(.GET, "/metrics", headers: [("Authorization", "Bearer w-token")], from: "203.0.113.9").status == 403)
+    }
+
+    @Test func aMetricsTokenIsNeededWhenSet() async throws {
+        let server = try await InProcessServer {
+            $0.metricsToken = "m-token"
+            $0.writeToken = "w-token"
+        }
+        let missing = try await server.send(.GET, "/metrics")
+        #expect(missing.status == 401 && missing.header("WWW-Authenticate") != nil, "also from loopback")
+        #expect(try await server.send(.GET, "/metrics", headers: [("Authorization", "Bearer w-token")]).status == 401, "the write token is not the metrics token")
+        #expect(try await server.send(.GET, "/metrics", headers: [("Authorization", "Bearer m-tokenx")]).status == 401)
+        let given = try await server.send(.GET, "/metrics", headers: [("Authorization", "bearer m-token")], from: "203.0.113.9")
+        #expect(given.status == 200 && given.text.contains("livelist_lists "))
+        #expect(try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer m-token")],
+                                      body: body(["a"])).status == 401, "the metrics token does not write")
+    }
 }
 
 /// The header helpers one by one, on the inputs that used to trap or mislead.

@@ -60,7 +60,7 @@ public final class LiveListApp: Sendable {
         var router = Router(errorFormatter: liveListErrorFormatter)
         router.on(.GET, "/") { [self] request in await index(request) }
         router.on(.GET, "/healthz") { _ in HTTPResponse.text("ok\n") }
-        router.on(.GET, "/metrics") { [self] _ in await metricsResponse() }
+        router.on(.GET, "/metrics") { [self] request in await serveMetrics(request) }
         router.on(.GET, "/events") { [self] request in await multiplexedEvents(request) }
         router.on(.GET, "/lists/:name") { [self] request in await page(request) }
         // Writes are decided on their head, before any body is read: who may write, which list, which

@@ -28,7 +28,18 @@ final class Metrics: @unchecked Sendable {
 }
 
 extension LiveListApp {
-    /// `GET /metrics`: Prometheus text with stable names.
+    /// `GET /metrics`: with a metrics token, for requests that carry it; without one, for loopback
+    /// clients through no proxy only, as writes are.
+    func serveMetrics(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = refuseUnlessAuthorized(request, token: configuration.metricsToken, what: "metrics", tokenName: "metrics token",
+                                                forbidden: ErrorAnswer(403, "metrics_need_token", "this server shows /metrics only to loopback clients until a metrics token is configured (--metrics-token)"))
+        {
+            return refusal
+        }
+        return await metricsResponse()
+    }
+
+    /// Prometheus text with stable names.
     func metricsResponse() async -> HTTPResponse {
         var lines: [String] = []
         func metric(_ name: String, _ type: String, _ help: String, _ values: [(String, Int)]) {

@@ -13,6 +13,9 @@ public struct ServerConfiguration: Sendable {
     /// When set, writes need `Authorization: Bearer TOKEN`; when nil, only loopback clients that came
     /// through no proxy may write.
     public var writeToken: String?
+    /// When set, `/metrics` needs `Authorization: Bearer TOKEN`; when nil, only loopback clients that
+    /// came through no proxy may read it.
+    public var metricsToken: String?
     /// The interval of heartbeat comments on event streams. Default 15 s.
     public var heartbeat: Duration = .seconds(15)
     /// The `retry:` advice to EventSource, in milliseconds. Default 2,000.
