@@ -262,6 +262,16 @@ struct Answer {
         #expect(try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer m-token")],
                                       body: body(["a"])).status == 401, "the metrics token does not write")
     }
+
+    // MARK: - Cache-Control
+
+    @Test(arguments: ["/", "/healthz", "/metrics"])
+    func dynamicAnswersAreNotStored(_ path: String) async throws {
+        let server = try await InProcessServer()
+        let answer = try await server.send(.GET, path)
+        #expect(answer.status == 200)
+        #expect(answer.header("Cache-Control") == "no-store", "\(path)")
+    }
 }
 
 /// The header helpers one by one, on the inputs that used to trap or mislead.

@@ -59,7 +59,7 @@ public final class LiveListApp: Sendable {
     public var handler: HTTPHandler {
         var router = Router(errorFormatter: liveListErrorFormatter)
         router.on(.GET, "/") { [self] request in await index(request) }
-        router.on(.GET, "/healthz") { _ in HTTPResponse.text("ok\n") }
+        router.on(.GET, "/healthz") { _ in Self.healthz() }
         router.on(.GET, "/metrics") { [self] request in await serveMetrics(request) }
         router.on(.GET, "/events") { [self] request in await multiplexedEvents(request) }
         router.on(.GET, "/lists/:name") { [self] request in await page(request) }

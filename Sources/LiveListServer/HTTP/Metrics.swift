@@ -39,6 +39,13 @@ extension LiveListApp {
         return await metricsResponse()
     }
 
+    /// `GET /healthz`: `ok` while the server serves.
+    static func healthz() -> HTTPResponse {
+        var response = HTTPResponse.text("ok\n")
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
     /// Prometheus text with stable names.
     func metricsResponse() async -> HTTPResponse {
         var lines: [String] = []
@@ -81,6 +88,7 @@ extension LiveListApp {
         metric("livelist_coalesced_viewers_total", "counter", "Times a slow viewer was skipped and caught up later.", [("", totals.coalescedViewers)])
         var response = HTTPResponse.text(lines.joined(separator: "\n") + "\n")
         response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        response.headers.set("Cache-Control", "no-store")
         return response
     }
 }

@@ -18,7 +18,9 @@ extension LiveListApp {
             ])
         }
         let html = templates.render("index", ["lists": lists, "stylesheet": stylesheetURL, "siteStylesheet": siteStylesheetURL, "hasLists": !lists.isEmpty])
-        return HTTPResponse.html(Array(html.utf8))
+        var response = HTTPResponse.html(Array(html.utf8))
+        response.headers.set("Cache-Control", "no-store")
+        return response
     }
 
     /// The list named by the route's `:name`, or the 404 answer.
