@@ -125,6 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.trustedProxies = Set(trustedProxy + (env("LIVELIST_TRUSTED_PROXIES") ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty })
+        configuration.errorLog = { line in logger.error("\(line)") }
         if accessLog {
             let accessLogger = Logger(label: "livelist.access")
             configuration.accessLog = { line in accessLogger.info("\(line)") }

@@ -2,6 +2,7 @@ import Foundation
 @testable import HTTPServer
 import LiveListHTML
 @testable import LiveListServer
+import Synchronization
 import Testing
 
 /// The app's routes in process: its handler over a memory store, with the repository's templates and
@@ -66,6 +67,27 @@ struct Answer {
     func header(_ name: String) -> String? {
         response.headers[name]
     }
+}
+
+/// A store whose writes fail with a message naming a file, as a real file system error does.
+final class FailingStore: ListStore, @unchecked Sendable {
+    let inner = MemoryListStore()
+    let path = "/srv/secret-data-dir/lists/victim.json"
+
+    func load() throws(StoreError) -> StoredLists { try inner.load() }
+    func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
+        throw StoreError("cannot write \(path): Too many open files")
+    }
+    func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) {
+        throw StoreError("cannot write \(path): Too many open files")
+    }
+    func removeJSONList(name: String) throws(StoreError) {
+        throw StoreError("cannot remove \(path): Too many open files")
+    }
+    func saveAppState(name: String, bytes: [UInt8]) throws(StoreError) {
+        throw StoreError("cannot write \(path): Too many open files")
+    }
+    func secret() throws(StoreError) -> [UInt8] { try inner.secret() }
 }
 
 @Suite struct RouteHardeningTests {
@@ -271,6 +293,36 @@ struct Answer {
         let answer = try await server.send(.GET, path)
         #expect(answer.status == 200)
         #expect(answer.header("Cache-Control") == "no-store", "\(path)")
+    }
+
+    // MARK: - Server paths
+
+    @Test func aStorageFailureDoesNotShowTheServersPaths() async throws {
+        let store = FailingStore()
+        let logged = Mutex<[String]>([])
+        let server = try await InProcessServer(store: store) { configuration in
+            configuration.errorLog = { line in logged.withLock { $0.append(line) } }
+        }
+        let put = try await server.put("g", ["a"])
+        #expect(put.status == 500)
+        #expect(put.text.contains("storage_failed"))
+        #expect(!put.text.contains(store.path) && !put.text.contains("/srv"), "\(put.text)")
+        #expect(logged.withLock { $0 }.contains { $0.contains(store.path) }, "the operator still learns the cause")
+    }
+
+    @Test func noAnswerShowsTheServersDirectories() async throws {
+        let server = try await InProcessServer()
+        try await server.put("g", ["a"])
+        let requests: [(HTTPMethod, String, [(String, String)], [UInt8])] = [
+            (.GET, "/", [], []), (.GET, "/lists/g", [], []), (.GET, "/lists/nope", [], []), (.GET, "/lists/g/changes?since=x", [], []),
+            (.GET, "/nope.js", [], []), (.GET, "/lists/..%2f", [], []), (.DELETE, "/lists/nope", [], []), (.POST, "/metrics", [], []),
+            (.PUT, "/lists/h", [("Content-Type", "application/json")], Array("{".utf8)), (.GET, "/lists/g", [("Accept", "application/json")], []),
+        ]
+        for (method, target, headers, body) in requests {
+            guard let answer = try? await server.send(method, target, headers: headers, body: body) else { continue }
+            #expect(!answer.text.contains(InProcessServer.root), "\(method) \(target): \(answer.text)")
+            #expect(!answer.text.contains("no-such-data-directory"), "\(method) \(target)")
+        }
     }
 }
 

@@ -60,7 +60,7 @@ extension LiveListApp {
             }
             return response
         } catch {
-            return errorResponse(error.status, error.code, error.detail)
+            return writeFailure(error, request)
         }
     }
 
@@ -75,8 +75,18 @@ extension LiveListApp {
         do {
             return HTTPResponse.json(try await registry.delete(name).encodedJSON())
         } catch {
+            return writeFailure(error, request)
+        }
+    }
+
+    /// The answer to a write that failed. A failure of the server (5xx, such as storage) is logged whole
+    /// and answered without its cause, which can name the server's files.
+    func writeFailure(_ error: ListWriteError, _ request: HTTPRequest) -> HTTPResponse {
+        guard error.status >= 500 else {
             return errorResponse(error.status, error.code, error.detail)
         }
+        configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.detail)")
+        return errorResponse(error.status, error.code, "the server could not complete this write; its log says why")
     }
 
     /// `POST /lists/NAME/actions`: a browser event for the app. JSON with `X-CSRF-Token` is answered

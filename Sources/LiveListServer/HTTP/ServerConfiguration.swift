@@ -37,6 +37,9 @@ public struct ServerConfiguration: Sendable {
     /// Where one line per request goes (`access log`), or nil for none. The line names the client:
     /// the peer's address, or the last address of `X-Forwarded-For` when the peer is a trusted proxy.
     public var accessLog: (@Sendable (String) -> Void)?
+    /// Where the causes of the server's own failures go (a storage error, with its file), or nil for
+    /// nowhere. Answers never carry them: they can name the server's paths.
+    public var errorLog: (@Sendable (String) -> Void)?
     /// Peers whose `X-Forwarded-For` is believed (a reverse proxy's address, such as 127.0.0.1 for nginx
     /// on the same host). A header from anyone else is logged as what it is: a claim.
     public var trustedProxies: Set<String> = []
