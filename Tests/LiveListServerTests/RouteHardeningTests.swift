@@ -295,6 +295,49 @@ final class FailingStore: ListStore, @unchecked Sendable {
         #expect(answer.header("Cache-Control") == "no-store", "\(path)")
     }
 
+    // MARK: - Conditional PUT
+
+    func put(_ server: InProcessServer, _ list: String, _ headers: [(String, String)]) async throws -> Answer {
+        try await server.send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")] + headers, body: body(["x"]))
+    }
+
+    @Test func ifMatchStarWritesOnlyAnExistingList() async throws {
+        let server = try await InProcessServer()
+        let missing = try await put(server, "g", [("If-Match", "*")])
+        #expect(missing.status == 412, "\(missing.text)")
+        try await server.put("g", ["a"])
+        let existing = try await put(server, "g", [("If-Match", "*")])
+        #expect(existing.status == 200, "\(existing.text)")
+    }
+
+    @Test func ifNoneMatchStarOnlyCreates() async throws {
+        let server = try await InProcessServer()
+        let created = try await put(server, "g", [("If-None-Match", "*")])
+        #expect(created.status == 201, "\(created.text)")
+        let again = try await put(server, "g", [("If-None-Match", "*")])
+        #expect(again.status == 412, "\(again.text)")
+    }
+
+    @Test func ifMatchNamesOneVersion() async throws {
+        let server = try await InProcessServer()
+        try await server.put("g", ["a"])
+        #expect(try await put(server, "g", [("If-Match", "\"1\", \"1-gzip\"")]).status == 200, "tags of the same version")
+        #expect(try await put(server, "g", [("If-Match", "\"2\""), ("If-Match", "\"2-gzip\"")]).status == 200, "over several lines")
+        #expect(try await put(server, "g", [("If-Match", "\"1\"")]).status == 412)
+        let several = try await put(server, "g", [("If-Match", "\"3\", \"4\"")])
+        #expect(several.status == 400 && several.text.contains("several versions"), "\(several.text)")
+    }
+
+    @Test func malformedOrConflictingConditionsAre400() async throws {
+        let server = try await InProcessServer()
+        try await server.put("g", ["a"])
+        for headers in [[("If-Match", "*"), ("If-None-Match", "*")], [("If-None-Match", "\"1\"")], [("If-None-Match", "")],
+                        [("If-Match", "\"1\""), ("If-None-Match", "*")], [("If-Match", "W/\"1\"")], [("If-Match", "*, \"1\"")]] {
+            let answer = try await put(server, "g", headers)
+            #expect(answer.status == 400, "\(headers): \(answer.text)")
+        }
+    }
+
     // MARK: - Server paths
 
     @Test func aStorageFailureDoesNotShowTheServersPaths() async throws {
@@ -389,6 +432,25 @@ final class FailingStore: ListStore, @unchecked Sendable {
         #expect(HeaderParsing.bearerCredentials("Bearer a b") == "a b", "compared whole, so it matches no token without spaces")
         for none in ["", "Bearer", "Bearer ", "Bearer   ", "Bearerabc", "Bearer\tabc", "Basic abc", "Bearers abc", "earer abc", " Bearer abc", "Bearer\u{301} abc"] {
             #expect(HeaderParsing.bearerCredentials(none) == nil, "\(none)")
+        }
+    }
+
+    @Test func writeConditions() {
+        func condition(_ ifMatch: String?, _ ifNoneMatch: String?) -> WriteCondition? {
+            try? HeaderParsing.writeCondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch).get()
+        }
+        #expect(condition(nil, nil) == WriteCondition.none)
+        #expect(condition("*", nil) == .exists)
+        #expect(condition(" * ", nil) == .exists)
+        #expect(condition("\"5\"", nil) == .version(5))
+        #expect(condition("\"5\", \"5-gzip\", ", nil) == .version(5))
+        #expect(condition(nil, "*") == .absent)
+        for (ifMatch, ifNoneMatch) in [("*", "*"), ("\"5\"", "*"), ("\"4\", \"5\"", nil), ("", nil), (",", nil), ("*, \"5\"", nil), ("W/\"5\"", nil),
+                                       ("5", nil), (nil, "\"5\""), (nil, ""), (nil, "W/\"5\""), (nil, "*, \"5\"")] as [(String?, String?)] {
+            #expect(condition(ifMatch, ifNoneMatch) == nil, "\(String(describing: ifMatch)) \(String(describing: ifNoneMatch))")
+            if case let .failure(answer) = HeaderParsing.writeCondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch) {
+                #expect(answer.status == 400)
+            }
         }
     }
 

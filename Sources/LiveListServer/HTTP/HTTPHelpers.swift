@@ -200,6 +200,54 @@ package enum HeaderParsing {
     }
 }
 
+/// What the conditional headers of a PUT ask for (RFC 9110 sections 13.1.1 and 13.1.2).
+package enum WriteCondition: Sendable, Equatable {
+    /// No condition.
+    case none
+    /// `If-Match: "5"`: only if the list is at version 5.
+    case version(Int)
+    /// `If-Match: *`: only if the list exists.
+    case exists
+    /// `If-None-Match: *`: only if it does not (create, never replace).
+    case absent
+}
+
+extension HeaderParsing {
+    /// The condition of a PUT from its `If-Match` and `If-None-Match` values (each field's lines joined
+    /// with commas), or the 400 answer: both at once, a weak or foreign tag, tags of different versions,
+    /// or an `If-None-Match` other than `*` (a PUT replaces the whole list, so only "not at all" makes sense).
+    package static func writeCondition(ifMatch: String?, ifNoneMatch: String?) -> Result<WriteCondition, ErrorAnswer> {
+        switch (ifMatch, ifNoneMatch) {
+        case (nil, nil):
+            return .success(.none)
+        case (.some, .some):
+            return .failure(ErrorAnswer(400, "conflicting_preconditions", "If-Match and If-None-Match: send one of them"))
+        case let (ifMatch?, nil):
+            if ifMatch.trimmingSpaces == "*" {
+                return .success(.exists)
+            }
+            // A list is fine as long as every tag names the same version (`"5", "5-gzip"`); empty
+            // elements are ignored (RFC 9110 section 5.6.1.2).
+            let malformed = ErrorAnswer(400, "malformed_if_match", "If-Match: \(quoted(ifMatch)) is not a version in quotes (\"5\") or *")
+            var versions: Set<Int> = []
+            for tag in ifMatch.split(separator: ",", omittingEmptySubsequences: false) where !tag.trimmingSpaces.isEmpty {
+                guard let version = entityTag(tag) else { return .failure(malformed) }
+                versions.insert(version)
+            }
+            guard let version = versions.first else { return .failure(malformed) }
+            guard versions.count == 1 else {
+                return .failure(ErrorAnswer(400, "malformed_if_match", "If-Match: \(quoted(ifMatch)) names several versions; name one (\"5\")"))
+            }
+            return .success(.version(version))
+        case let (nil, ifNoneMatch?):
+            guard ifNoneMatch.trimmingSpaces == "*" else {
+                return .failure(ErrorAnswer(400, "malformed_if_none_match", "If-None-Match: \(quoted(ifNoneMatch)); a PUT understands only * (create, never replace)"))
+            }
+            return .success(.absent)
+        }
+    }
+}
+
 extension StringProtocol {
     var trimmingSpaces: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())

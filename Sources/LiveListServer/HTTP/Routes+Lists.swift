@@ -226,12 +226,12 @@ extension LiveListApp {
 }
 
 /// An error answer on its way out.
-struct ErrorAnswer: Error {
-    var status: Int
-    var code: String
-    var detail: String
+package struct ErrorAnswer: Error, Equatable {
+    package var status: Int
+    package var code: String
+    package var detail: String
 
-    init(_ status: Int, _ code: String, _ detail: String) {
+    package init(_ status: Int, _ code: String, _ detail: String) {
         self.status = status
         self.code = code
         self.detail = detail

@@ -44,12 +44,15 @@ extension LiveListApp {
         guard request.body.count <= configuration.maximumBodyBytes else {
             return errorResponse(413, "body_too_large", "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
         }
-        var ifMatch: Int?
-        if let text = request.headers["If-Match"] {
-            guard let version = Self.parseETag(text) else {
-                return errorResponse(400, "malformed_if_match", "If-Match: \(quoted(text)) is not a version in quotes (\"5\")")
-            }
-            ifMatch = version
+        let precondition: WriteCondition
+        switch HeaderParsing.writeCondition(ifMatch: request.headers.joinedValues("If-Match"), ifNoneMatch: request.headers.joinedValues("If-None-Match")) {
+        case let .success(parsed): precondition = parsed
+        case let .failure(answer): return answer.response
+        }
+        let ifMatch: Int?
+        switch await legacyIfMatch(precondition, name) {
+        case let .success(version): ifMatch = version
+        case let .failure(answer): return answer.response
         }
         do {
             let (created, changeset) = try await registry.put(name, body: request.body, ifMatch: ifMatch)
@@ -61,6 +64,28 @@ extension LiveListApp {
             return response
         } catch {
             return writeFailure(error, request)
+        }
+    }
+
+    /// The precondition as today's `registry.put(_:body:ifMatch:)` takes it: `*` is checked here against
+    /// the list as it is now (a write in between still gets 412 for `If-Match: *`, but `If-None-Match: *`
+    /// can lose that race), until the registry takes a `WriteCondition` and checks it atomically.
+    private func legacyIfMatch(_ precondition: WriteCondition, _ name: ListName) async -> Result<Int?, ErrorAnswer> {
+        switch precondition {
+        case .none:
+            return .success(nil)
+        case let .version(version):
+            return .success(version)
+        case .exists:
+            guard let list = await registry.list(name) else {
+                return .failure(ErrorAnswer(412, "version_mismatch", "If-Match: * and no list named \(name) exists"))
+            }
+            return .success(await list.version)
+        case .absent:
+            if let list = await registry.list(name) {
+                return .failure(ErrorAnswer(412, "version_mismatch", "If-None-Match: * and \(name) exists, at version \(await list.version)"))
+            }
+            return .success(nil)
         }
     }
 
@@ -147,11 +172,6 @@ extension LiveListApp {
         }
         return HTTPResponse(status: .noContent)
     }
-
-    /// `"5"` (a strong ETag holding a version); nil otherwise.
-    static func parseETag(_ text: String) -> Int? {
-        HeaderParsing.entityTag(text)
-    }
 }
 
 /// Compares two strings without an early exit on the first difference.
@@ -163,4 +183,13 @@ func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
     }
     return difference == 0
+}
+
+extension HTTPHeaders {
+    /// The values of every field `name`, joined with commas as one list (RFC 9110 section 5.3); nil
+    /// when there is none.
+    func joinedValues(_ name: String) -> String? {
+        let values = values(name)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
 }
