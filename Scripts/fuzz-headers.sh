@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes LiveListServer's header helpers (HeaderParsing: media types, cookies, q-values, forms,
-# percent-decoding, action values, versions, entity tags) with
+# percent-decoding, action values, versions, entity tags, bearer credentials, PUT conditions) with
 # libFuzzer and AddressSanitizer for a bounded time, from the committed corpus
 # (Tests/Fuzz/corpus/header-helpers) and a dictionary of header tokens, with LeakSanitizer on. Beyond
 # traps, the harness checks each helper's promise (a q-value within 0...1, a form that inverts

@@ -1,5 +1,6 @@
 // libFuzzer harness for LiveListServer's header helpers (HeaderParsing): media types, cookies, q-values,
-// forms, percent-decoding, action values, versions and entity tags. Build and run it with
+// forms, percent-decoding, action values, versions, entity tags, bearer credentials and the conditions
+// of a PUT. Build and run it with
 // Scripts/fuzz-headers.sh, which compiles it with -sanitize=fuzzer,address -DFUZZING; a plain build
 // links a stub so that `swift build` and `swift test` stay unaffected.
 //
@@ -63,6 +64,25 @@ enum HeaderFuzzing {
         }
         if let version = HeaderParsing.entityTag(text) {
             check(version >= 0 && text.contains("\""), "entityTag accepted \(text.debugDescription)")
+        }
+
+        if let credentials = HeaderParsing.bearerCredentials(text) {
+            check(!credentials.isEmpty && text.utf8.count > 7 && Array(text.utf8)[6] == 0x20, "bearerCredentials accepted \(text.debugDescription)")
+        }
+
+        let rest = String(decoding: bytes[split...], as: UTF8.self)
+        for (ifMatch, ifNoneMatch) in [(text, nil), (nil, text), (name, rest)] as [(String?, String?)] {
+            switch HeaderParsing.writeCondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch) {
+            case let .success(condition):
+                switch condition {
+                case .none: check(ifMatch == nil && ifNoneMatch == nil, "no condition from headers")
+                case .version: check(ifMatch != nil && ifNoneMatch == nil, "a version without If-Match alone")
+                case .exists: check(ifMatch?.contains("*") == true && ifNoneMatch == nil, "exists without If-Match: *")
+                case .absent: check(ifNoneMatch?.contains("*") == true && ifMatch == nil, "absent without If-None-Match: *")
+                }
+            case let .failure(answer):
+                check(answer.status == 400, "writeCondition refused with \(answer.status)")
+            }
         }
     }
 
