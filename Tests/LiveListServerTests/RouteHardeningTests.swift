@@ -436,10 +436,10 @@ final class FailingStore: ListStore, @unchecked Sendable {
     }
 
     @Test func writeConditions() {
-        func condition(_ ifMatch: String?, _ ifNoneMatch: String?) -> WriteCondition? {
+        func condition(_ ifMatch: String?, _ ifNoneMatch: String?) -> WritePrecondition? {
             try? HeaderParsing.writeCondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch).get()
         }
-        #expect(condition(nil, nil) == WriteCondition.none)
+        #expect(condition(nil, nil) == WritePrecondition.none)
         #expect(condition("*", nil) == .exists)
         #expect(condition(" * ", nil) == .exists)
         #expect(condition("\"5\"", nil) == .version(5))

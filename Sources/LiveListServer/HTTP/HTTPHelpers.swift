@@ -200,23 +200,12 @@ package enum HeaderParsing {
     }
 }
 
-/// What the conditional headers of a PUT ask for (RFC 9110 sections 13.1.1 and 13.1.2).
-package enum WriteCondition: Sendable, Equatable {
-    /// No condition.
-    case none
-    /// `If-Match: "5"`: only if the list is at version 5.
-    case version(Int)
-    /// `If-Match: *`: only if the list exists.
-    case exists
-    /// `If-None-Match: *`: only if it does not (create, never replace).
-    case absent
-}
-
 extension HeaderParsing {
-    /// The condition of a PUT from its `If-Match` and `If-None-Match` values (each field's lines joined
+    /// The precondition of a PUT (RFC 9110 sections 13.1.1 and 13.1.2), checked by the list's ordered
+    /// write path, from its `If-Match` and `If-None-Match` values (each field's lines joined
     /// with commas), or the 400 answer: both at once, a weak or foreign tag, tags of different versions,
     /// or an `If-None-Match` other than `*` (a PUT replaces the whole list, so only "not at all" makes sense).
-    package static func writeCondition(ifMatch: String?, ifNoneMatch: String?) -> Result<WriteCondition, ErrorAnswer> {
+    package static func writeCondition(ifMatch: String?, ifNoneMatch: String?) -> Result<WritePrecondition, ErrorAnswer> {
         switch (ifMatch, ifNoneMatch) {
         case (nil, nil):
             return .success(.none)

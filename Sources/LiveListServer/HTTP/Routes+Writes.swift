@@ -44,18 +44,13 @@ extension LiveListApp {
         guard request.body.count <= configuration.maximumBodyBytes else {
             return errorResponse(413, "body_too_large", "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
         }
-        let precondition: WriteCondition
+        let precondition: WritePrecondition
         switch HeaderParsing.writeCondition(ifMatch: request.headers.joinedValues("If-Match"), ifNoneMatch: request.headers.joinedValues("If-None-Match")) {
         case let .success(parsed): precondition = parsed
         case let .failure(answer): return answer.response
         }
-        let ifMatch: Int?
-        switch await legacyIfMatch(precondition, name) {
-        case let .success(version): ifMatch = version
-        case let .failure(answer): return answer.response
-        }
         do {
-            let (created, changeset) = try await registry.put(name, body: request.body, ifMatch: ifMatch)
+            let (created, changeset) = try await registry.put(name, body: request.body, precondition: precondition)
             var response = HTTPResponse.json(changeset.encodedJSON(), status: created ? .created : .ok)
             response.headers.set("ETag", "\"\(changeset.version)\"")
             if created {
@@ -64,28 +59,6 @@ extension LiveListApp {
             return response
         } catch {
             return writeFailure(error, request)
-        }
-    }
-
-    /// The precondition as today's `registry.put(_:body:ifMatch:)` takes it: `*` is checked here against
-    /// the list as it is now (a write in between still gets 412 for `If-Match: *`, but `If-None-Match: *`
-    /// can lose that race), until the registry takes a `WriteCondition` and checks it atomically.
-    private func legacyIfMatch(_ precondition: WriteCondition, _ name: ListName) async -> Result<Int?, ErrorAnswer> {
-        switch precondition {
-        case .none:
-            return .success(nil)
-        case let .version(version):
-            return .success(version)
-        case .exists:
-            guard let list = await registry.list(name) else {
-                return .failure(ErrorAnswer(412, "version_mismatch", "If-Match: * and no list named \(name) exists"))
-            }
-            return .success(await list.version)
-        case .absent:
-            if let list = await registry.list(name) {
-                return .failure(ErrorAnswer(412, "version_mismatch", "If-None-Match: * and \(name) exists, at version \(await list.version)"))
-            }
-            return .success(nil)
         }
     }
 
@@ -110,7 +83,7 @@ extension LiveListApp {
         guard error.status >= 500 else {
             return errorResponse(error.status, error.code, error.detail)
         }
-        configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.detail)")
+        configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
         return errorResponse(error.status, error.code, "the server could not complete this write; its log says why")
     }
 

@@ -18,9 +18,6 @@ public struct ListConfiguration: Sendable {
     public var adapter = HTMLAdapter()
     /// The updater options of every list.
     public var options = UpdaterOptions()
-    /// Where a list reports what an operator must see and a client must not (a store write that
-    /// failed, with the data path and the system's reason); clients get a reason without paths.
-    public var errorLog: @Sendable (String) -> Void = { _ in }
 
     public init() {}
 }
@@ -143,10 +140,12 @@ public actor HostedList {
         subscriptions.count
     }
 
-    /// A failed store write: logged whole for the operator, answered without the store's paths.
+    /// A failed store write: its cause (which names the store's files) stays out of the detail, for
+    /// the operator's log only.
     private func storageFailed(_ what: String, _ error: any Error) -> ListWriteError {
-        configuration.errorLog("\(name): \(what): \(error)")
-        return ListWriteError(status: 500, code: "storage_failed", detail: "\(what); the server's log says why")
+        var failure = ListWriteError(status: 500, code: "storage_failed", detail: what)
+        failure.cause = "\(name): \(what): \(error)"
+        return failure
     }
 
     /// The next version, or `version_exhausted` past ``ListVersion/maximum``.

@@ -16,6 +16,9 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
     public var status: Int
     public var code: String
     public var detail: String
+    /// For the operator's log only, never for an answer: what went wrong inside the server (a store
+    /// error names the store's files).
+    var cause: String?
 
     public init(status: Int, code: String, detail: String) {
         self.status = status
