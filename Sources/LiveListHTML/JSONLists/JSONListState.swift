@@ -115,6 +115,43 @@ extension JSONListState {
     }
 }
 
+/// Where a value lies in a PUT body, written out (`sections[2].cells[5].id`) only for an error, so that
+/// a valid body costs no text per value.
+private struct BodyPath: CustomStringConvertible {
+    var section: Int?
+    var cell: Int?
+    var member: String?
+
+    /// The body itself.
+    static let body = BodyPath()
+
+    /// The path of a member of this value.
+    func member(_ name: String) -> BodyPath {
+        BodyPath(section: section, cell: cell, member: name)
+    }
+
+    var description: String {
+        var text = section.map { "sections[\($0)]" } ?? ""
+        if let cell {
+            text += ".cells[\(cell)]"
+        }
+        if let member {
+            text += text.isEmpty ? member : "." + member
+        }
+        return text.isEmpty ? "body" : text
+    }
+}
+
+/// The members of a JSON object whose names are all allowed. Objects of the schema have at most four
+/// members, so a name is found by a scan (no hashing per object).
+private struct Members {
+    let pairs: [(key: String, value: JSONValue)]
+
+    subscript(name: String) -> JSONValue? {
+        pairs.first { $0.key == name }?.value
+    }
+}
+
 /// Walks a parsed body, checking types, members, ids and limits, and naming the path of any problem.
 private struct StateDecoder {
     let limits: JSONListLimits
@@ -123,17 +160,21 @@ private struct StateDecoder {
     var cellIDs = Set<AnyListID>()
     var cellCount = 0
 
+    static let bodyMembers = ["sections"]
+    static let sectionMembers = ["id", "header", "footer", "cells"]
+    static let cellMembers = ["id", "text", "detail"]
+
     init(limits: JSONListLimits) {
         self.limits = limits
     }
 
     mutating func decodeState(_ value: JSONValue) throws(ListStateError) -> JSONListState {
-        let members = try object(value, at: "body", allowed: ["sections"])
+        let members = try object(value, at: .body, allowed: Self.bodyMembers)
         guard let sectionsValue = members["sections"] else {
             throw ListStateError(code: "missing_field", detail: "sections: missing")
         }
         guard case let .array(items) = sectionsValue else {
-            throw invalidType("sections", expected: "an array", got: sectionsValue)
+            throw invalidType(BodyPath.body.member("sections"), expected: "an array", got: sectionsValue)
         }
         guard items.count <= limits.maximumSections else {
             throw ListStateError(
@@ -144,64 +185,65 @@ private struct StateDecoder {
         var sections: [JSONListState.Section] = []
         sections.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            sections.append(try decodeSection(item, at: "sections[\(index)]"))
+            sections.append(try decodeSection(item, at: BodyPath(section: index)))
         }
         return JSONListState(sections: sections)
     }
 
-    mutating func decodeSection(_ value: JSONValue, at path: String) throws(ListStateError) -> JSONListState.Section {
-        let members = try object(value, at: path, allowed: ["id", "header", "footer", "cells"])
-        let id = try key(members["id"], at: path + ".id", in: &sectionIDs)
-        let header = try optionalText(members["header"], at: path + ".header")
-        let footer = try optionalText(members["footer"], at: path + ".footer")
+    mutating func decodeSection(_ value: JSONValue, at path: BodyPath) throws(ListStateError) -> JSONListState.Section {
+        let members = try object(value, at: path, allowed: Self.sectionMembers)
+        let id = try key(members["id"], at: path.member("id"))
+        try Self.claim(id, at: path.member("id"), in: &sectionIDs)
+        let header = try optionalText(members["header"], at: path.member("header"))
+        let footer = try optionalText(members["footer"], at: path.member("footer"))
         guard let cellsValue = members["cells"] else {
-            throw ListStateError(code: "missing_field", detail: "\(path).cells: missing")
+            throw ListStateError(code: "missing_field", detail: "\(path.member("cells")): missing")
         }
         guard case let .array(items) = cellsValue else {
-            throw invalidType(path + ".cells", expected: "an array", got: cellsValue)
+            throw invalidType(path.member("cells"), expected: "an array", got: cellsValue)
         }
         cellCount += items.count
         guard cellCount <= limits.maximumCells else {
             throw ListStateError(
                 code: "too_many_cells",
-                detail: "\(path).cells: the list has more than the limit of \(limits.maximumCells) cells"
+                detail: "\(path.member("cells")): the list has more than the limit of \(limits.maximumCells) cells"
             )
         }
         var cells: [JSONListState.Cell] = []
         cells.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            let cellPath = "\(path).cells[\(index)]"
-            let cell = try object(item, at: cellPath, allowed: ["id", "text", "detail"])
-            let cellID = try key(cell["id"], at: cellPath + ".id", in: &cellIDs)
+            let cellPath = BodyPath(section: path.section, cell: index)
+            let cell = try object(item, at: cellPath, allowed: Self.cellMembers)
+            let cellID = try key(cell["id"], at: cellPath.member("id"))
+            try Self.claim(cellID, at: cellPath.member("id"), in: &cellIDs)
             guard let textValue = cell["text"] else {
-                throw ListStateError(code: "missing_field", detail: "\(cellPath).text: missing")
+                throw ListStateError(code: "missing_field", detail: "\(cellPath.member("text")): missing")
             }
-            let text = try self.text(textValue, at: cellPath + ".text")
-            let detail = try optionalText(cell["detail"], at: cellPath + ".detail")
+            let text = try self.text(textValue, at: cellPath.member("text"))
+            let detail = try optionalText(cell["detail"], at: cellPath.member("detail"))
             cells.append(JSONListState.Cell(id: cellID, text: text, detail: detail))
         }
         return JSONListState.Section(id: id, header: header, footer: footer, cells: cells)
     }
 
-    func object(_ value: JSONValue, at path: String, allowed: Set<String>) throws(ListStateError) -> [String: JSONValue] {
-        guard case let .object(members) = value else {
+    /// The members of an object, every one of them in `allowed` (the parser already refused repeated
+    /// names).
+    func object(_ value: JSONValue, at path: BodyPath, allowed: [String]) throws(ListStateError) -> Members {
+        guard case let .object(pairs) = value else {
             throw invalidType(path, expected: "an object", got: value)
         }
-        var result: [String: JSONValue] = [:]
-        for (name, member) in members {
-            guard allowed.contains(name) else {
-                let known = allowed.sorted().joined(separator: ", ")
-                throw ListStateError(
-                    code: "unknown_field",
-                    detail: "\(path).\(quoted(name)): unknown field (expected \(known))"
-                )
-            }
-            result[name] = member
+        for (name, _) in pairs where !allowed.contains(name) {
+            let known = allowed.sorted().joined(separator: ", ")
+            throw ListStateError(
+                code: "unknown_field",
+                detail: "\(path).\(quoted(name)): unknown field (expected \(known))"
+            )
         }
-        return result
+        return Members(pairs: pairs)
     }
 
-    func key(_ value: JSONValue?, at path: String, in seen: inout Set<AnyListID>) throws(ListStateError) -> String {
+    /// Checks an id's type and shape; ``claim(_:at:in:)`` checks that it is unique.
+    func key(_ value: JSONValue?, at path: BodyPath) throws(ListStateError) -> String {
         guard let value else {
             throw ListStateError(code: "missing_field", detail: "\(path): missing")
         }
@@ -217,13 +259,19 @@ private struct StateDecoder {
                 detail: "\(path): \(id.utf8.count) bytes, more than the limit of \(limits.maximumIDLength)"
             )
         }
-        guard seen.insert(AnyListID(id)).inserted else {
-            throw ListStateError(code: "duplicate_key", detail: "\(path): duplicate \(quoted(id))")
-        }
         return id
     }
 
-    func text(_ value: JSONValue, at path: String) throws(ListStateError) -> String {
+    /// Records `id` in `seen`, refusing a repeated one. Static, so that the set is not also reached
+    /// through `self` during the inout access: such an overlap made Swift copy the whole set for every
+    /// id, and decoding quadratic.
+    static func claim(_ id: String, at path: BodyPath, in seen: inout Set<AnyListID>) throws(ListStateError) {
+        guard seen.insert(AnyListID(id)).inserted else {
+            throw ListStateError(code: "duplicate_key", detail: "\(path): duplicate \(quoted(id))")
+        }
+    }
+
+    func text(_ value: JSONValue, at path: BodyPath) throws(ListStateError) -> String {
         guard case let .string(text) = value else {
             throw invalidType(path, expected: "a string", got: value)
         }
@@ -236,14 +284,14 @@ private struct StateDecoder {
         return text
     }
 
-    func optionalText(_ value: JSONValue?, at path: String) throws(ListStateError) -> String? {
+    func optionalText(_ value: JSONValue?, at path: BodyPath) throws(ListStateError) -> String? {
         guard let value, value != .null else {
             return nil
         }
         return try text(value, at: path)
     }
 
-    func invalidType(_ path: String, expected: String, got value: JSONValue) -> ListStateError {
+    func invalidType(_ path: BodyPath, expected: String, got value: JSONValue) -> ListStateError {
         ListStateError(code: "invalid_type", detail: "\(path): expected \(expected), got \(value.typeName)")
     }
 }
