@@ -117,7 +117,8 @@ struct JSONParser {
         }
         position += 1
         var members: [(key: String, value: JSONValue)] = []
-        var seen = Set<String>()
+        // Names are compared directly while an object is small, and through a set once it grows.
+        var seen: Set<String>?
         skipWhitespace()
         if current == 0x7D {
             position += 1
@@ -130,7 +131,7 @@ struct JSONParser {
             }
             let keyStart = position
             let key = try parseString()
-            guard seen.insert(key).inserted else {
+            if Self.isRepeated(key, in: members, seen: &seen) {
                 throw JSONSyntaxError(offset: keyStart, reason: "repeated member name \"\(key)\"")
             }
             skipWhitespace()
@@ -149,6 +150,19 @@ struct JSONParser {
             default: throw error("expected ',' or '}'")
             }
         }
+    }
+
+    /// Whether `key` names a member already read: a scan of the few first members, then a set that
+    /// holds every name, so that a large object costs linear time.
+    private static func isRepeated(_ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<String>?) -> Bool {
+        let scanLimit = 8
+        if seen == nil {
+            if members.count < scanLimit {
+                return members.contains { $0.key == key }
+            }
+            seen = Set(members.map(\.key))
+        }
+        return seen?.insert(key).inserted == false
     }
 
     private mutating func parseArray(depth: Int) throws(JSONSyntaxError) -> JSONValue {
@@ -202,31 +216,32 @@ struct JSONParser {
         return .number(String(decoding: bytes[start ..< position], as: UTF8.self))
     }
 
+    /// Reads a string; `position` is at its opening quote. A string without escapes is validated and
+    /// copied in one piece; with escapes, its raw runs are validated one by one (an error names the
+    /// run's first byte) and joined with the escaped characters.
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         position += 1
-        var scalars = String.UnicodeScalarView()
+        var result = ""
+        var hasEscapes = false
         var runStart = position
-        func flush(_ end: Int) throws(JSONSyntaxError) {
-            if runStart < end {
-                guard let run = String(validating: bytes[runStart ..< end], as: UTF8.self) else {
-                    throw JSONSyntaxError(offset: runStart, reason: "invalid UTF-8 in a string")
-                }
-                scalars.append(contentsOf: run.unicodeScalars)
-            }
-        }
         while true {
             guard let byte = current else {
                 throw error("unterminated string")
             }
             switch byte {
             case 0x22:
-                try flush(position)
+                let run = try validatedRun(from: runStart)
                 position += 1
-                return String(scalars)
+                guard hasEscapes else {
+                    return run
+                }
+                result += run
+                return result
             case 0x5C:
-                try flush(position)
+                result += try validatedRun(from: runStart)
+                hasEscapes = true
                 position += 1
-                scalars.append(try parseEscape())
+                result.unicodeScalars.append(try parseEscape())
                 runStart = position
             case 0x00 ..< 0x20:
                 throw error("control character in a string (escape it)")
@@ -234,6 +249,21 @@ struct JSONParser {
                 position += 1
             }
         }
+    }
+
+    /// The bytes from `start` to `position` as a string, if they are valid UTF-8.
+    private func validatedRun(from start: Int) throws(JSONSyntaxError) -> String {
+        guard start < position else {
+            return ""
+        }
+        let end = position
+        let run = bytes.withUnsafeBufferPointer { buffer in
+            String(validating: UnsafeBufferPointer(rebasing: buffer[start ..< end]), as: UTF8.self)
+        }
+        guard let run else {
+            throw JSONSyntaxError(offset: start, reason: "invalid UTF-8 in a string")
+        }
+        return run
     }
 
     /// Reads an escape; `position` is just past its backslash. Errors point at the backslash.
