@@ -106,34 +106,20 @@ struct JSONWriter {
         bytes.append(0x22)
     }
 
-    /// Copies unchanged runs in bulk; escapes quote, backslash, controls, U+2028 and U+2029.
+    /// Copies unchanged runs in bulk; escapes quote, backslash, controls, U+2028 and U+2029 (writing
+    /// each escape byte by byte: no allocation per escaped character).
     private mutating func appendEscaped(_ source: UnsafeBufferPointer<UInt8>) {
         var runStart = 0
         var index = 0
         let count = source.count
         while index < count {
             let byte = source[index]
-            let escape: [UInt8]
             let width: Int
-            if byte == 0x22 {
-                escape = [0x5C, 0x22]
-                width = 1
-            } else if byte == 0x5C {
-                escape = [0x5C, 0x5C]
-                width = 1
-            } else if byte < 0x20 {
-                switch byte {
-                case 0x0A: escape = [0x5C, 0x6E]
-                case 0x0D: escape = [0x5C, 0x72]
-                case 0x09: escape = [0x5C, 0x74]
-                default:
-                    escape = [0x5C, 0x75, 0x30, 0x30, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]]
-                }
+            if byte == 0x22 || byte == 0x5C || byte < 0x20 {
                 width = 1
             } else if byte == 0xE2, index + 2 < count, source[index + 1] == 0x80,
                 source[index + 2] == 0xA8 || source[index + 2] == 0xA9
             {
-                escape = Array((source[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
                 width = 3
             } else {
                 index += 1
@@ -142,7 +128,23 @@ struct JSONWriter {
             if runStart < index {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[runStart ..< index]))
             }
-            bytes.append(contentsOf: escape)
+            bytes.append(0x5C)
+            switch byte {
+            case 0x22, 0x5C: bytes.append(byte)
+            case 0x0A: bytes.append(0x6E)
+            case 0x0D: bytes.append(0x72)
+            case 0x09: bytes.append(0x74)
+            case 0xE2:
+                // \u2028 or \u2029
+                for digit in [0x75, 0x32, 0x30, 0x32] as [UInt8] { bytes.append(digit) }
+                bytes.append(source[index + 2] == 0xA8 ? 0x38 : 0x39)
+            default:
+                bytes.append(0x75)
+                bytes.append(0x30)
+                bytes.append(0x30)
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0xF)])
+            }
             index += width
             runStart = index
         }
