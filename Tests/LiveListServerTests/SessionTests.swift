@@ -1,4 +1,5 @@
 @testable import LiveListServer
+import LiveListTestSupport
 import Testing
 
 @Suite struct SessionTests {
@@ -35,6 +36,23 @@ import Testing
         #expect(table.evictions == 1)
     }
 
+    @Test func evictionTakesTheLeastRecentlySeenIdleSession() {
+        let table = SessionTable(capacity: 3, idleTimeout: .seconds(600))
+        let start = ContinuousClock.now
+        for (offset, id) in ["a", "b", "c"].enumerated() {
+            #expect(table.streamOpened(id, lists: [], now: start + .seconds(offset)))
+            table.streamClosed(id, now: start + .seconds(offset))
+        }
+        table.touch("a", now: start + .seconds(5))
+        #expect(table.streamOpened("d", lists: [], now: start + .seconds(6)))
+        #expect(!table.contains("b") && table.contains("a") && table.contains("c"), "b was seen least recently")
+        // A session with an open stream is never evicted; c is the oldest idle one.
+        #expect(table.streamOpened("a", lists: [], now: start + .seconds(7)))
+        #expect(table.streamOpened("e", lists: [], now: start + .seconds(8)))
+        #expect(!table.contains("c") && table.contains("a") && table.contains("d") && table.contains("e"))
+        #expect(table.count == 3 && table.evictions == 2)
+    }
+
     @Test func idleSessionsExpireUnlessStreaming() {
         let table = SessionTable(capacity: 10, idleTimeout: .seconds(5))
         let start = ContinuousClock.now
@@ -43,6 +61,82 @@ import Testing
         _ = table.streamOpened("live", lists: [], now: start)
         table.expire(now: start + .seconds(10))
         #expect(!table.contains("idle") && table.contains("live"))
+        // Entry drops expired sessions too.
+        table.streamClosed("live", now: start + .seconds(10))
+        #expect(table.streamOpened("new", lists: [], now: start + .seconds(16)))
+        #expect(!table.contains("live") && table.count == 1)
+    }
+
+    @Test func aSessionRemembersBoundedListNames() {
+        let table = SessionTable(capacity: 10, idleTimeout: .seconds(5))
+        let empty = table.approximateBytes
+        for index in 0 ..< 1_000 {
+            _ = table.streamOpened("s", lists: ["list-\(index)"], now: .now)
+        }
+        #expect(table.approximateBytes - empty < SessionTable.maximumListsPerSession * 16 + 512)
+    }
+
+    /// The table against a model that scans everything (the obvious implementation), over random
+    /// operations with a clock that only moves forward.
+    @Test func tableAgreesWithAScanningModel() {
+        struct Model {
+            var sessions: [String: (lastSeen: Int, open: Int)] = [:]
+            let capacity: Int
+            let timeout: Int
+            mutating func opened(_ id: String, now: Int) -> Bool {
+                if sessions[id] == nil {
+                    sessions = sessions.filter { $0.value.open > 0 || $0.value.lastSeen > now - timeout }
+                    if sessions.count >= capacity {
+                        guard let oldest = sessions.filter({ $0.value.open == 0 }).min(by: { $0.value.lastSeen < $1.value.lastSeen }) else {
+                            return false
+                        }
+                        sessions[oldest.key] = nil
+                    }
+                    sessions[id] = (now, 0)
+                }
+                sessions[id]?.open += 1
+                sessions[id]?.lastSeen = now
+                return true
+            }
+            mutating func closed(_ id: String, now: Int) {
+                guard let session = sessions[id], session.open > 0 else { return }
+                sessions[id] = (now, session.open - 1)
+            }
+        }
+        for seed in UInt64(1) ... 200 {
+            var random = SplitMix64(seed: seed)
+            let capacity = Int.random(in: 1 ... 8, using: &random)
+            let timeout = Int.random(in: 1 ... 40, using: &random)
+            let table = SessionTable(capacity: capacity, idleTimeout: .seconds(timeout))
+            var model = Model(capacity: capacity, timeout: timeout)
+            let start = ContinuousClock.now
+            var now = 0
+            let ids = (0 ..< 12).map { "s\($0)" }
+            for step in 0 ..< 300 {
+                now += Int.random(in: 1 ... 3, using: &random)
+                let id = ids[Int.random(in: 0 ..< ids.count, using: &random)]
+                let instant = start + .seconds(now)
+                switch Int.random(in: 0 ..< 10, using: &random) {
+                case 0 ..< 4:
+                    let accepted = table.streamOpened(id, lists: [], now: instant)
+                    #expect(accepted == model.opened(id, now: now), "seed \(seed), step \(step): open \(id)")
+                case 4 ..< 8:
+                    table.streamClosed(id, now: instant)
+                    model.closed(id, now: now)
+                case 8:
+                    table.touch(id, now: instant)
+                    model.sessions[id]?.lastSeen = now
+                default:
+                    table.expire(now: instant)
+                    model.sessions = model.sessions.filter { $0.value.open > 0 || $0.value.lastSeen > now - timeout }
+                }
+                let held = Set(ids.filter(table.contains))
+                if held != Set(model.sessions.keys) || table.count != model.sessions.count {
+                    Issue.record("seed \(seed), step \(step): table \(held.sorted()), model \(model.sessions.keys.sorted())")
+                    break
+                }
+            }
+        }
     }
 }
 

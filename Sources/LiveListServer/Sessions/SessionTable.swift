@@ -1,17 +1,43 @@
 /// The sessions whose script has connected: bounded in number, expired when idle, and kept alive by
-/// an open stream. At the cap, the least recently seen session without a stream is evicted.
+/// an open stream.
+///
+/// - A session enters the table when a stream opens with it, and stays while it has an open stream.
+/// - A session without an open stream is *idle*; it expires `idleTimeout` after it was last seen (its
+///   last stream closed, or its last action). Expired sessions are dropped lazily, when a new session
+///   enters, or by ``expire(now:)``.
+/// - The table holds at most `capacity` sessions. A new session at the cap evicts the least recently
+///   seen idle session; when every session has an open stream, the new one is refused.
+///
+/// Every operation is O(1) (amortized: each expired session is dropped once). Idle sessions are kept in
+/// a doubly linked list ordered by when they were last seen, the most recent at the head; the links are
+/// indices into an array of slots, which freed slots are reused from. The order assumes that the `now`
+/// given to successive calls never goes back (the default, `ContinuousClock.now`, does not).
 final class SessionTable: @unchecked Sendable {
-    struct Session {
+    /// The most list names remembered per session, so one session cannot grow without bound.
+    static let maximumListsPerSession = 64
+
+    private struct Slot {
+        var id: String
         var lastSeen: ContinuousClock.Instant
-        var openStreams = 0
-        var lists: Set<String> = []
+        var openStreams: Int
+        var lists: Set<String>
+        /// Links of the idle list (`nil` at its ends, and while the session has a stream).
+        var newer: Int?
+        var older: Int?
     }
 
     private let lock = Lock()
-    private var sessions: [String: Session] = [:]
+    private var index: [String: Int] = [:]
+    private var slots: [Slot] = []
+    private var freeSlots: [Int] = []
+    /// The idle list's ends: the most and the least recently seen idle sessions.
+    private var newestIdle: Int?
+    private var oldestIdle: Int?
+    /// The bytes of the list names held, for ``approximateBytes``.
+    private var listBytes = 0
     let capacity: Int
     let idleTimeout: Duration
-    private(set) var evictions = 0
+    private var evictionCount = 0
 
     init(capacity: Int, idleTimeout: Duration) {
         self.capacity = max(1, capacity)
@@ -20,28 +46,43 @@ final class SessionTable: @unchecked Sendable {
 
     /// The number of sessions held.
     var count: Int {
-        lock.withLock { sessions.count }
+        lock.withLock { index.count }
+    }
+
+    /// The number of idle sessions evicted at the cap so far.
+    var evictions: Int {
+        lock.withLock { evictionCount }
     }
 
     /// Records that a session's script opened a stream on `lists` (creating the session).
     /// Returns false when the table is full of sessions that all have open streams.
     func streamOpened(_ id: String, lists: [String], now: ContinuousClock.Instant = .now) -> Bool {
         lock.withLock {
-            if sessions[id] == nil {
-                expire(now: now)
-                if sessions.count >= capacity {
-                    let idle = sessions.filter { $0.value.openStreams == 0 }
-                    guard let oldest = idle.min(by: { $0.value.lastSeen < $1.value.lastSeen }) else {
+            let slot: Int
+            if let existing = index[id] {
+                slot = existing
+                if slots[slot].openStreams == 0 {
+                    unlinkIdle(slot)
+                }
+            } else {
+                dropExpired(now: now)
+                if index.count >= capacity {
+                    guard let oldest = oldestIdle else {
                         return false
                     }
-                    sessions.removeValue(forKey: oldest.key)
-                    evictions += 1
+                    remove(oldest)
+                    evictionCount += 1
                 }
-                sessions[id] = Session(lastSeen: now)
+                slot = allocate(Slot(id: id, lastSeen: now, openStreams: 0, lists: []))
+                index[id] = slot
             }
-            sessions[id]?.openStreams += 1
-            sessions[id]?.lastSeen = now
-            sessions[id]?.lists.formUnion(lists)
+            slots[slot].openStreams += 1
+            slots[slot].lastSeen = now
+            for name in lists where slots[slot].lists.count < Self.maximumListsPerSession {
+                if slots[slot].lists.insert(name).inserted {
+                    listBytes += name.utf8.count
+                }
+            }
             return true
         }
     }
@@ -49,35 +90,95 @@ final class SessionTable: @unchecked Sendable {
     /// Records that one of a session's streams ended.
     func streamClosed(_ id: String, now: ContinuousClock.Instant = .now) {
         lock.withLock {
-            guard var session = sessions[id] else { return }
-            session.openStreams = max(0, session.openStreams - 1)
-            session.lastSeen = now
-            sessions[id] = session
+            guard let slot = index[id], slots[slot].openStreams > 0 else { return }
+            slots[slot].openStreams -= 1
+            slots[slot].lastSeen = now
+            if slots[slot].openStreams == 0 {
+                linkNewestIdle(slot)
+            }
         }
     }
 
     /// Marks a session as active (an action).
     func touch(_ id: String, now: ContinuousClock.Instant = .now) {
-        lock.withLock { sessions[id]?.lastSeen = now }
+        lock.withLock {
+            guard let slot = index[id] else { return }
+            slots[slot].lastSeen = now
+            if slots[slot].openStreams == 0 {
+                unlinkIdle(slot)
+                linkNewestIdle(slot)
+            }
+        }
     }
 
     /// Whether the table holds `id`.
     func contains(_ id: String) -> Bool {
-        lock.withLock { sessions[id] != nil }
+        lock.withLock { index[id] != nil }
     }
 
     /// Drops sessions idle past the timeout that have no open stream.
     func expire(now: ContinuousClock.Instant = .now) {
-        let limit = now - idleTimeout
-        sessions = sessions.filter { $0.value.openStreams > 0 || $0.value.lastSeen > limit }
+        lock.withLock { dropExpired(now: now) }
     }
 
     /// A rough size of the table in bytes (reported in `/metrics`).
     var approximateBytes: Int {
-        lock.withLock {
-            sessions.reduce(0) { total, entry in
-                total + 32 + 64 + entry.value.lists.reduce(0) { $0 + 16 + $1.utf8.count }
-            }
+        lock.withLock { index.count * (32 + 64 + MemoryLayout<Slot>.stride) + listBytes }
+    }
+
+    // MARK: - The idle list (called with the lock held)
+
+    /// Drops idle sessions from the least recently seen end while they are past the timeout.
+    private func dropExpired(now: ContinuousClock.Instant) {
+        let limit = now - idleTimeout
+        while let oldest = oldestIdle, slots[oldest].lastSeen <= limit {
+            remove(oldest)
         }
+    }
+
+    private func allocate(_ slot: Slot) -> Int {
+        if let free = freeSlots.popLast() {
+            slots[free] = slot
+            return free
+        }
+        slots.append(slot)
+        return slots.count - 1
+    }
+
+    /// Removes an idle session from the table, freeing its slot.
+    private func remove(_ slot: Int) {
+        unlinkIdle(slot)
+        index.removeValue(forKey: slots[slot].id)
+        listBytes -= slots[slot].lists.reduce(0) { $0 + $1.utf8.count }
+        slots[slot].id = ""
+        slots[slot].lists = []
+        freeSlots.append(slot)
+    }
+
+    private func linkNewestIdle(_ slot: Int) {
+        slots[slot].older = newestIdle
+        slots[slot].newer = nil
+        if let newest = newestIdle {
+            slots[newest].newer = slot
+        } else {
+            oldestIdle = slot
+        }
+        newestIdle = slot
+    }
+
+    private func unlinkIdle(_ slot: Int) {
+        let (newer, older) = (slots[slot].newer, slots[slot].older)
+        if let newer {
+            slots[newer].older = older
+        } else if newestIdle == slot {
+            newestIdle = older
+        }
+        if let older {
+            slots[older].newer = newer
+        } else if oldestIdle == slot {
+            oldestIdle = newer
+        }
+        slots[slot].newer = nil
+        slots[slot].older = nil
     }
 }
