@@ -1,27 +1,74 @@
+@testable import HTTPServer
 @testable import LiveListServer
 import LiveListTestSupport
 import Testing
 
 @Suite struct SessionTests {
+    let keys = SessionKeys(secret: Array(repeating: 7, count: 32))
+
+    /// `text` with the hex digit at `offset` replaced by another one.
+    func altered(_ text: String, at offset: Int) -> String {
+        var bytes = Array(text.utf8)
+        bytes[offset] = bytes[offset] == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     @Test func csrfTokenMatchesOnlyItsSession() {
-        let keys = SessionKeys(secret: Array(repeating: 7, count: 32))
-        let session = SessionKeys.newSessionID()
-        let other = SessionKeys.newSessionID()
+        let session = keys.mintSession().id
+        let other = keys.mintSession().id
         #expect(session != other && SessionKeys.isSessionID(session))
         let token = keys.csrfToken(for: session)
         #expect(token.utf8.count == 64)
         #expect(keys.verify(token: token, sessionID: session))
         #expect(!keys.verify(token: token, sessionID: other))
-        #expect(!keys.verify(token: String(token.dropLast()) + "0", sessionID: session) || token.hasSuffix("0"))
+        #expect(!keys.verify(token: altered(token, at: 63), sessionID: session), "the last digit changed")
+        #expect(!keys.verify(token: altered(token, at: 0), sessionID: session), "the first digit changed")
+        #expect(!keys.verify(token: String(token.dropLast()), sessionID: session), "one digit short")
         #expect(!keys.verify(token: "", sessionID: session))
         #expect(!SessionKeys(secret: Array(repeating: 8, count: 32)).verify(token: token, sessionID: session), "another secret")
     }
-
 
     @Test func sessionIDsAreValidatedByShape() {
         #expect(!SessionKeys.isSessionID("../../etc/passwd"))
         #expect(!SessionKeys.isSessionID(String(repeating: "A", count: 32)))
         #expect(SessionKeys.isSessionID(String(repeating: "a", count: 32)))
+    }
+
+    @Test func onlyMintedCookiesCarryASession() {
+        let (id, cookie) = keys.mintSession()
+        #expect(SessionKeys.isSessionID(id))
+        #expect(cookie.utf8.count == 64 && cookie.hasPrefix(id))
+        #expect(keys.sessionID(fromCookie: cookie) == id)
+        // Any changed digit, of the id or of its tag, is refused.
+        for offset in 0 ..< 64 {
+            #expect(keys.sessionID(fromCookie: altered(cookie, at: offset)) == nil, "digit \(offset) changed")
+        }
+        #expect(keys.sessionID(fromCookie: id) == nil, "a cookie from before tags (an id alone)")
+        #expect(keys.sessionID(fromCookie: cookie.uppercased()) == nil)
+        #expect(keys.sessionID(fromCookie: cookie + "0") == nil)
+        #expect(keys.sessionID(fromCookie: String(cookie.dropLast())) == nil)
+        #expect(keys.sessionID(fromCookie: "") == nil)
+        #expect(keys.sessionID(fromCookie: String(repeating: "é", count: 32)) == nil)
+        #expect(SessionKeys(secret: Array(repeating: 8, count: 32)).sessionID(fromCookie: cookie) == nil, "another secret")
+        // Another session's tag does not carry this id.
+        let other = keys.mintSession().cookie
+        #expect(keys.sessionID(fromCookie: id + other.dropFirst(32)) == nil)
+        // The tag is not the CSRF token (the two HMACs are kept apart).
+        #expect(!keys.csrfToken(for: id).hasPrefix(String(cookie.dropFirst(32))))
+    }
+
+    @Test func aRequestHasASessionOnlyWithAMintedCookie() {
+        func request(cookie: String?) -> HTTPRequest {
+            var headers = HTTPHeaders()
+            if let cookie { headers.add("Cookie", cookie) }
+            return HTTPRequest(method: .GET, version: .http1_1, target: "/", path: "/", pathSegments: [], query: [],
+                               headers: headers, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "h")
+        }
+        let (id, cookie) = keys.mintSession()
+        #expect(keys.session(from: request(cookie: "theme=dark; livelist_session=\(cookie)")) == id)
+        #expect(keys.session(from: request(cookie: "livelist_session=\(id)")) == nil, "a chosen id")
+        #expect(keys.session(from: request(cookie: "livelist_session=")) == nil)
+        #expect(keys.session(from: request(cookie: nil)) == nil)
     }
 
     @Test func tableEvictsTheOldestIdleSessionAtCapacity() {

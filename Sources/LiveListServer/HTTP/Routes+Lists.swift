@@ -42,19 +42,19 @@ extension LiveListApp {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }
-        let viewer = Viewer(session: request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil })
+        let viewer = Viewer(session: keys.session(from: request))
         if request.prefersJSON {
             var response = HTTPResponse.json(await list.snapshotJSON(for: viewer))
             response.headers.set("Vary", "Accept")
             response.headers.set("Cache-Control", "no-store")
             return response
         }
-        var session = request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil }
+        var session = keys.session(from: request)
         var setCookie: String?
         if session == nil {
-            let id = SessionKeys.newSessionID()
+            let (id, cookie) = keys.mintSession()
             session = id
-            setCookie = "\(SessionKeys.cookieName)=\(id); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
+            setCookie = "\(SessionKeys.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         }
         guard let session else {
             return errorResponse(500, "internal", "no session")
@@ -119,7 +119,7 @@ extension LiveListApp {
         guard let since = Self.parseVersion(text) else {
             return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
         }
-        let viewer = Viewer(session: request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil })
+        let viewer = Viewer(session: keys.session(from: request))
         var response = HTTPResponse.json(await list.changes(since: since, for: viewer).encodedJSON())
         response.headers.set("Cache-Control", "no-store")
         return response
@@ -143,7 +143,7 @@ extension LiveListApp {
             // A restarted EventSource must recover by itself: a bad id gets a reset, never an error.
             since = Self.parseVersion(lastEventID) ?? -1
         }
-        let session = request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil }
+        let session = keys.session(from: request)
         let sessions = self.sessions
         let metrics = self.metrics
         let resume = since
@@ -191,7 +191,7 @@ extension LiveListApp {
         if let lastEventID = request.headers["Last-Event-ID"] {
             since = MultiplexedStream.parseVector(lastEventID) ?? Dictionary(uniqueKeysWithValues: names.map { ($0.rawValue, -1) })
         }
-        let session = request.cookie(SessionKeys.cookieName).flatMap { SessionKeys.isSessionID($0) ? $0 : nil }
+        let session = keys.session(from: request)
         let listNames = names
         let registry = self.registry
         let sessions = self.sessions

@@ -128,7 +128,7 @@ extension LiveListApp {
                 return errorResponse(400, "malformed_json", error.description)
             }
         }
-        guard let session = request.cookie(SessionKeys.cookieName), let token, keys.verify(token: token, sessionID: session) else {
+        guard let session = keys.session(from: request), let token, keys.verify(token: token, sessionID: session) else {
             return errorResponse(403, "csrf_failed", "the CSRF token is missing, stale or forged; reload the page")
         }
         guard let type = fields.removeValue(forKey: "type"), !type.isEmpty else {

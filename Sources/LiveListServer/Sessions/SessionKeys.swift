@@ -1,27 +1,58 @@
 import COpenSSL
+import HTTPServer
 
-/// Session ids and the CSRF tokens derived from them.
+/// Session ids, the cookies that carry them, and the CSRF tokens derived from them.
 ///
-/// A page view stores nothing on the server: it only sets a random session cookie (when the browser has
-/// none) and embeds `HMAC-SHA256(secret, session id)` as the CSRF token, in a meta tag for the script and
-/// in hidden fields for forms. A token is valid while it matches the cookie's HMAC, so crawlers and load
-/// generators cannot fill memory, and a forged request without the cookie cannot act.
+/// A page view stores nothing on the server. A browser without a valid session cookie gets a new one:
+/// the session id (16 random bytes as 32 lowercase hex digits) followed by its tag, the first 16 bytes
+/// of `HMAC-SHA256(secret, "livelist-session:" + id)` as 32 more hex digits. Only the server can mint
+/// a cookie that verifies, and it verifies one without any table (so, later, every node sharing the
+/// secret can): a cookie the client made up, or one from before tags, is treated as no session.
+///
+/// The CSRF token of a session is `HMAC-SHA256(secret, "livelist-csrf:" + id)`, embedded in a meta tag
+/// for the script and in hidden fields for forms. A token is valid while it matches the cookie's
+/// session, so crawlers and load generators cannot fill memory, and a forged request without the
+/// cookie cannot act. Tags and tokens are compared in constant time.
 struct SessionKeys: Sendable {
-    /// The server secret (32 bytes), kept in the data directory so tokens survive restarts.
+    /// The server secret (32 bytes), kept in the data directory so cookies and tokens survive restarts.
     let secret: [UInt8]
 
     /// The name of the session cookie.
     static let cookieName = "livelist_session"
 
-    /// A new random session id: 128 bits as 32 lowercase hex digits.
-    static func newSessionID() -> String {
+    /// The hex digits of a session id and of its tag.
+    static let idLength = 32
+    static let tagLength = 32
+
+    /// A new session: its id, and the cookie value that carries the id with its tag.
+    func mintSession() -> (id: String, cookie: String) {
         var generator = SystemRandomNumberGenerator()
-        return hex((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
+        let id = Self.hex((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
+        return (id, id + tag(for: id))
+    }
+
+    /// The session id that a session cookie's value carries, when the server minted it; nil for any
+    /// other value (made up, altered, signed with another secret, or from before tags).
+    func sessionID(fromCookie value: String) -> String? {
+        let bytes = Array(value.utf8)
+        guard bytes.count == Self.idLength + Self.tagLength, bytes.allSatisfy(Self.isLowercaseHex) else {
+            return nil
+        }
+        let id = String(decoding: bytes[..<Self.idLength], as: UTF8.self)
+        guard Self.constantTimeEqual(Array(tag(for: id).utf8), Array(bytes[Self.idLength...])) else {
+            return nil
+        }
+        return id
+    }
+
+    /// The verified session of a request's cookie, or nil (no cookie, or one the server did not mint).
+    func session(from request: HTTPRequest) -> String? {
+        request.cookie(Self.cookieName).flatMap(sessionID(fromCookie:))
     }
 
     /// Whether `id` has the shape of a session id (so that nothing else is ever stored or echoed).
     static func isSessionID(_ id: String) -> Bool {
-        id.utf8.count == 32 && id.utf8.allSatisfy { (0x30 ... 0x39).contains($0) || (0x61 ... 0x66).contains($0) }
+        id.utf8.count == idLength && id.utf8.allSatisfy(isLowercaseHex)
     }
 
     /// The CSRF token of a session.
@@ -32,14 +63,26 @@ struct SessionKeys: Sendable {
     /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
     func verify(token: String, sessionID: String) -> Bool {
         guard Self.isSessionID(sessionID) else { return false }
-        let expected = Array(csrfToken(for: sessionID).utf8)
-        let given = Array(token.utf8)
+        return Self.constantTimeEqual(Array(csrfToken(for: sessionID).utf8), Array(token.utf8))
+    }
+
+    /// The tag of a session id: the first 16 bytes of its HMAC, as hex.
+    private func tag(for id: String) -> String {
+        String(hmacSHA256(key: secret, message: Array(("livelist-session:" + id).utf8)).prefix(Self.tagLength))
+    }
+
+    /// Whether two byte strings are equal, in a time that depends only on their lengths.
+    static func constantTimeEqual(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
         guard expected.count == given.count else { return false }
         var difference: UInt8 = 0
         for index in 0 ..< expected.count {
             difference |= expected[index] ^ given[index]
         }
         return difference == 0
+    }
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (0x30 ... 0x39).contains(byte) || (0x61 ... 0x66).contains(byte)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
