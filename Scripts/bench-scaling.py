@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""How the server's costs grow with the size of what it holds: each measure at N and at 8N, with the
+ratio of the two (a linear cost gives about 8, a quadratic one about 64).
+
+    python3 Scripts/bench-scaling.py [--no-build | --server-bin PATH] [--quick] [--skip-100k]
+
+Measures, against the release `livelist` binary on a free 127.0.0.1 port with a temporary data folder:
+
+- list decode+apply: one `PUT /lists/NAME` creating a list of N cells (N = 4,000 and 32,000; and
+  100,000 alone);
+- session creation: one stream opened with a new session while the session table holds N sessions
+  (N = 2,500 and 20,000); every session is real: its cookie comes from the `Set-Cookie` of a page view
+  and it enters the table when a stream opens with it;
+- stream close: closing N streams that wait on lists that do not exist (`GET /events?list=missing1&…`),
+  until the server has handled every close (N = 1,000 and 8,000);
+- startup: from starting the process to the first `/healthz` answer, with a data folder holding one list
+  of N cells (N = 4,000 and 32,000; and 100,000 alone).
+
+Each cell is the median of 3 runs. Every wait has a timeout, the whole run has a time budget, and the
+server is killed on exit. Prints a Markdown table.
+"""
+import argparse
+import atexit
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOST = "127.0.0.1"
+
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+parser.add_argument("--no-build", action="store_true", help="use the release binary already built")
+parser.add_argument("--server-bin", help="a livelist binary to use instead of building one")
+parser.add_argument("--quick", action="store_true", help="N/4 everywhere, for a smoke run")
+parser.add_argument("--skip-100k", action="store_true", help="leave out the 100,000-cell PUT and startup")
+parser.add_argument("--step-timeout", type=float, default=300, help="seconds any one step may take")
+parser.add_argument("--budget", type=float, default=1800, help="seconds the whole run may take")
+options = parser.parse_args()
+
+STARTED = time.monotonic()
+scale = 4 if options.quick else 1
+LIST_SIZES = (4_000 // scale, 32_000 // scale)
+SESSION_SIZES = (2_500 // scale, 20_000 // scale)
+STREAM_SIZES = (1_000 // scale, 8_000 // scale)
+BIG_LIST = 100_000
+SESSION_PROBES = 200  # new-session stream opens per measurement
+RUNS = 3
+
+
+def log(*parts):
+    print(*parts, file=sys.stderr, flush=True)
+
+
+class Timeout(Exception):
+    pass
+
+
+def check_budget():
+    if time.monotonic() - STARTED > options.budget:
+        raise Timeout(f"the run exceeded its budget of {options.budget:.0f} s")
+
+
+# --- The binary ---------------------------------------------------------------------------------------
+
+if options.server_bin:
+    server_bin = os.path.abspath(options.server_bin)
+else:
+    if not options.no_build:
+        log("Building livelist (release)…")
+        # /work/bin/swiftb holds the machine-wide build lock where it exists.
+        swift = ["/work/bin/swiftb"] if os.access("/work/bin/swiftb", os.X_OK) else ["swift"]
+        subprocess.run(swift + ["build", "-c", "release", "--product", "livelist", "--package-path", REPO],
+                       check=True, stdout=sys.stderr, timeout=3600)
+    bin_dir = subprocess.run(["swift", "build", "-c", "release", "--package-path", REPO, "--show-bin-path"],
+                             check=True, capture_output=True, text=True, timeout=120).stdout.strip()
+    server_bin = os.path.join(bin_dir, "livelist")
+if not os.access(server_bin, os.X_OK):
+    sys.exit(f"bench-scaling: no executable at {server_bin}")
+
+# Streams hold one descriptor each here and in the server (which inherits this limit).
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+wanted = max(STREAM_SIZES) + 1024
+if soft < wanted:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard) if hard != resource.RLIM_INFINITY else wanted, hard))
+
+WORK = tempfile.mkdtemp(prefix="bench-scaling-")
+servers = []
+
+
+def cleanup():
+    for server in servers:
+        server.stop()
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+atexit.register(cleanup)
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(sig, lambda *_: sys.exit(130))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+# --- HTTP over plain sockets ----------------------------------------------------------------------------
+
+
+def read_head(sock, deadline):
+    """Reads a response head; returns (status, headers as a list of (lowercased name, value), rest)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise Timeout("no response head in time")
+        sock.settimeout(remaining)
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("connection closed before the response head")
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ")[1])
+    headers = []
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers.append((name.strip().lower(), value.strip()))
+    return status, headers, rest
+
+
+def header(headers, name):
+    for key, value in headers:
+        if key == name:
+            return value
+    return None
+
+
+class Client:
+    """One keep-alive connection for plain requests (Content-Length bodies only)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.sock = None
+
+    def connect(self):
+        self.sock = socket.create_connection((HOST, self.port), timeout=options.step_timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def request(self, method, path, body=b"", headers=(), timeout=None):
+        if self.sock is None:
+            self.connect()
+        deadline = time.monotonic() + (timeout or options.step_timeout)
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}"]
+        lines += [f"{name}: {value}" for name, value in headers]
+        if body or method in ("PUT", "POST"):
+            lines.append(f"Content-Length: {len(body)}")
+        self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        status, response_headers, rest = read_head(self.sock, deadline)
+        length = int(header(response_headers, "content-length") or 0)
+        while len(rest) < length:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Timeout(f"{method} {path}: body not read in time")
+            self.sock.settimeout(remaining)
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("connection closed inside a body")
+            rest += chunk
+        if (header(response_headers, "connection") or "").lower() == "close":
+            self.close()
+        return status, response_headers, rest[:length]
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+def abort(sock):
+    """Closes with a reset, so that thousands of closes leave no TIME_WAIT behind on loopback."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    sock.close()
+
+
+def open_stream(port, path, cookie=None, deadline=None):
+    """Opens an event stream and returns its socket once the 200 head has arrived."""
+    sock = socket.create_connection((HOST, port), timeout=options.step_timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    request = f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n"
+    if cookie:
+        request += f"Cookie: {cookie}\r\n"
+    sock.sendall((request + "\r\n").encode("latin-1"))
+    status, _, _ = read_head(sock, deadline or time.monotonic() + options.step_timeout)
+    if status != 200:
+        abort(sock)
+        raise RuntimeError(f"{path}: status {status}")
+    return sock
+
+
+# --- The server -----------------------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, data):
+        self.data = data
+        self.port = None
+        self.process = None
+        self.log_path = os.path.join(WORK, f"server-{len(servers)}.log")
+        servers.append(self)
+
+    def start(self):
+        """Starts the server and returns the seconds until its first `/healthz` answer."""
+        self.port = free_port()
+        started = time.monotonic()
+        self.process = subprocess.Popen(
+            [server_bin, "--host", HOST, "--port", str(self.port), "--data", self.data, "--no-demo",
+             "--public", os.path.join(REPO, "Public"), "--templates", os.path.join(REPO, "Templates"),
+             "--log-level", "warning", "--heartbeat", "600"],
+            stdout=subprocess.DEVNULL, stderr=open(self.log_path, "ab"), cwd=WORK)
+        deadline = started + options.step_timeout
+        while True:
+            if self.process.poll() is not None:
+                with open(self.log_path, errors="replace") as f:
+                    sys.exit(f"bench-scaling: the server exited ({self.process.returncode}):\n{f.read()[-2000:]}")
+            try:
+                client = Client(self.port)
+                status, _, _ = client.request("GET", "/healthz", timeout=max(0.05, deadline - time.monotonic()))
+                client.close()
+                if status == 200:
+                    return time.monotonic() - started
+            except (ConnectionError, OSError, Timeout):
+                pass
+            if time.monotonic() > deadline:
+                raise Timeout("the server did not answer /healthz in time")
+            time.sleep(0.005)
+
+    def stop(self):
+        if self.process is None or self.process.poll() is not None:
+            self.process = None
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+
+
+def list_body(cells, seed):
+    sections = []
+    per_section = 500
+    for start in range(0, cells, per_section):
+        sections.append({
+            "id": f"s{start // per_section}",
+            "header": f"Section {start // per_section}",
+            "cells": [{"id": f"c{seed}-{i}", "text": f"Item {i} of run {seed}", "detail": "d" if i % 3 == 0 else None}
+                      for i in range(start, min(cells, start + per_section))],
+        })
+    return json.dumps({"sections": sections}).encode()
+
+
+def timed_put(client, name, cells, seed):
+    body = list_body(cells, seed)
+    started = time.monotonic()
+    status, _, answer = client.request("PUT", f"/lists/{name}", body, [("Content-Type", "application/json")])
+    elapsed = time.monotonic() - started
+    if status not in (200, 201):
+        raise RuntimeError(f"PUT {name}: {status} {answer[:300]!r}")
+    return elapsed
+
+
+# --- The measures ---------------------------------------------------------------------------------------
+
+
+def measure_lists(cells):
+    """PUT decode+apply of `cells` cells (3 runs), then startup with a data folder holding those cells."""
+    data = tempfile.mkdtemp(prefix=f"lists-{cells}-", dir=WORK)
+    server = Server(data)
+    server.start()
+    client = Client(server.port)
+    puts = []
+    for run in range(RUNS):
+        check_budget()
+        puts.append(timed_put(client, f"bench-{run}", cells, run))
+        log(f"  PUT {cells} cells: {puts[-1]:.3f} s")
+    for run in range(RUNS - 1):
+        status, _, _ = client.request("DELETE", f"/lists/bench-{run}")
+        if status not in (200, 204):
+            raise RuntimeError(f"DELETE bench-{run}: {status}")
+    client.close()
+    server.stop()
+    starts = []
+    for _ in range(RUNS):
+        check_budget()
+        starts.append(server.start())
+        server.stop()
+        log(f"  startup with {cells} cells: {starts[-1]:.3f} s")
+    return statistics.median(puts), statistics.median(starts)
+
+
+def measure_big_list():
+    """One PUT of BIG_LIST cells and one startup with them; None for a step that timed out."""
+    data = tempfile.mkdtemp(prefix="lists-big-", dir=WORK)
+    server = Server(data)
+    server.start()
+    client = Client(server.port)
+    check_budget()
+    try:
+        put = timed_put(client, "big", BIG_LIST, 0)
+        log(f"  PUT {BIG_LIST} cells: {put:.3f} s")
+    except (Timeout, TimeoutError):
+        log(f"  PUT {BIG_LIST} cells: timed out after {options.step_timeout:.0f} s")
+        server.stop()
+        return None, None
+    client.close()
+    server.stop()
+    check_budget()
+    try:
+        start = server.start()
+        log(f"  startup with {BIG_LIST} cells: {start:.3f} s")
+    except (Timeout, TimeoutError):
+        log(f"  startup with {BIG_LIST} cells: timed out after {options.step_timeout:.0f} s")
+        start = None
+    server.stop()
+    return put, start
+
+
+def session_cookie(client, page):
+    status, headers, _ = client.request("GET", page, headers=[("Accept", "text/html")])
+    if status != 200:
+        raise RuntimeError(f"GET {page}: {status}")
+    for name, value in headers:
+        if name == "set-cookie" and value.startswith("livelist_session="):
+            return value.split(";", 1)[0]
+    raise RuntimeError(f"GET {page} set no session cookie")
+
+
+def session_count(client):
+    status, _, body = client.request("GET", "/metrics")
+    match = re.search(rb"^livelist_sessions (\d+)$", body, re.M)
+    if status != 200 or not match:
+        raise RuntimeError("no livelist_sessions in /metrics")
+    return int(match.group(1))
+
+
+def measure_sessions(count):
+    """Seconds per stream opened with a new session while the table holds `count` sessions."""
+    server = Server(tempfile.mkdtemp(prefix=f"sessions-{count}-", dir=WORK))
+    server.start()
+    client = Client(server.port)
+    client.request("PUT", "/lists/s", json.dumps({"sections": [{"id": "a", "cells": [{"id": "x", "text": "x"}]}]}).encode(),
+                   [("Content-Type", "application/json")])
+    # Fill the table: a page view mints a cookie, a stream opened with it enters the session.
+    for index in range(count):
+        if index % 1000 == 0:
+            check_budget()
+        cookie = session_cookie(client, "/lists/s")
+        abort(open_stream(server.port, "/lists/s/events", cookie))
+    # The table is filled when every close has been seen; wait for the count to settle.
+    deadline = time.monotonic() + options.step_timeout
+    while session_count(client) < count:
+        if time.monotonic() > deadline:
+            raise Timeout("the session table did not fill in time")
+        time.sleep(0.05)
+    rounds = []
+    for _ in range(RUNS):
+        check_budget()
+        cookies = [session_cookie(client, "/lists/s") for _ in range(SESSION_PROBES)]
+        started = time.monotonic()
+        for cookie in cookies:
+            abort(open_stream(server.port, "/lists/s/events", cookie))
+        # One plain request after the last open, so that its work is over.
+        client.request("GET", "/healthz")
+        rounds.append((time.monotonic() - started) / SESSION_PROBES)
+    held = session_count(client)
+    log(f"  sessions {count} (table holds {held}): {[f'{r * 1e3:.3f} ms' for r in rounds]}")
+    client.close()
+    server.stop()
+    return statistics.median(rounds)
+
+
+def streams_open(client, timeout):
+    status, _, body = client.request("GET", "/metrics", timeout=timeout)
+    match = re.search(rb"^livelist_streams_open (\d+)$", body, re.M)
+    if status != 200 or not match:
+        raise RuntimeError("no livelist_streams_open in /metrics")
+    return int(match.group(1))
+
+
+def measure_stream_close(count):
+    """Seconds from closing `count` streams waiting on missing lists until the server handled them."""
+    server = Server(tempfile.mkdtemp(prefix=f"streams-{count}-", dir=WORK))
+    server.start()
+    client = Client(server.port)
+    path = "/events?list=missing1&list=missing2&list=missing3"
+    results = []
+    for _ in range(RUNS):
+        check_budget()
+        socks = []
+        deadline = time.monotonic() + options.step_timeout
+        for _ in range(count):
+            socks.append(open_stream(server.port, path, deadline=deadline))
+        while streams_open(client, options.step_timeout) < count:
+            if time.monotonic() > deadline:
+                raise Timeout("streams did not open in time")
+            time.sleep(0.05)
+        started = time.monotonic()
+        for sock in socks:
+            abort(sock)
+        # /metrics reads the stream gauge, then waits for the registry actor: its answer showing no
+        # stream, followed by one more answer, comes after the closes' work on the registry.
+        deadline = started + options.step_timeout
+        while streams_open(client, options.step_timeout) > 0:
+            if time.monotonic() > deadline:
+                raise Timeout("streams did not close in time")
+            time.sleep(0.002)
+        streams_open(client, options.step_timeout)
+        results.append(time.monotonic() - started)
+        log(f"  close {count} streams: {results[-1]:.3f} s")
+    client.close()
+    server.stop()
+    return statistics.median(results)
+
+
+# --- The table ------------------------------------------------------------------------------------------
+
+
+def seconds(value):
+    return f"{value * 1e3:.2f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def main():
+    log(f"Server: {server_bin}")
+    rows = []
+    try:
+        log("List decode+apply and startup…")
+        small = measure_lists(LIST_SIZES[0])
+        large = measure_lists(LIST_SIZES[1])
+        rows.append(("list PUT (decode+apply)", LIST_SIZES, small[0], large[0]))
+        log("Session creation…")
+        sessions = [measure_sessions(n) for n in SESSION_SIZES]
+        rows.append(("stream open, new session", SESSION_SIZES, sessions[0], sessions[1]))
+        log("Stream close…")
+        closes = [measure_stream_close(n) for n in STREAM_SIZES]
+        rows.append(("close streams waiting on missing lists", STREAM_SIZES, closes[0], closes[1]))
+        rows.append(("startup (data of N cells)", LIST_SIZES, small[1], large[1]))
+        big = None
+        if not options.skip_100k:
+            log(f"{BIG_LIST} cells…")
+            big = measure_big_list()
+    except (Timeout, TimeoutError) as error:
+        log(f"bench-scaling: {error or 'a step timed out'}; printing what was measured")
+        big = None
+    print(f"Median of {RUNS} runs; release build; 127.0.0.1. Totals growing linearly give a ratio near 8;")
+    print("the session row is the cost of one open, so a constant cost gives about 1 and a linear one 8.\n")
+    print("| measure | N | time at N | 8N | time at 8N | ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, (n, n8), at_n, at_8n in rows:
+        print(f"| {name} | {n:,} | {seconds(at_n)} | {n8:,} | {seconds(at_8n)} | {at_8n / at_n:.1f} |")
+    if big:
+        def shown(value):
+            return seconds(value) if value is not None else f"over {options.step_timeout:.0f} s (timed out)"
+        print(f"\n{BIG_LIST:,} cells: PUT {shown(big[0])}, startup {shown(big[1])} (one run each).")
+
+
+main()
