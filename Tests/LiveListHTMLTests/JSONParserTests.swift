@@ -45,6 +45,14 @@ private func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         }
     }
 
+    @Test func literalsAreReadExactly() throws {
+        #expect(try parse("[true, false, null]") == .array([.bool(true), .bool(false), .null]))
+        for bad in ["tru", "nul", "nulL", "fals", "True", "[nil]"] {
+            #expect(throws: JSONSyntaxError.self, "\(bad)") { try parse(bad) }
+        }
+        #expect(throws: JSONSyntaxError(offset: 1, reason: "invalid literal")) { try parse("[nul]") }
+    }
+
     @Test func repeatedNamesAreRefusedInSmallAndLargeObjects() throws {
         let names = (0 ..< 20).map { "\"m\($0)\": \($0)" }
         let object = try parse("{" + names.joined(separator: ", ") + "}")

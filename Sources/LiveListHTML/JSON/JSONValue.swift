@@ -86,12 +86,14 @@ struct JSONParser {
         }
     }
 
-    private mutating func expect(_ literal: String, _ value: JSONValue) throws(JSONSyntaxError) -> JSONValue {
-        let utf8 = Array(literal.utf8)
-        guard position + utf8.count <= bytes.count, Array(bytes[position ..< position + utf8.count]) == utf8 else {
+    private mutating func expect(_ literal: StaticString, _ value: JSONValue) throws(JSONSyntaxError) -> JSONValue {
+        let count = literal.utf8CodeUnitCount
+        guard position + count <= bytes.count,
+              literal.withUTF8Buffer({ bytes[position ..< position + count].elementsEqual($0) })
+        else {
             throw error("invalid literal")
         }
-        position += utf8.count
+        position += count
         return value
     }
 
