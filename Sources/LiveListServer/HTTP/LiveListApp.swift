@@ -85,8 +85,9 @@ public final class LiveListApp: Sendable {
             guard type == "application/json" || type == "application/x-www-form-urlencoded" else {
                 return errorResponse(415, "unsupported_media_type", "Content-Type: send application/json or a form")
             }
-            // The session cookie always, and for JSON the token header: a form carries its token in the body.
-            let session = head.cookie(SessionKeys.cookieName)
+            // A session the server minted always, and for JSON the token header: a form carries its token
+            // in the body.
+            let session = head.cookie(SessionKeys.cookieName).flatMap { keys.sessionID(fromCookie: $0) }
             let headerToken = head.headers["X-CSRF-Token"]
             let tokenOK = type != "application/json" || (session.flatMap { id in headerToken.map { keys.verify(token: $0, sessionID: id) } } ?? false)
             guard session != nil, tokenOK else {
