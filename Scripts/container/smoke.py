@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""HTTP checks of a running LiveList container (or of nginx in front of one), for
+Scripts/check-container.sh. Talks to the URL it is given only (a loopback port that podman publishes).
+
+    smoke.py wait URL              /healthz answers 200 within 30 s
+    smoke.py node URL TOKEN        /healthz, a page and its script, PUT without the token (401) and with it
+                                   (201), storing the list that `persisted` reads back
+    smoke.py persisted URL         the list written by `node` is there (a new container on the same volume)
+    smoke.py proxy URL TOKEN       the same page and writes through nginx, and an event of a PUT arriving
+                                   on an open event stream through the proxy
+
+Exit status 0 when every check passes; the first failure is printed and ends it with 1.
+"""
+import http.client
+import json
+import queue
+import re
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+
+STORED = "container-check"
+STORED_TEXT = "kept on the volume"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def ok(message):
+    print(f"   {message}", flush=True)
+
+
+def state(*texts):
+    cells = [{"id": f"c{index}", "text": text} for index, text in enumerate(texts)]
+    return {"sections": [{"id": "main", "cells": cells}]}
+
+
+class Server:
+    def __init__(self, url):
+        parts = urllib.parse.urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port or 80
+
+    def request(self, method, path, body=None, headers=None, timeout=10):
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read().decode("utf-8", "replace")
+        finally:
+            connection.close()
+
+    def put(self, name, document, token=None):
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return self.request("PUT", f"/lists/{name}", json.dumps(document), headers)
+
+
+class EventStream:
+    """An SSE stream read on a thread, its lines queued with their arrival times."""
+
+    def __init__(self, server, path):
+        self.connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
+        self.connection.request("GET", path, headers={"Accept": "text/event-stream"})
+        self.response = self.connection.getresponse()
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            while True:
+                line = self.response.readline()
+                if not line:
+                    break
+                self.lines.put((time.monotonic(), line.decode().rstrip("\r\n")))
+        except Exception:  # closed under the reader: the stream is over
+            pass
+        self.lines.put((time.monotonic(), None))
+
+    def next_patch(self, seconds):
+        """(arrival time, id, data) of the next `patch` event."""
+        deadline = time.monotonic() + seconds
+        fields = {}
+        while True:
+            try:
+                arrived, line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise Failure(f"no event within {seconds} s")
+            if line is None:
+                raise Failure("the event stream ended")
+            if line.startswith(":"):
+                continue
+            if line == "":
+                if fields.get("event") == "patch":
+                    return arrived, fields.get("id"), fields.get("data")
+                fields = {}
+                continue
+            name, _, value = line.partition(":")
+            fields[name] = value[1:] if value.startswith(" ") else value
+
+    def close(self):
+        try:
+            self.connection.sock and self.connection.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.connection.close()
+
+
+def wait(server):
+    deadline = time.monotonic() + 30
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            status, _, body = server.request("GET", "/healthz", timeout=2)
+            if status == 200:
+                return
+            last = f"status {status}"
+        except (OSError, http.client.HTTPException) as error:
+            last = str(error)
+        time.sleep(0.2)
+    raise Failure(f"/healthz did not answer 200 within 30 s (last: {last})")
+
+
+def pages(server, where):
+    status, _, body = server.request("GET", "/healthz")
+    check(status == 200 and body.strip() == "ok", f"GET /healthz{where}: {status} {body!r}")
+    status, headers, body = server.request("GET", "/lists/todo")
+    check(status == 200 and 'data-list="todo"' in body, f"GET /lists/todo{where}: {status}, not the todo page (Templates/?)")
+    script = re.search(r"/livelist\.js\?v=[0-9a-f]+", body)
+    check(script is not None, f"the page{where} names no client script")
+    status, _, _ = server.request("GET", script[0])
+    check(status == 200, f"GET {script[0]}{where}: {status} (Public/?)")
+    ok(f"GET /healthz, /lists/todo and {script[0]}{where}: 200")
+
+
+def writes(server, token, name, texts, where):
+    status, _, body = server.put(name, state(*texts))
+    check(status == 401, f"PUT /lists/{name} without the token{where}: {status} {body}, expected 401")
+    status, headers, body = server.put(name, state(*texts), token=token)
+    check(status == 201, f"PUT /lists/{name} with the token{where}: {status} {body}, expected 201")
+    ok(f"PUT /lists/{name}{where}: 401 without the write token, 201 with it")
+
+
+def node(server, token):
+    wait(server)
+    pages(server, "")
+    writes(server, token, STORED, [STORED_TEXT], "")
+
+
+def persisted(server):
+    wait(server)
+    status, _, body = server.request("GET", f"/lists/{STORED}", headers={"Accept": "application/json"})
+    check(status == 200 and STORED_TEXT in body, f"GET /lists/{STORED} from the new container: {status} {body[:200]}")
+    ok(f"GET /lists/{STORED}: 200 with the text written by the previous container")
+
+
+def proxy(server, token):
+    where = " through nginx"
+    wait(server)
+    pages(server, where)
+    name = "proxied-check"
+    writes(server, token, name, ["one"], where)
+    stream = EventStream(server, f"/lists/{name}/events")
+    try:
+        check(stream.response.status == 200
+              and stream.response.getheader("Content-Type", "").startswith("text/event-stream"),
+              f"GET /lists/{name}/events{where}: {stream.response.status}")
+        sent = time.monotonic()
+        status, headers, body = server.put(name, state("one", "two"), token=token)
+        check(status == 200, f"PUT replacing /lists/{name}{where}: {status} {body}")
+        version = headers.get("ETag", "").strip('"')
+        arrived, event_id, data = stream.next_patch(5)
+        check(event_id == version, f"the event after the PUT of version {version} has id {event_id}")
+        check(json.loads(data).get("version") == int(version), "the event does not carry the new version")
+        ok(f"an event of the PUT (version {version}) arrived{where} after {(arrived - sent) * 1000:.0f} ms")
+    finally:
+        stream.close()
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in {"wait", "node", "persisted", "proxy"}:
+        print(__doc__, file=sys.stderr)
+        return 2
+    server = Server(argv[2])
+    try:
+        if argv[1] == "wait":
+            wait(server)
+        elif argv[1] == "persisted":
+            persisted(server)
+        else:
+            check(len(argv) == 4, f"{argv[1]} needs URL and TOKEN")
+            (node if argv[1] == "node" else proxy)(server, argv[3])
+    except (Failure, OSError, http.client.HTTPException, ValueError) as failure:
+        print(f"smoke: FAILED: {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
