@@ -4,9 +4,9 @@
 #     docker build -t livelist .
 #     docker run -p 8080:8080 -v livelist-data:/data -e LIVELIST_WRITE_TOKEN=secret livelist
 #
-# No Docker engine runs in CI: Scripts/check-docker.sh reads this file and performs its steps without
-# Docker (the same build, the runtime files laid out as below, the server started as an unprivileged
-# user, /healthz, a page, the healthcheck and SIGTERM), so keep its lines in the forms that script parses.
+# CI builds this very file with podman (Scripts/check-container.sh, on local stand-ins for the two base
+# images) and runs the image: as its user with a volume, /healthz, a page, writes, the HEALTHCHECK,
+# SIGTERM, and docker-compose.yml behind nginx. Nothing here may depend on that machine.
 
 # ---- build ----
 FROM swift:6.3-bookworm AS build
