@@ -29,7 +29,7 @@ what=${1:-all}
 case "$what" in build|node|compose|all) ;; *) echo "usage: $0 [build|node|compose|all]" >&2; exit 2 ;; esac
 
 IMAGE=livelist:latest
-NGINX_IMAGE=livelist-nginx:latest
+BUILD_STAGE_IMAGE=livelist-build-stage:latest
 TOKEN=container-check-token
 PREFIX=livelist-check            # every container, volume and compose project this script makes
 PODMAN_COMPOSE_VERSION=1.6.0
@@ -266,6 +266,11 @@ build_image() {
     grep -qx 'status 0' "$work/build.log" || { tail -n 40 "$work/build.log" >&2; fail "podman build"; }
     build_seconds=$(seconds_since "$(cat "$work/build.started")")
     echo "   built in $build_seconds s"
+    # The build stage's image is the next build's cache: tagged (all cached, so at once), so that pruning
+    # the untagged images removes only earlier builds' stages, which would otherwise pile up on the disk.
+    ${lock[@]+"${lock[@]}"} $sudo env CONTAINERS_CONF="$CONTAINERS_CONF" podman build --format docker --network host \
+        --pull=never "${mounts[@]}" --target build -t "$BUILD_STAGE_IMAGE" . > "$work/stage.log" 2>&1 || { tail -n 20 "$work/stage.log" >&2; fail "tagging the build stage"; }
+    podman image prune -f >/dev/null
 }
 
 size_mb() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 1e6:.1f}')" "$1"; }
@@ -296,12 +301,13 @@ stop_node() {  # NAME: podman stop (SIGTERM, then SIGKILL after the grace period
     local grace=10 began
     began=$(now)
     podman stop -t "$grace" "$1" >/dev/null
-    stop_seconds=$(seconds_since "$began")
+    local took; took=$(seconds_since "$began")
     local code; code=$(podman inspect --format '{{.State.ExitCode}}' "$1")
     [ "$code" = 0 ] || { podman logs "$1" 2>&1 | tail -n 20 >&2; fail "$1 exited with status $code after SIGTERM"; }
-    python3 -c "import sys; sys.exit(float(sys.argv[1]) >= float(sys.argv[2]))" "$stop_seconds" "$grace" \
-        || fail "$1 took $stop_seconds s to stop: killed at the end of the $grace s grace period"
-    echo "   podman stop $1: exit status 0 after $stop_seconds s (grace period $grace s)"
+    python3 -c "import sys; sys.exit(float(sys.argv[1]) >= float(sys.argv[2]))" "$took" "$grace" \
+        || fail "$1 took $took s to stop: killed at the end of the $grace s grace period"
+    echo "   podman stop $1: exit status 0 after $took s (grace period $grace s)"
+    stop_seconds="${stop_seconds:+$stop_seconds, }$took"
 }
 
 check_node() {
@@ -316,7 +322,7 @@ check_node() {
     echo "   running as livelist (uid $uid)"
     smoke node "http://127.0.0.1:$port" "$TOKEN"
     podman healthcheck run "$PREFIX-node" || fail "podman healthcheck run: unhealthy"
-    echo "   podman healthcheck run: healthy ($(podman inspect --format '{{.State.Health.Status}}' "$PREFIX-node"))"
+    echo "   podman healthcheck run: exit status 0, health status $(podman inspect --format "{{.State.Health.Status}}" "$PREFIX-node")"
     stop_node "$PREFIX-node"
     podman rm "$PREFIX-node" >/dev/null
     step "one node: a new container on the same volume"
@@ -351,8 +357,10 @@ check_compose() {
     chmod +x "$work/podman"
     for name in "${LOCAL_IMAGES[@]}"; do
         step "image livelist-$name:latest from Scripts/container/$name/"
+        local began; began=$(now)
         podman build --quiet --format docker --network host --pull=never -t "livelist-$name:latest" \
             "Scripts/container/$name" > "$work/$name.log" 2>&1 || { tail -n 30 "$work/$name.log" >&2; fail "building livelist-$name"; }
+        echo "   built in $(seconds_since "$began") s"
     done
     local port; port=$(free_port)
     step "podman-compose up: docker-compose.yml on 127.0.0.1:$port"
