@@ -76,3 +76,27 @@ func eventually(_ condition: () async -> Bool) async -> Bool {
     }
     return await condition()
 }
+
+/// A store whose writes fail (while `failing`) with a message naming a file, as a real file system
+/// error does.
+final class FailingStore: ListStore, @unchecked Sendable {
+    private let memory = MemoryListStore()
+    let path = "/srv/secret-data-dir/lists/victim.list"
+    var failing: Bool
+
+    init(failing: Bool = true) {
+        self.failing = failing
+    }
+
+    private func check() throws(StoreError) {
+        if failing { throw StoreError("cannot write \(path): Too many open files") }
+    }
+
+    func load() throws(StoreError) -> StoredLists { try memory.load() }
+    func saveHighWater(_ version: Int, for name: String) throws(StoreError) { try check(); try memory.saveHighWater(version, for: name) }
+    func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) { try check(); try memory.saveJSONList(name: name, version: version, body: body) }
+    func deleteJSONList(name: String, version: Int) throws(StoreError) { try check(); try memory.deleteJSONList(name: name, version: version) }
+    func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) { try check(); try memory.saveAppState(name: name, version: version, bytes: bytes) }
+    func appState(name: String) throws(StoreError) -> StoredLists.AppState? { try memory.appState(name: name) }
+    func secret() throws(StoreError) -> [UInt8] { try memory.secret() }
+}
