@@ -42,7 +42,7 @@ def run(port, writers, seconds, shared):
             response.read()
             if response.status >= 300:
                 errors.append(response.status)
-                break
+                continue
             counts[index] += 1
         connection.close()
 
@@ -52,9 +52,7 @@ def run(port, writers, seconds, shared):
         thread.start()
     for thread in threads:
         thread.join()
-    if errors:
-        raise RuntimeError(f"writes refused: {errors[:5]}")
-    return sum(counts) / (time.time() - began)
+    return sum(counts) / (time.time() - began), len(errors)
 
 
 def main():
@@ -66,20 +64,24 @@ def main():
     args = parser.parse_args()
     binaries = args.binary or [default_binary()]
     results = {}
+    failures = {}
     for round_ in range(args.rounds):
         # Alternate the binaries within each round, so that machine noise falls on all of them.
         for binary in binaries:
             with Server(binary, "--no-demo") as server:
                 for shared in (True, False):
-                    results.setdefault((binary, shared), []).append(run(server.port, args.writers, args.seconds, shared))
+                    rate, refused = run(server.port, args.writers, args.seconds, shared)
+                    results.setdefault((binary, shared), []).append(rate)
+                    failures[(binary, shared)] = failures.get((binary, shared), 0) + refused
     print(f"PUTs per second, {args.writers} writers, median of {args.rounds} runs of {args.seconds:g} s")
-    print("| binary | one list | ratio | own list each | ratio |")
-    print("|---|---|---|---|---|")
+    print("Acknowledged PUTs only; 'failed' counts writes answered with an error over all runs.")
+    print("| binary | one list | ratio | failed | own list each | ratio | failed |")
+    print("|---|---|---|---|---|---|---|")
     base = {shared: statistics.median(results[(binaries[0], shared)]) for shared in (True, False)}
     for binary in binaries:
         one = statistics.median(results[(binary, True)])
         own = statistics.median(results[(binary, False)])
-        print(f"| {binary} | {one:.0f} | {one / base[True]:.2f} | {own:.0f} | {own / base[False]:.2f} |")
+        print(f"| {binary} | {one:.0f} | {one / base[True]:.2f} | {failures[(binary, True)]} | {own:.0f} | {own / base[False]:.2f} | {failures[(binary, False)]} |")
 
 
 if __name__ == "__main__":
