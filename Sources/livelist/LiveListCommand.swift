@@ -62,6 +62,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest PUT body, in bytes.")
     var maxBody = 8 << 20
 
+    @Option(help: "The most bytes of request bodies held at once over all connections; past it, 503 with Retry-After.")
+    var bodyBudget = 64 << 20
+
+    @Option(help: "The most connections at once, event streams included (kept below the file limit; 503 when full).")
+    var maxConnections = 20_000
+
     @Option(help: "The most JSON-driven lists.")
     var maxLists = 1_000
 
@@ -113,12 +119,20 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsToken = (metricsToken ?? env("LIVELIST_METRICS_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.maximumBodyBytes = maxBody
+        configuration.bodyBudgetBytes = bodyBudget
+        configuration.maximumConnections = maxConnections
         configuration.limits.maximumJSONLists = maxLists
         configuration.limits.listLimits.maximumCells = maxCells
         configuration.lists.logCount = logCount
         configuration.isSecure = secureCookies || env("LIVELIST_SECURE_COOKIES") == "1"
         configuration.tlsCertificate = (tlsCert ?? env("LIVELIST_TLS_CERT")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.tlsKey = (tlsKey ?? env("LIVELIST_TLS_KEY")).flatMap { $0.isEmpty ? nil : $0 }
+        guard bodyBudget >= maxBody else {
+            throw ValidationError("--body-budget (\(bodyBudget)) must be at least --max-body (\(maxBody)), or no largest body could ever be read")
+        }
+        guard maxConnections > 0 else {
+            throw ValidationError("--max-connections must be positive")
+        }
         if (configuration.tlsCertificate == nil) != (configuration.tlsKey == nil) {
             throw ValidationError("--tls-cert and --tls-key go together")
         }

@@ -126,6 +126,8 @@ public final class LiveListApp: Sendable {
         http.port = configuration.port
         http.errorFormatter = liveListErrorFormatter
         http.limits.body = configuration.maximumBodyBytes
+        http.requestBodyBudget = configuration.bodyBudgetBytes
+        http.maxConnections = configuration.maximumConnections
         if let certificate = configuration.tlsCertificate, let key = configuration.tlsKey {
             http.tls = TLSConfiguration(certificateChainPath: certificate, privateKeyPath: key)
         }

@@ -22,6 +22,13 @@ public struct ServerConfiguration: Sendable {
     public var retryMilliseconds = 2_000
     /// The largest PUT body. Default 8 MiB.
     public var maximumBodyBytes = 8 << 20
+    /// The most bytes of request bodies held at once over all connections; past it a request with a
+    /// body is answered 503 with `Retry-After`. Default 64 MiB.
+    public var bodyBudgetBytes = 64 << 20
+    /// The most connections at once (idle event streams included); the server also keeps it below the
+    /// process's file limit, leaving descriptors for files and the store, and answers 503 when full.
+    /// Default 20,000.
+    public var maximumConnections = 20_000
     /// The most lists one multiplexed stream may name. Default 32.
     public var maximumListsPerStream = 32
     /// The most sessions held. Default 100,000.
