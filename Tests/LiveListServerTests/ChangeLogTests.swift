@@ -108,6 +108,23 @@ private func changeset(_ from: Int, _ to: Int, _ cell: String = "c") -> ListChan
 
     /// A log that starts after a list was loaded (non-empty, without a changeset) learns the state from
     /// the first catch-up instead of trusting its assumed empty start.
+    @Test func aLogStartedAtALoadedStateCompactsItsFirstCatchUps() {
+        let x = Self.cell("x", "1")
+        var a = Self.shell
+        a.cells = [x]
+        let loaded = RenderedList(sections: [a])
+        var log = ChangeLog(maximumCount: 100, maximumBytes: 1 << 20)
+        log.start(at: 5, rendering: loaded)
+        // Loaded at 5; x changes and changes back: a viewer at 5 needs nothing.
+        log.append(ListChangeset(list: "l", from: 5, version: 6, animate: true, operations: [.reload(cell: "x", html: Self.cell("x", "2").html)]), bytes: 10)
+        log.append(ListChangeset(list: "l", from: 6, version: 7, animate: true, operations: [.reload(cell: "x", html: x.html)]), bytes: 10)
+        guard case let .changesets(changesets) = log.lookup(since: 5, current: 7) else { Issue.record("no changesets"); return }
+        let answer = log.compactedJoin(changesets, to: loaded, animatableChangeCount: 300)
+        #expect(answer.from == 5 && answer.version == 7)
+        #expect(answer.operations.isEmpty, "the log knows the state at 5: \(answer.operations)")
+        #expect(log.replayMismatches == 0)
+    }
+
     @Test func aLogThatStartsOnALoadedListStaysCorrect() {
         var log = ChangeLog(maximumCount: 100, maximumBytes: 1 << 20)
         let x = Self.cell("x", "1"), y = Self.cell("y", "1"), b = RenderedSection(

@@ -97,6 +97,15 @@ struct ChangeLog {
         }
     }
 
+    /// Starts an empty log at a list's known state (a list loaded from the store, which starts at its
+    /// stored version without a changeset), so that its first catch-ups are compacted too.
+    mutating func start(at version: Int, rendering: RenderedList) {
+        entries.removeAll()
+        byteCount = 0
+        base = Base(version: version, state: KeyedRendering(rendering))
+        lastCatchUp = nil
+    }
+
     /// Forgets everything (the list was deleted).
     mutating func clear() {
         entries.removeAll()

@@ -252,6 +252,7 @@ public actor HostedList {
             _ = renderer.updater.advanceVersion()
         }
         jsonState = (state, body)
+        log.start(at: version, rendering: renderer.updater.snapshot.rendering)
         setExists(true)
     }
 
