@@ -380,7 +380,8 @@ final class Connection: @unchecked Sendable {
                 head.append(contentsOf: options.initialBytes)
             }
             outbound.append(head)
-            let stream = HTTPStream(connection: self, chunked: chunked, backlogLimit: configuration.streamBacklogLimit)
+            let stream = HTTPStream(connection: self, chunked: chunked, backlogLimit: configuration.streamBacklogLimit,
+                                     budget: loop.server.streamOutput)
             self.stream = stream
             self.streamKeepAlive = streamKeepAlive
             streamHeartbeat = options.heartbeatInterval?.nanoseconds ?? 0

@@ -115,6 +115,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// event boundary (counted in `streamsOverflowed`). A single event of any size written to a
     /// reader that keeps up is always accepted.
     public var streamBacklogLimit: Int = 1024 * 1024
+    /// The most bytes queued for event streams over all connections: past it, an event written to a
+    /// stream that still has output queued (a slow reader) is refused and that stream ends between
+    /// events, as past its own backlog limit, so stalled readers together cannot hold more than about
+    /// this much. A stream with nothing queued always gets its event. Default 256 MiB.
+    public var streamOutputBudget: Int = 256 << 20
     /// The `Server` field; empty sends none.
     public var serverName: String = "LiveList"
     /// How long `shutdown()` waits for in-flight responses by default.

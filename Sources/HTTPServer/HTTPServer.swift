@@ -42,6 +42,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let state = Locked(State())
     private let slots = Locked(0)
     private let bodyBytes = Locked(0)
+    /// Bytes queued for event streams, over every connection.
+    let streamOutput: StreamOutputBudget
     /// `configuration.maxConnections` lowered to what the file limit allows (set by `start()`).
     private let connectionCap = Locked(0)
 
@@ -49,7 +51,11 @@ public final class HTTPServer: @unchecked Sendable {
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), handler: HTTPHandler) {
         self.configuration = configuration
         self.handler = handler
+        streamOutput = StreamOutputBudget(limit: configuration.streamOutputBudget)
     }
+
+    /// Bytes queued for event streams now, over every connection (for tests and metrics).
+    public var streamBytesQueued: Int { streamOutput.held }
 
     /// The bound port (useful after binding port 0); 0 before `start()`.
     public var port: Int { state.withLock { $0.port } }

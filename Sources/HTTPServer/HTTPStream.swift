@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Why a stream ended.
 public enum HTTPStreamCloseReason: Sendable, Hashable {
     /// `close()` was called.
@@ -27,18 +29,29 @@ public final class HTTPStream: @unchecked Sendable {
         var finished = false
         var drainWaiters: [@Sendable () -> Void] = []
         var closeHandlers: [@Sendable (HTTPStreamCloseReason) -> Void] = []
+        /// What this stream has counted in the server's `StreamOutputBudget`.
+        var accounted = 0
+
+        /// Brings the stream's share of the server's budget up to what it holds now.
+        mutating func settle(_ budget: StreamOutputBudget) {
+            let held = finished ? 0 : pending.count + socketQueued
+            budget.add(held - accounted)
+            accounted = held
+        }
     }
 
     private let lock = Lock()
     private var state = State()
     let chunked: Bool
     let backlogLimit: Int
+    private let budget: StreamOutputBudget
     private let connection: Connection
 
-    init(connection: Connection, chunked: Bool, backlogLimit: Int) {
+    init(connection: Connection, chunked: Bool, backlogLimit: Int, budget: StreamOutputBudget) {
         self.connection = connection
         self.chunked = chunked
         self.backlogLimit = backlogLimit
+        self.budget = budget
     }
 
     /// Queues bytes (for SSE: one whole event). Returns false when the stream is closed (nothing is
@@ -50,8 +63,10 @@ public final class HTTPStream: @unchecked Sendable {
         guard !bytes.isEmpty else { return !isClosed }
         let (accepted, schedule, overflow) = lock.withLock { () -> (Bool, Bool, Bool) in
             guard state.closeReason == nil else { return (false, false, false) }
-            if state.pending.count + state.socketQueued > backlogLimit {
-                // Cut between events, never inside one.
+            let held = state.pending.count + state.socketQueued
+            if held > backlogLimit || (held > 0 && budget.wouldExceed(adding: bytes.count)) {
+                // A slow reader past its own limit, or while all streams together hold the server's
+                // budget: cut between events, never inside one.
                 state.closeReason = .backlogExceeded
                 return (false, false, true)
             }
@@ -60,6 +75,7 @@ public final class HTTPStream: @unchecked Sendable {
             } else {
                 state.pending.append(contentsOf: bytes)
             }
+            state.settle(budget)
             let schedule = !state.scheduled
             state.scheduled = true
             return (true, schedule, false)
@@ -135,6 +151,7 @@ public final class HTTPStream: @unchecked Sendable {
     func socketQueueChanged(_ bytes: Int) {
         let waiters = lock.withLock { () -> [@Sendable () -> Void] in
             state.socketQueued = bytes
+            state.settle(budget)
             guard bytes == 0, state.pending.isEmpty, !state.drainWaiters.isEmpty, state.closeReason == nil else { return [] }
             let waiters = state.drainWaiters
             state.drainWaiters = []
@@ -156,6 +173,7 @@ public final class HTTPStream: @unchecked Sendable {
         let handlers = lock.withLock { () -> [@Sendable (HTTPStreamCloseReason) -> Void] in
             guard !state.finished else { return [] }
             state.finished = true
+            state.settle(budget)
             if state.closeReason == nil { state.closeReason = reason }
             state.drainWaiters = []
             let handlers = state.closeHandlers
@@ -165,3 +183,25 @@ public final class HTTPStream: @unchecked Sendable {
         for handler in handlers { handler(reason) }
     }
 }
+
+/// The bytes queued for every event stream of a server, against `streamOutputBudget`.
+final class StreamOutputBudget: Sendable {
+    let limit: Int
+    private let bytes = Atomic<Int>(0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    var held: Int { bytes.load(ordering: .relaxed) }
+
+    func add(_ delta: Int) {
+        if delta != 0 { bytes.add(delta, ordering: .relaxed) }
+    }
+
+    /// Whether queuing `count` more bytes would pass the limit.
+    func wouldExceed(adding count: Int) -> Bool {
+        held + count > limit
+    }
+}
+

@@ -250,4 +250,67 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
             #expect(server.statistics.streamsOverflowed == 1)
         }
     }
+
+    @Test func stalledReadersTogetherStayWithinTheServersStreamBudget() async throws {
+        let book = StreamBook()
+        var configuration = testConfiguration(loops: 1)
+        configuration.streamBacklogLimit = 1 << 20
+        configuration.streamOutputBudget = 256 * 1024
+        try await withServer(configuration, handler: book.handler()) { server in
+            let port = server.port
+            // Four readers that read nothing.
+            var clients: [TestClient] = []
+            for _ in 0 ..< 4 {
+                guard let client = await onThread({ TestClient(port: port) }) else { return }
+                client.shrinkReceiveBuffer()
+                _ = await onThread { client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n") }
+                clients.append(client)
+            }
+            guard await eventually({ book.count == 4 }) else {
+                Issue.record("the streams did not open")
+                return
+            }
+            // The kernel takes megabytes per socket before anything waits in the process: write
+            // until a stream is cut (bounded: 4 x 4,000 events of 8 KB at most).
+            let payload = String(repeating: "z", count: 8_000)
+            var peak = 0
+            for round in 0 ..< 4_000 where server.statistics.streamsOverflowed == 0 {
+                for index in 0 ..< 4 {
+                    _ = book.stream(index).send(ServerSentEvent(id: "\(round)", data: payload))
+                }
+                peak = max(peak, server.streamBytesQueued)
+                if round % 8 == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            // Each stream alone stayed under its own limit (1 MiB); together they were cut at the budget.
+            #expect(peak <= 256 * 1024 + 4 * 8_100, "queued for all streams at once: \(peak)")
+            #expect(await eventually { server.statistics.streamsOverflowed >= 1 })
+            #expect((0 ..< 4).contains { book.stream($0).isClosed }, "a slow reader was cut")
+            withExtendedLifetime(clients) {}
+        }
+        #expect(book.count == 4)
+    }
+
+    @Test func aStreamThatKeepsUpIsNeverRefusedByTheBudget() async throws {
+        let book = StreamBook()
+        var configuration = testConfiguration(loops: 1)
+        configuration.streamOutputBudget = 1_000
+        try await withServer(configuration, handler: book.handler()) { server in
+            let port = server.port
+            guard let client = await onThread({ TestClient(port: port) }) else { return }
+            _ = await onThread { client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n") }
+            guard await eventually({ book.count == 1 }) else {
+                Issue.record("the stream did not open")
+                return
+            }
+            // An event larger than the whole budget, to a stream with nothing queued: accepted whole.
+            let stream = book.stream(0)
+            _ = await onThread { client.readResponse(head: true) }
+            #expect(await eventually { stream.queuedBytes == 0 })
+            #expect(stream.send(ServerSentEvent(id: "9", data: String(repeating: "b", count: 50_000))))
+            let text = await onThread { client.readStream { $0.contains("id: 9\n") && $0.hasSuffix("\n\n") } }
+            #expect(text?.contains(String(repeating: "b", count: 50_000)) == true)
+            #expect(await eventually { server.streamBytesQueued == 0 }, "delivered bytes leave the budget")
+        }
+    }
 }
+
