@@ -39,8 +39,9 @@ import Testing
         for round in 0 ..< 20 {
             let directory = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: directory) }
+            let store = try FileListStore(directory: directory)
             let (putVersion, deleteVersion, existsBefore) = try await { () async throws -> (Int?, Int?, Bool) in
-                let registry = try await ListRegistry(store: try FileListStore(directory: directory))
+                let registry = try await ListRegistry(store: store)
                 _ = try await registry.put(name("d"), body: body(["a"]), ifMatch: nil)
                 async let put = try? registry.put(name("d"), body: body(["b"]), ifMatch: nil).changeset.version
                 async let delete = try? registry.delete(name("d")).version
@@ -53,6 +54,7 @@ import Testing
                 #expect(existsBefore == (putVersion > deleteVersion), "round \(round): put \(putVersion), delete \(deleteVersion)")
             }
             // After a restart the same holds: nothing resurrected, nothing lost.
+            store.unlock()
             let reopened = try await ListRegistry(store: try FileListStore(directory: directory))
             #expect((await reopened.list(name("d")) != nil) == existsBefore, "round \(round): the list came back (or went) across a restart")
             let next = try await reopened.put(name("d"), body: body(["z"]), ifMatch: nil).changeset.version

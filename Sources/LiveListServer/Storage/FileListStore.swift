@@ -29,8 +29,8 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     public let directory: String
     private let lock = Lock()
     private var highWater: [String: Int] = [:]
-    /// The open lock file; closing it releases the directory.
-    private let lockDescriptor: Int32
+    /// The open lock file; closing it releases the directory (-1 once closed).
+    private var lockDescriptor: Int32
 
     static let marker = "livelist-data"
     static let lockFile = "lock"
@@ -70,7 +70,19 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     }
 
     deinit {
-        close(lockDescriptor)
+        unlock()
+    }
+
+    /// Releases the directory for another process (or another store in this one), at once rather than
+    /// when the last reference goes. Call it only once nothing writes through this store any more.
+    public func unlock() {
+        let descriptor = lock.withLock { () -> Int32 in
+            defer { lockDescriptor = -1 }
+            return lockDescriptor
+        }
+        if descriptor >= 0 {
+            close(descriptor)
+        }
     }
 
     /// Opens `DIR/lock` and takes an exclusive, non-blocking flock on it, writing this process's pid.
