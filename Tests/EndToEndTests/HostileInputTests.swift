@@ -1,0 +1,116 @@
+import Foundation
+import LiveListTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What an attacker with an HTTP client could do to the real binary, each answered with a clear status
+/// and the server still serving (the in-process suites test each piece in detail).
+@Suite struct HostileInputTests {
+    /// Sends raw bytes on one connection and reads until the server closes it or `timeout` passes.
+    private func raw(_ text: String, port: Int, timeout: Int = 5) throws -> String {
+        let socket = try Client.connect(port: port)
+        defer { close(socket) }
+        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        try Client.send(socket, Array(text.utf8))
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            data += buffer[0 ..< count]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private func alive(_ server: LiveServer) throws -> Bool {
+        try Client.get("/healthz", port: server.port).status == 200
+    }
+
+    @Test func oddContentTypesAreRefusedNeverFatal() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        for type in ["", ";", ";;;", "\t", " ; "] {
+            let put = try Client.request("PUT", "/lists/ct", port: server.port, headers: [("Content-Type", type)], body: Array(#"{"sections":[]}"#.utf8))
+            #expect(put.status == 415, "PUT with Content-Type \(type.debugDescription): \(put.status)")
+            let action = try Client.request("POST", "/lists/todo/actions", port: server.port, headers: [("Content-Type", type)], body: Array("type=add".utf8))
+            #expect(action.status == 415, "action with Content-Type \(type.debugDescription): \(action.status)")
+        }
+        #expect(try alive(server))
+    }
+
+    @Test func malformedChunkExtensionsAreRefused() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        for size in ["2;", "2;a=\"b", "2 ", "2;a b=c"] {
+            let answer = try raw("PUT /lists/ch HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\n{}\r\n0\r\n\r\n", port: server.port)
+            #expect(answer.hasPrefix("HTTP/1.1 400 "), "chunk size line \(size.debugDescription): \(answer.prefix(60))")
+        }
+        #expect(try alive(server))
+    }
+
+    @Test func aRefusedUploadIsAnsweredOnItsHeadWithoutContinue() throws {
+        let server = try LiveServer(arguments: ["--write-token", "secret"])
+        defer { server.stop(); server.removeData() }
+        // Expect: 100-continue, no token: 401 at once, never 100 Continue, and no body is waited for.
+        let answer = try raw("PUT /lists/up HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 8000000\r\nExpect: 100-continue\r\n\r\n", port: server.port)
+        #expect(answer.hasPrefix("HTTP/1.1 401 "), "\(answer.prefix(80))")
+        #expect(!answer.contains("100 Continue"))
+        // The scheme is case-insensitive.
+        let lower = try Client.put("/lists/up", port: server.port, json: #"{"sections":[]}"#, headers: [("Authorization", "bearer secret")])
+        #expect(lower.status == 201, "\(lower.status) \(lower.text)")
+        #expect(try alive(server))
+    }
+
+    @Test func conditionalPutsFollowRFC9110() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        let body = #"{"sections":[{"id":"s","cells":[{"id":"a","text":"A"}]}]}"#
+        #expect(try Client.put("/lists/cond", port: server.port, json: body, headers: [("If-Match", "*")]).status == 412)
+        #expect(try Client.put("/lists/cond", port: server.port, json: body, headers: [("If-None-Match", "*")]).status == 201)
+        #expect(try Client.put("/lists/cond", port: server.port, json: body, headers: [("If-None-Match", "*")]).status == 412)
+        let changed = #"{"sections":[{"id":"s","cells":[{"id":"a","text":"B"}]}]}"#
+        #expect(try Client.put("/lists/cond", port: server.port, json: changed, headers: [("If-Match", "*")]).status == 200)
+    }
+
+    @Test func metricsAndStatusRoutesAreGuardedAndNeverCached() throws {
+        let server = try LiveServer(arguments: ["--metrics-token", "m"])
+        defer { server.stop(); server.removeData() }
+        #expect(try Client.get("/metrics", port: server.port).status == 401)
+        let metrics = try Client.get("/metrics", port: server.port, headers: [("Authorization", "Bearer m")])
+        #expect(metrics.status == 200 && metrics.header("Cache-Control") == "no-store")
+        for path in ["/", "/healthz"] {
+            #expect(try Client.get(path, port: server.port).header("Cache-Control") == "no-store", "\(path)")
+        }
+    }
+
+    @Test func answersNeverShowTheServersPaths() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        for path in ["/lists/nope", "/nope.txt", "/../etc/passwd", "/lists/nope/events", "/lists/nope/changes?since=1"] {
+            let answer = try Client.get(path, port: server.port)
+            #expect(!answer.text.contains(server.dataDirectory) && !answer.text.contains(LiveServer.root), "\(path) shows a path: \(answer.text)")
+        }
+    }
+
+    @Test func theTodoDemoStaysBounded() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        let page = try Client.get("/lists/todo", port: server.port)
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let tokenRange = try #require(page.text.range(of: #"(?<=name="csrf" value=")[0-9a-f]{64}"#, options: .regularExpression))
+        let token = String(page.text[tokenRange])
+        let long = String(repeating: "x", count: 5_000)
+        for _ in 0 ..< 110 {
+            let answer = try Client.request("POST", "/lists/todo/actions", port: server.port,
+                                            headers: [("Cookie", cookie), ("Content-Type", "application/json"), ("X-CSRF-Token", token)],
+                                            body: Array(#"{"type":"add","text":"\#(long)"}"#.utf8))
+            #expect(answer.status == 204)
+        }
+        let todo = try snapshot("todo", port: server.port).model
+        #expect(todo.sections.reduce(0) { $0 + $1.cells.count } == 100, "at most 100 items")
+        #expect(!(try Client.get("/lists/todo", port: server.port).text.contains(String(repeating: "x", count: 201))), "titles are cut at 200 characters")
+    }
+}
