@@ -98,10 +98,7 @@ import Glibc
     @Test func theTodoDemoStaysBounded() throws {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }
-        let page = try Client.get("/lists/todo", port: server.port)
-        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
-        let tokenRange = try #require(page.text.range(of: #"(?<=name="csrf" value=")[0-9a-f]{64}"#, options: .regularExpression))
-        let token = String(page.text[tokenRange])
+        let (cookie, token) = try pageSession("todo", port: server.port)
         let long = String(repeating: "x", count: 5_000)
         for _ in 0 ..< 110 {
             let answer = try Client.request("POST", "/lists/todo/actions", port: server.port,

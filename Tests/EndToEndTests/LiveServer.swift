@@ -87,6 +87,15 @@ final class LiveServer: @unchecked Sendable {
     }
 }
 
+/// A browser's session on a page of `list`: its cookie (`name=value`) and the CSRF token the page carries.
+func pageSession(_ list: String, port: Int) throws -> (cookie: String, token: String) {
+    let page = try Client.get("/lists/\(list)", port: port)
+    guard let cookie = page.header("Set-Cookie")?.split(separator: ";").first.map(String.init),
+        let range = page.text.range(of: #"(?<=name="csrf" value=")[0-9a-f]{64}"#, options: .regularExpression)
+    else { throw ServerError("no session cookie or CSRF token on /lists/\(list)") }
+    return (cookie, String(page.text[range]))
+}
+
 /// The server's standard error, collected as it arrives.
 final class LogBuffer: Sendable {
     let text = Mutex("")

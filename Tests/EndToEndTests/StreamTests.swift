@@ -244,10 +244,7 @@ private func cells(_ ids: [String]) -> String {
     @Test func actionsNeedTheSessionsToken() throws {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }
-        let page = try Client.get("/lists/todo", port: server.port)
-        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
-        let tokenRange = try #require(page.text.range(of: #"(?<=name="csrf" value=")[0-9a-f]{64}"#, options: .regularExpression))
-        let token = String(page.text[tokenRange])
+        let (cookie, token) = try pageSession("todo", port: server.port)
         let form = try Client.request("POST", "/lists/todo/actions", port: server.port,
                                       headers: [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")],
                                       body: Array("csrf=\(token)&action=add:&text=From+a+form".utf8))
