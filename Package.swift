@@ -67,7 +67,7 @@ let package = Package(
         // libFuzzer harness of the request parser (Scripts/fuzz-parser.sh builds it with the fuzzer).
         .executableTarget(name: "FuzzRequestParser", dependencies: ["HTTPServer"], swiftSettings: strict),
         // libFuzzer harness of the header helpers (Scripts/fuzz-headers.sh builds it with the fuzzer).
-        .executableTarget(name: "FuzzHeaders", dependencies: ["LiveListServer"], swiftSettings: strict),
+        .executableTarget(name: "FuzzHeaders", dependencies: ["LiveListServer", "HTTPServer"], swiftSettings: strict),
 
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
         .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),

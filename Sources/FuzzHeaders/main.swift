@@ -1,4 +1,4 @@
-// libFuzzer harness for LiveListServer's header helpers (HeaderParsing): media types, cookies, q-values,
+// libFuzzer harness for the header helpers (LiveListServer's HeaderParsing, HTTPServer's media types): cookies, q-values,
 // forms, percent-decoding, action values, versions, entity tags, bearer credentials and the conditions
 // of a PUT. Build and run it with
 // Scripts/fuzz-headers.sh, which compiles it with -sanitize=fuzzer,address -DFUZZING; a plain build
@@ -6,6 +6,7 @@
 //
 // Every helper gets the same input; beyond not trapping, each answer must keep the helper's promise
 // (checked below), or the harness stops the process and the fuzzer keeps the input.
+import HTTPServer
 import LiveListServer
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ enum HeaderFuzzing {
     static func run(_ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
 
-        if let type = HeaderParsing.mediaType(text) {
+        if let type = HTTPRequest.mediaType(ofContentType: text) {
             check(!type.isEmpty && !type.contains(";") && !type.utf8.contains { (0x41 ... 0x5A).contains($0) }, "mediaType gave \(type.debugDescription)")
             check(type.first != " " && type.first != "\t" && type.last != " " && type.last != "\t", "mediaType kept blanks: \(type.debugDescription)")
         }
@@ -59,7 +60,7 @@ enum HeaderFuzzing {
             check(text == type || text == type + ":", "action lost text: \(text.debugDescription)")
         }
 
-        if let version = HeaderParsing.version(text) {
+        if let version = ListVersion.parse(text) {
             check(version >= 0 && text.utf8.allSatisfy { (0x30 ... 0x39).contains($0) }, "version accepted \(text.debugDescription)")
         }
         if let version = HeaderParsing.entityTag(text) {

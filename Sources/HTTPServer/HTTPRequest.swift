@@ -41,7 +41,12 @@ public struct HTTPRequest: Sendable {
     /// The media type of the body: `Content-Type` without its parameters, lowercased and trimmed;
     /// nil when the field is absent or names no type (empty, `;`, blanks).
     public var contentMediaType: String? {
-        guard let value = headers["Content-Type"] else { return nil }
+        headers["Content-Type"].flatMap(Self.mediaType(ofContentType:))
+    }
+
+    /// The media type a `Content-Type` value names: without its parameters, lowercased and trimmed;
+    /// nil when it names none (``, `;`, `;charset=utf-8`, blanks).
+    public static func mediaType(ofContentType value: String) -> String? {
         let type = value.prefix { $0 != ";" }.trimmingSpaces
         return type.isEmpty ? nil : type.lowercased()
     }

@@ -30,25 +30,12 @@ extension HTTPRequest {
         guard let accept = headers["Accept"] else { return false }
         return HeaderParsing.quality(of: "application", "json", in: accept) > HeaderParsing.quality(of: "text", "html", in: accept)
     }
-
-    /// The media type of the body, lowercased, without parameters; nil when `Content-Type` is missing
-    /// or names none (empty, or parameters only).
-    var mediaType: String? {
-        headers["Content-Type"].flatMap(HeaderParsing.mediaType)
-    }
 }
 
 /// The parsers of request text (header values, form bodies), apart from the routes so that the fuzz
 /// target `FuzzHeaders` (Scripts/fuzz-headers.sh) reaches them. Each is total and linear: any input
 /// gets an answer (nil for nonsense), never a trap.
 package enum HeaderParsing {
-    /// The media type of a `Content-Type` value, lowercased, without parameters: nil when there is
-    /// none (``, `;`, `;charset=utf-8`, blanks).
-    package static func mediaType(_ value: String) -> String? {
-        let type = value.prefix { $0 != ";" }.trimmingSpaces.lowercased()
-        return type.isEmpty ? nil : type
-    }
-
     /// The value of the cookie `name` in `Cookie` header values (`a=1; b=2`): the first one sent.
     /// Pairs without `=` are skipped.
     package static func cookie(_ name: String, in headers: [String]) -> String? {
@@ -178,15 +165,6 @@ package enum HeaderParsing {
         return (String(combined[..<colon]), cell.isEmpty ? nil : String(cell))
     }
 
-    /// A version: a non-negative decimal integer (ASCII digits only: no sign, no spaces), at most 18
-    /// digits so that it fits.
-    package static func version(_ text: some StringProtocol) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) }) else {
-            return nil
-        }
-        return Int(text)
-    }
-
     /// The version in a strong entity tag: `"5"`, or `"5-gzip"`, the tag the server gives the gzip
     /// encoding of the same version. Nil for a weak tag or anything else.
     package static func entityTag(_ text: some StringProtocol) -> Int? {
@@ -196,7 +174,7 @@ package enum HeaderParsing {
         if inside.hasSuffix("-gzip") {
             inside = inside.dropLast(5)
         }
-        return version(inside)
+        return ListVersion.parse(inside)
     }
 }
 

@@ -116,7 +116,7 @@ extension LiveListApp {
         guard let text = request.queryValue("since") else {
             return errorResponse(400, "malformed_since", "since: missing; ask for changes?since=VERSION")
         }
-        guard let since = Self.parseVersion(text) else {
+        guard let since = ListVersion.parse(text) else {
             return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
         }
         let viewer = Viewer(session: keys.session(from: request))
@@ -134,14 +134,14 @@ extension LiveListApp {
         }
         var since: Int?
         if let text = request.queryValue("since") {
-            guard let version = Self.parseVersion(text) else {
+            guard let version = ListVersion.parse(text) else {
                 return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
             }
             since = version
         }
         if let lastEventID = request.headers["Last-Event-ID"] {
             // A restarted EventSource must recover by itself: a bad id gets a reset, never an error.
-            since = Self.parseVersion(lastEventID) ?? -1
+            since = ListVersion.parse(lastEventID) ?? -1
         }
         let session = keys.session(from: request)
         let sessions = self.sessions
@@ -208,20 +208,11 @@ extension LiveListApp {
                 if let session {
                     sessions.streamClosed(session)
                 }
-                Task {
-                    await registry.forget(multiplexed)
-                    for name in listNames {
-                        await registry.list(name)?.unsubscribe(stream)
-                    }
-                }
+                // Leaves every list the stream named, and forgets the names only it waited on.
+                Task { await registry.forget(multiplexed) }
             }
             Task { await registry.subscribe(multiplexed, names: listNames, since: resume, viewer: Viewer(session: session)) }
         }
-    }
-
-    /// A version: a non-negative decimal integer (no sign, no spaces, no leading `+`).
-    static func parseVersion(_ text: String) -> Int? {
-        HeaderParsing.version(text)
     }
 }
 

@@ -17,7 +17,7 @@ extension LiveListApp {
         if let token {
             let given = request.headers["Authorization"] ?? ""
             // The scheme is not secret; the credentials are compared in constant time.
-            guard let credentials = HeaderParsing.bearerCredentials(given), constantTimeEqual(String(credentials), token) else {
+            guard let credentials = HeaderParsing.bearerCredentials(given), constantTimeEqual(Array(token.utf8), Array(credentials.utf8)) else {
                 return errorResponse(401, "unauthorized", given.isEmpty ? "Authorization: missing; \(what) need \"Bearer TOKEN\"" : "Authorization: the \(tokenName) is wrong",
                                      headers: ["WWW-Authenticate": "Bearer realm=\"livelist\""])
             }
@@ -38,7 +38,7 @@ extension LiveListApp {
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
             return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
         }
-        guard request.mediaType == "application/json" else {
+        guard request.contentMediaType == "application/json" else {
             return errorResponse(415, "unsupported_media_type", "Content-Type: \(quoted(request.headers["Content-Type"] ?? "")); send application/json")
         }
         guard request.body.count <= configuration.maximumBodyBytes else {
@@ -96,8 +96,8 @@ extension LiveListApp {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }
-        let isForm = request.mediaType == "application/x-www-form-urlencoded"
-        guard isForm || request.mediaType == "application/json" else {
+        let isForm = request.contentMediaType == "application/x-www-form-urlencoded"
+        guard isForm || request.contentMediaType == "application/json" else {
             return errorResponse(415, "unsupported_media_type", "Content-Type: send application/json or a form")
         }
         var fields: [String: String] = [:]
@@ -145,17 +145,6 @@ extension LiveListApp {
         }
         return HTTPResponse(status: .noContent)
     }
-}
-
-/// Compares two strings without an early exit on the first difference.
-func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let left = Array(a.utf8)
-    let right = Array(b.utf8)
-    var difference = UInt8(left.count == right.count ? 0 : 1)
-    for index in 0 ..< max(left.count, right.count) {
-        difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
-    }
-    return difference == 0
 }
 
 extension HTTPHeaders {

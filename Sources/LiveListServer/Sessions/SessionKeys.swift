@@ -39,7 +39,7 @@ struct SessionKeys: Sendable {
             return nil
         }
         let id = String(decoding: bytes[..<Self.idLength], as: UTF8.self)
-        guard Self.constantTimeEqual(Array(tag(for: id).utf8), Array(bytes[Self.idLength...])) else {
+        guard constantTimeEqual(Array(tag(for: id).utf8), Array(bytes[Self.idLength...])) else {
             return nil
         }
         return id
@@ -63,22 +63,12 @@ struct SessionKeys: Sendable {
     /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
     func verify(token: String, sessionID: String) -> Bool {
         guard Self.isSessionID(sessionID) else { return false }
-        return Self.constantTimeEqual(Array(csrfToken(for: sessionID).utf8), Array(token.utf8))
+        return constantTimeEqual(Array(csrfToken(for: sessionID).utf8), Array(token.utf8))
     }
 
     /// The tag of a session id: the first 16 bytes of its HMAC, as hex.
     private func tag(for id: String) -> String {
         String(hmacSHA256(key: secret, message: Array(("livelist-session:" + id).utf8)).prefix(Self.tagLength))
-    }
-
-    /// Whether two byte strings are equal, in a time that depends only on their lengths.
-    static func constantTimeEqual(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
-        guard expected.count == given.count else { return false }
-        var difference: UInt8 = 0
-        for index in 0 ..< expected.count {
-            difference |= expected[index] ^ given[index]
-        }
-        return difference == 0
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {
@@ -108,4 +98,15 @@ func hmacSHA256(key: [UInt8], message: [UInt8]) -> String {
         }
     }
     return SessionKeys.hex(Array(digest[0 ..< Int(length)]))
+}
+
+/// Whether two byte strings are equal, in a time that depends only on their lengths (for tags, tokens
+/// and credentials, whose bytes must not leak through timing).
+func constantTimeEqual(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
+    guard expected.count == given.count else { return false }
+    var difference: UInt8 = 0
+    for index in 0 ..< expected.count {
+        difference |= expected[index] ^ given[index]
+    }
+    return difference == 0
 }

@@ -218,7 +218,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         for (number, line) in bytes.split(separator: 0x0A).enumerated() {
             let fields = line.split(separator: 0x20)
             guard fields.count == 2, let name = ListName(String(decoding: fields[0], as: UTF8.self)),
-                let version = parseVersion(String(decoding: fields[1], as: UTF8.self))
+                let version = ListVersion.parse(String(decoding: fields[1], as: UTF8.self))
             else {
                 throw StoreError("\(path):\(number + 1) is not \"NAME VERSION\"; the file is corrupt")
             }
@@ -239,7 +239,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         }
         let fields = bytes[..<newline].split(separator: 0x20).map { String(decoding: $0, as: UTF8.self) }
         guard fields.count == 3, fields[0] == "livelist-list" || fields[0] == "livelist-deleted", fields[1] == "1",
-            let version = parseVersion(fields[2]), version > 0
+            let version = ListVersion.parse(fields[2]), version > 0
         else {
             throw StoreError("\(path) does not start with \"livelist-list 1 VERSION\" or \"livelist-deleted 1 VERSION\"; the file is corrupt")
         }
@@ -259,19 +259,11 @@ public final class FileListStore: ListStore, @unchecked Sendable {
             return .init(version: 0, bytes: bytes)
         }
         guard let newline = bytes.firstIndex(of: 0x0A),
-            let version = parseVersion(String(decoding: bytes[prefix.count ..< newline], as: UTF8.self))
+            let version = ListVersion.parse(String(decoding: bytes[prefix.count ..< newline], as: UTF8.self))
         else {
             throw StoreError("\(path) does not start with \"livelist-state 1 VERSION\"; the file is corrupt")
         }
         return .init(version: version, bytes: Array(bytes[(newline + 1)...]))
-    }
-
-    /// A stored version: decimal digits only, no sign, at most 18 of them (so it cannot overflow).
-    static func parseVersion(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) }) else {
-            return nil
-        }
-        return Int(text)
     }
 
     // MARK: - Files
