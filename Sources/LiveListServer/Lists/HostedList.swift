@@ -110,13 +110,13 @@ public actor HostedList {
         )
     }
 
-    /// Puts the renderer back at `sections` and `version` (a write that could not be persisted).
-    private func restoreRenderer(_ sections: [Section], version: Int) {
-        renderer = Self.makeRenderer(name: name, version: version, configuration: configuration)
-        if !sections.isEmpty, (try? renderer.render(sections)) != nil {
-            // Rendering from nothing took it one version further: start one behind and render again.
-            renderer = Self.makeRenderer(name: name, version: version - 1, configuration: configuration)
-            _ = try? renderer.render(sections)
+    /// Puts the renderer at exactly `version`, showing `sections`: a stored list loaded, a write that
+    /// could not be stored undone, a deleted list emptied.
+    private func resetRenderer(to sections: [Section], at version: Int) throws {
+        renderer = Self.makeRenderer(name: name, version: version - 1, configuration: configuration)
+        // Rendering from nothing takes one version; an empty list renders like no list, so step by hand.
+        if try renderer.render(sections) == nil {
+            _ = renderer.updater.advanceVersion()
         }
         encodedSnapshot = nil
     }
@@ -246,11 +246,7 @@ public actor HostedList {
 
     /// Loads a stored JSON list: the list is at exactly `version`, with nothing to publish.
     func load(state: JSONListState, body: [UInt8], version: Int) throws {
-        precondition(renderer.updater.version == version - 1, "load() needs an updater one version behind")
-        // An empty list renders like no list at all; it still is at `version`.
-        if try renderer.render(state.listSections) == nil {
-            _ = renderer.updater.advanceVersion()
-        }
+        try resetRenderer(to: state.listSections, at: version)
         jsonState = (state, body)
         log.start(at: version, rendering: renderer.updater.snapshot.rendering)
         setExists(true)
@@ -312,7 +308,8 @@ public actor HostedList {
             changeset = rendered
             try store.saveJSONList(name: name.rawValue, version: changeset.version, body: body)
         } catch {
-            restoreRenderer(previous, version: current)
+            // Sections that rendered before render again.
+            try? resetRenderer(to: previous, at: current)
             if !exists { quota?.giveBack() }
             throw storageFailed("the list could not be stored", error)
         }
@@ -343,7 +340,7 @@ public actor HostedList {
         jsonState = nil
         setExists(false)
         quota?.giveBack()
-        restoreRenderer([], version: final.version)
+        try? resetRenderer(to: [], at: final.version)
         log.clear()
         let json = final.encodedJSON()
         for subscription in subscriptions.values {
@@ -393,7 +390,8 @@ public actor HostedList {
     }
 
     /// Makes this app list keep `state` (at the list's current version) and render it.
-    func host<State: Codable & Equatable & Sendable>(state: State, bytes: [UInt8], render: @escaping @Sendable (State) -> [Section]) throws {
+    func host<State: Codable & Equatable & Sendable>(state: State, render: @escaping @Sendable (State) -> [Section]) throws {
+        let bytes = try encodeState(state)
         appState = AppState(value: state, bytes: bytes, render: { value in
             guard let state = value as? State else { return [] }
             return render(state)
@@ -438,7 +436,7 @@ public actor HostedList {
             changeset = try renderer.render(appState.render(next))
             try store.saveAppState(name: name.rawValue, version: changeset?.version ?? current, bytes: bytes)
         } catch {
-            restoreRenderer(previous, version: current)
+            try? resetRenderer(to: previous, at: current)
             throw storageFailed("the state of \(name) could not be stored", error)
         }
         self.appState = AppState(value: next, bytes: bytes, render: appState.render)

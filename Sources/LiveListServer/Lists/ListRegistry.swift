@@ -68,7 +68,7 @@ public actor ListRegistry {
             } catch {
                 throw StoreError("stored list \(rawName) no longer decodes (\(error)); the data directory is corrupt")
             }
-            let hosted = HostedList(name: name, owner: .json, version: list.version - 1, configuration: configuration, store: store, quota: quota)
+            let hosted = HostedList(name: name, owner: .json, version: list.version, configuration: configuration, store: store, quota: quota)
             try await hosted.load(state: state, body: list.body, version: list.version)
             lists[name] = hosted
         }
@@ -125,20 +125,28 @@ public actor ListRegistry {
         }
     }
 
-    /// Registers a list that Swift code renders, rendering its first sections. Its versions continue
-    /// from the name's high-water mark.
-    ///
-    /// - Throws: when the name is taken, or the sections are bad input.
-    public func hostApp(_ name: ListName, sections: [Section]) async throws -> HostedList {
-        let (hosted, moved) = try await claimForApp(name)
+    /// Registers an app list under `name` (see ``claimForApp(_:perViewer:)``) and runs its first
+    /// render; the streams that waited on the name then catch up on it.
+    private func hostApp(
+        _ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil, first: (HostedList) async throws -> Void
+    ) async throws -> HostedList {
+        let (hosted, moved) = try await claimForApp(name, perViewer: perViewer)
         do {
-            try await hosted.render(sections)
+            try await first(hosted)
         } catch {
             forget(hosted, version: await hosted.version)
             throw error
         }
         await hosted.adopt(moved)
         return hosted
+    }
+
+    /// Registers a list that Swift code renders, rendering its first sections. Its versions continue
+    /// from the name's high-water mark.
+    ///
+    /// - Throws: when the name is taken, or the sections are bad input.
+    public func hostApp(_ name: ListName, sections: [Section]) async throws -> HostedList {
+        try await hostApp(name) { hosted in _ = try await hosted.render(sections) }
     }
 
     /// Registers a list whose state the store keeps: the stored state when there is one (else
@@ -150,43 +158,22 @@ public actor ListRegistry {
         _ name: ListName, state initial: State, render: @escaping @Sendable (State) -> [Section]
     ) async throws -> HostedList {
         var state = initial
-        var storedVersion = 0
         if let stored = try store.appState(name: name.rawValue) {
             do {
                 state = try JSONDecoder().decode(State.self, from: Data(stored.bytes))
             } catch {
                 throw StoreError("the stored state of \(name) no longer decodes as \(State.self) (\(error))")
             }
-            storedVersion = stored.version
+            highWater[name.rawValue] = max(highWater[name.rawValue] ?? 0, stored.version)
         }
-        highWater[name.rawValue] = max(highWater[name.rawValue] ?? 0, storedVersion)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let bytes = Array(try encoder.encode(state))
-        let (hosted, moved) = try await claimForApp(name)
-        do {
-            try await hosted.host(state: state, bytes: bytes, render: render)
-        } catch {
-            forget(hosted, version: await hosted.version)
-            throw error
-        }
-        await hosted.adopt(moved)
-        return hosted
+        return try await hostApp(name) { [state] hosted in try await hosted.host(state: state, render: render) }
     }
 
     /// Registers a list whose render reads the viewer (per-session rendering): each viewing stream holds
     /// its own renderer, fed by `render` for its viewer, with the list's shared versions. Call
     /// ``HostedList/refresh()`` when the app's state changes.
     public func hostApp(_ name: ListName, perViewer render: @escaping @Sendable (Viewer) -> [Section]) async throws -> HostedList {
-        let (hosted, moved) = try await claimForApp(name, perViewer: render)
-        do {
-            try await hosted.refresh()
-        } catch {
-            forget(hosted, version: await hosted.version)
-            throw error
-        }
-        await hosted.adopt(moved)
-        return hosted
+        try await hostApp(name, perViewer: render) { hosted in _ = try await hosted.refresh() }
     }
 
     /// The list named `name`, if it exists.
