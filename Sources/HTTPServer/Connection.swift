@@ -296,7 +296,7 @@ final class Connection: @unchecked Sendable {
     /// Takes `bytes` more of the server's body budget; false (taking nothing) past it.
     private func reserveBody(_ bytes: Int) -> Bool {
         guard bytes > 0 else { return true }
-        guard loop.server.reserveBodyBytes(bytes) else { return false }
+        guard loop.server.bodyBudget.reserve(bytes) else { return false }
         bodyReserved += bytes
         return true
     }
@@ -304,7 +304,7 @@ final class Connection: @unchecked Sendable {
     private func releaseBody() {
         chunkedBody = false
         guard bodyReserved > 0 else { return }
-        loop.server.releaseBodyBytes(bodyReserved)
+        loop.server.bodyBudget.add(-bodyReserved)
         bodyReserved = 0
     }
 

@@ -41,9 +41,10 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: HTTPHandler
     private let state = Locked(State())
     private let slots = Locked(0)
-    private let bodyBytes = Locked(0)
+    /// Bytes of request bodies held, over every connection.
+    let bodyBudget: ByteBudget
     /// Bytes queued for event streams, over every connection.
-    let streamOutput: StreamOutputBudget
+    let streamOutput: ByteBudget
     /// `configuration.maxConnections` lowered to what the file limit allows (set by `start()`).
     private let connectionCap = Locked(0)
 
@@ -51,7 +52,8 @@ public final class HTTPServer: @unchecked Sendable {
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), handler: HTTPHandler) {
         self.configuration = configuration
         self.handler = handler
-        streamOutput = StreamOutputBudget(limit: configuration.streamOutputBudget)
+        bodyBudget = ByteBudget(limit: configuration.requestBodyBudget)
+        streamOutput = ByteBudget(limit: configuration.streamOutputBudget)
     }
 
     /// Bytes queued for event streams now, over every connection (for tests and metrics).
@@ -262,20 +264,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// The connection cap in force (after `start()`).
     public var maxConnections: Int { connectionCap.withLock { $0 } }
 
-    func reserveBodyBytes(_ count: Int) -> Bool {
-        bodyBytes.withLock { held in
-            guard held + count <= configuration.requestBodyBudget else { return false }
-            held += count
-            return true
-        }
-    }
-
-    func releaseBodyBytes(_ count: Int) {
-        bodyBytes.withLock { $0 -= count }
-    }
-
     /// Bytes of request bodies held now (for tests).
-    var bodyBytesHeld: Int { bodyBytes.withLock { $0 } }
+    var bodyBytesHeld: Int { bodyBudget.held }
 
     func reserveConnectionSlot() -> Bool {
         let cap = connectionCap.withLock { $0 }

@@ -29,11 +29,11 @@ public final class HTTPStream: @unchecked Sendable {
         var finished = false
         var drainWaiters: [@Sendable () -> Void] = []
         var closeHandlers: [@Sendable (HTTPStreamCloseReason) -> Void] = []
-        /// What this stream has counted in the server's `StreamOutputBudget`.
+        /// What this stream has counted in the server's stream output budget.
         var accounted = 0
 
         /// Brings the stream's share of the server's budget up to what it holds now.
-        mutating func settle(_ budget: StreamOutputBudget) {
+        mutating func settle(_ budget: ByteBudget) {
             let held = finished ? 0 : pending.count + socketQueued
             budget.add(held - accounted)
             accounted = held
@@ -44,10 +44,10 @@ public final class HTTPStream: @unchecked Sendable {
     private var state = State()
     let chunked: Bool
     let backlogLimit: Int
-    private let budget: StreamOutputBudget
+    private let budget: ByteBudget
     private let connection: Connection
 
-    init(connection: Connection, chunked: Bool, backlogLimit: Int, budget: StreamOutputBudget) {
+    init(connection: Connection, chunked: Bool, backlogLimit: Int, budget: ByteBudget) {
         self.connection = connection
         self.chunked = chunked
         self.backlogLimit = backlogLimit
@@ -183,25 +183,3 @@ public final class HTTPStream: @unchecked Sendable {
         for handler in handlers { handler(reason) }
     }
 }
-
-/// The bytes queued for every event stream of a server, against `streamOutputBudget`.
-final class StreamOutputBudget: Sendable {
-    let limit: Int
-    private let bytes = Atomic<Int>(0)
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    var held: Int { bytes.load(ordering: .relaxed) }
-
-    func add(_ delta: Int) {
-        if delta != 0 { bytes.add(delta, ordering: .relaxed) }
-    }
-
-    /// Whether queuing `count` more bytes would pass the limit.
-    func wouldExceed(adding count: Int) -> Bool {
-        held + count > limit
-    }
-}
-
