@@ -66,14 +66,7 @@ public final class LiveListApp: Sendable {
         // Writes are decided on their head, before any body is read: who may write, which list, which
         // media type (the same rules the routes apply again to the whole request).
         router.add(.PUT, "/lists/:name", HTTPHandler.async { [self] request in await put(request) }.checkingHeads { [self] head in
-            if let refusal = refuseWrite(head) { return refusal }
-            guard let raw = head.pathParameters["name"], ListName(raw) != nil else {
-                return errorResponse(404, "not_found", "no list named \(quoted(head.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-            }
-            guard head.contentMediaType == "application/json" else {
-                return errorResponse(415, "unsupported_media_type", "Content-Type: \(quoted(head.headers["Content-Type"] ?? "")); send application/json")
-            }
-            return nil
+            refusePut(head)
         })
         router.add(.DELETE, "/lists/:name", HTTPHandler.async { [self] request in await delete(request) }.checkingHeads { [self] head in
             refuseWrite(head)

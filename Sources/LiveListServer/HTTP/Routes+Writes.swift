@@ -30,16 +30,28 @@ extension LiveListApp {
         return nil
     }
 
-    /// `PUT /lists/NAME`: creates (201) or replaces (200) a JSON-driven list; answers the changeset.
-    func put(_ request: HTTPRequest) async -> HTTPResponse {
+    /// What refuses a PUT on its head alone: who may write, which list, which media type. The server
+    /// asks it before reading any body (see `handler`); the route asks again, for callers without one.
+    func refusePut(_ request: HTTPRequest) -> HTTPResponse? {
         if let refusal = refuseWrite(request) {
             return refusal
         }
-        guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
+        guard let raw = request.pathParameters["name"], ListName(raw) != nil else {
             return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
         }
         guard request.contentMediaType == "application/json" else {
             return errorResponse(415, "unsupported_media_type", "Content-Type: \(quoted(request.headers["Content-Type"] ?? "")); send application/json")
+        }
+        return nil
+    }
+
+    /// `PUT /lists/NAME`: creates (201) or replaces (200) a JSON-driven list; answers the changeset.
+    func put(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = refusePut(request) {
+            return refusal
+        }
+        guard let name = request.pathParameters["name"].flatMap(ListName.init) else {
+            return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? ""))")
         }
         guard request.body.count <= configuration.maximumBodyBytes else {
             return errorResponse(413, "body_too_large", "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
