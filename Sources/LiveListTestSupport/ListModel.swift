@@ -3,7 +3,7 @@
 import Foundation
 public import LiveListHTML
 
-/// A model of what the browser holds, to which the tests apply changesets exactly as BRIEF section 3
+/// A model of what the browser holds, to which the tests apply changesets exactly as docs/PROTOCOL.md
 /// defines the operations. Every anchor is checked; a bad one throws instead of guessing.
 public struct ListModel: Equatable, CustomStringConvertible {
     public struct Section: Equatable {

@@ -43,7 +43,7 @@ extension String {
 }
 
 @Suite struct HTMLAdapterTests {
-    /// The page structure of BRIEF section 3, as a golden string.
+    /// The page structure of docs/PROTOCOL.md ("The DOM"), as a golden string.
     @Test func pageStructure() throws {
         let adapter = HTMLAdapter()
         let sections = [

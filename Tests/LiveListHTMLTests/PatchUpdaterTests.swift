@@ -39,7 +39,7 @@ private func plainAdapter() -> HTMLAdapter {
 }
 
 @Suite struct PatchUpdaterTests {
-    /// BRIEF section 3's worked example, byte for byte.
+    /// The worked example of docs/PROTOCOL.md ("Changesets"), byte for byte.
     @Test func workedExample() throws {
         let renderer = Renderer(adapter: plainAdapter(), updater: PatchUpdater(list: "todo", version: 3))
         try renderer.render {

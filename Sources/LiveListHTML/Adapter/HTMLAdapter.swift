@@ -1,6 +1,6 @@
 public import LiveList
 
-/// Renders sections into the DOM that the LiveList client patches (BRIEF section 3).
+/// Renders sections into the DOM that the LiveList client patches (docs/PROTOCOL.md, "The DOM").
 ///
 /// As in Carbon, a component renders its content and the adapter hosts it: the list root, the section
 /// elements, the header and footer elements, the cells container and the cell elements belong to the

@@ -1,4 +1,4 @@
-// The JSON form of changesets and snapshots (BRIEF section 3, docs/PROTOCOL.md): every operation is an
+// The JSON form of changesets and snapshots (docs/PROTOCOL.md): every operation is an
 // object with an "op" field and all of its fields present, null where empty.
 
 extension ListChangeset {

@@ -1,4 +1,4 @@
-/// One DOM operation of a changeset (BRIEF section 3). Operations apply in order; every anchor (`after`)
+/// One DOM operation of a changeset (docs/PROTOCOL.md, "Changesets"). Operations apply in order; every anchor (`after`)
 /// names an element in the state left by the operations before it, and `nil` means "first".
 public enum PatchOperation: Sendable, Equatable {
     /// Remove the section and the cells still in it.

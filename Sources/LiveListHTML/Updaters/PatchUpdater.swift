@@ -1,7 +1,7 @@
 public import LiveList
 
-/// The diffing updater of the web: turns each new rendering into the ordered DOM operations of BRIEF
-/// section 3, and keeps the list's version and current rendering.
+/// The diffing updater of the web: turns each new rendering into the ordered DOM operations of
+/// docs/PROTOCOL.md ("Changesets"), and keeps the list's version and current rendering.
 ///
 ///     let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "todo"))
 ///     if let changeset = try renderer.render({ … }) {

@@ -2,7 +2,7 @@ public import HTTPServer
 import LiveListHTML
 
 /// The LiveList server: the registry of lists, sessions, templates, static files, and the routes of
-/// the HTTP contract (BRIEF section 4) on the hand-written HTTP server.
+/// the HTTP contract (docs/PROTOCOL.md and the README) on the hand-written HTTP server.
 ///
 ///     let app = try await LiveListApp(configuration: configuration)
 ///     let todo = try await app.registry.hostApp(ListName("todo")!, sections: render(state))
