@@ -15,14 +15,7 @@ import Glibc
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         try Client.send(socket, Array(text.utf8))
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(socket, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            data += buffer[0 ..< count]
-        }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: Client.readToEnd(socket), as: UTF8.self)
     }
 
     private func alive(_ server: LiveServer) throws -> Bool {

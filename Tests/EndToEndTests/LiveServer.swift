@@ -132,6 +132,11 @@ enum Client {
         if !body.isEmpty || method == "PUT" || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
         try send(socket, Array(head.utf8) + body)
+        return try parse(readToEnd(socket))
+    }
+
+    /// Everything the server sends on `socket` until it closes the connection (or the receive timeout).
+    static func readToEnd(_ socket: Int32) -> [UInt8] {
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -139,7 +144,7 @@ enum Client {
             if count <= 0 { break }
             data += buffer[0 ..< count]
         }
-        return try parse(data)
+        return data
     }
 
     static func get(_ path: String, port: Int, headers: [(String, String)] = []) throws -> Response {
