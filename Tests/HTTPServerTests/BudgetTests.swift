@@ -218,14 +218,9 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         configuration.streamBacklogLimit = 128 * 1024
         try await withServer(configuration, handler: book.handler()) { server in
             let port = server.port
-            guard let client = await onThread({ TestClient(port: port) }) else { return }
             // The client reads nothing until the stream is cut (a normal receive buffer, so that
             // reading what was queued afterwards is quick).
-            _ = await onThread { client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n") }
-            guard await eventually({ book.count == 1 }) else {
-                Issue.record("the stream did not open")
-                return
-            }
+            guard let client = await openEventStreams(1, port: port, book: book)?.first else { return }
             let stream = book.stream(0)
             let payload = String(repeating: "y", count: 10_000)
             var accepted = 0
@@ -259,17 +254,7 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         try await withServer(configuration, handler: book.handler()) { server in
             let port = server.port
             // Four readers that read nothing.
-            var clients: [TestClient] = []
-            for _ in 0 ..< 4 {
-                guard let client = await onThread({ TestClient(port: port) }) else { return }
-                client.shrinkReceiveBuffer()
-                _ = await onThread { client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n") }
-                clients.append(client)
-            }
-            guard await eventually({ book.count == 4 }) else {
-                Issue.record("the streams did not open")
-                return
-            }
+            guard let clients = await openEventStreams(4, port: port, book: book, shrinkReceiveBuffer: true) else { return }
             // The kernel takes megabytes per socket before anything waits in the process: write
             // until a stream is cut (bounded: 4 x 4,000 events of 8 KB at most).
             let payload = String(repeating: "z", count: 8_000)
@@ -296,12 +281,7 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         configuration.streamOutputBudget = 1_000
         try await withServer(configuration, handler: book.handler()) { server in
             let port = server.port
-            guard let client = await onThread({ TestClient(port: port) }) else { return }
-            _ = await onThread { client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n") }
-            guard await eventually({ book.count == 1 }) else {
-                Issue.record("the stream did not open")
-                return
-            }
+            guard let client = await openEventStreams(1, port: port, book: book)?.first else { return }
             // An event larger than the whole budget, to a stream with nothing queued: accepted whole.
             let stream = book.stream(0)
             _ = await onThread { client.readResponse(head: true) }

@@ -41,6 +41,27 @@ final class Gate: Sendable {
 }
 
 /// Streams opened by the `/events` route, and a log of their callbacks.
+/// Opens `count` event streams (`GET /events`), each on a client of its own, and waits until `book`'s
+/// handler has them all; nil, with an issue recorded, when it does not. A shrunk receive buffer makes a
+/// client that reads nothing stall the server sooner.
+func openEventStreams(_ count: Int, port: Int, book: StreamBook, shrinkReceiveBuffer: Bool = false) async -> [TestClient]? {
+    var clients: [TestClient] = []
+    for _ in 0 ..< count {
+        guard let client = await onThread({ TestClient(port: port) }) else {
+            Issue.record("no connection")
+            return nil
+        }
+        if shrinkReceiveBuffer { client.shrinkReceiveBuffer() }
+        _ = await onThread { client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n") }
+        clients.append(client)
+    }
+    guard await eventually({ book.count == count }) else {
+        Issue.record("the streams did not open")
+        return nil
+    }
+    return clients
+}
+
 final class StreamBook: Sendable {
     let streams = Locked<[HTTPStream]>([])
     let log = Locked<[String]>([])
