@@ -14,12 +14,16 @@ final class EventLoop: @unchecked Sendable {
     let serverNameBytes: [UInt8]
     unowned let server: HTTPServer
     private let epfd: Int32
-    private let wakeFd: Int32
+    /// The eventfd other threads write to wake the loop (closed when the loop stops).
+    let wakeFd: Int32
     private let listenFd: Int32
 
     private let taskLock = Lock()
     private var tasks: [@Sendable () -> Void] = []
     private var wakePending = false
+    /// Set (under `taskLock`) when the loop has stopped and closed `wakeFd`: tasks are dropped from
+    /// then on, because the descriptor's number may already belong to another file or socket.
+    private var stopped = false
 
     /// Open connections by descriptor (descriptors are small and dense, so an array beats hashing).
     private var connections: [Connection?] = []
@@ -56,7 +60,11 @@ final class EventLoop: @unchecked Sendable {
         epfd = cs_epoll_create()
         guard epfd >= 0 else { throw HTTPServerError.system("epoll_create1", errno) }
         wakeFd = cs_eventfd()
-        guard wakeFd >= 0 else { throw HTTPServerError.system("eventfd", errno) }
+        guard wakeFd >= 0 else {
+            let code = errno
+            Glibc.close(epfd)
+            throw HTTPServerError.system("eventfd", code)
+        }
         readBuffer = .allocate(capacity: 64 * 1024)
         iovecs = .allocate(capacity: EventLoop.maxIovecs)
         tlsWriteBuffer = tls == nil ? nil : .allocate(byteCount: 16 * 1024, alignment: 16)
@@ -66,12 +74,19 @@ final class EventLoop: @unchecked Sendable {
         resolution = min(max((timeouts.min() ?? 1_000_000_000) / 4, 1_000_000), 250_000_000)
         guard cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, wakeFd, CS_EPOLLIN, EventLoop.wakeToken) == 0,
               cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, listenFd, CS_EPOLLIN | CS_EPOLLEXCLUSIVE, EventLoop.listenerToken) == 0
+        // Every property is set by now, so deinit runs on this throw and closes both descriptors.
         else { throw HTTPServerError.system("epoll_ctl", errno) }
         listenerRegistered = true
         reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     deinit {
+        // A loop that never ran (the server failed to start) still holds its descriptors.
+        if !stopped {
+            Glibc.close(epfd)
+            Glibc.close(wakeFd)
+            if reserveFd >= 0 { Glibc.close(reserveFd) }
+        }
         readBuffer.deallocate()
         iovecs.deallocate()
         tlsWriteBuffer?.deallocate()
@@ -84,14 +99,23 @@ final class EventLoop: @unchecked Sendable {
     /// Runs `task` on this loop's thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
         let onLoop = isOnLoop
-        let wake = taskLock.withLock { () -> Bool in
+        // The wake-up is written under the lock, so that it can never reach a descriptor the loop
+        // closed meanwhile (and the kernel gave to someone else).
+        let accepted = taskLock.withLock { () -> Bool in
+            guard !stopped else { return false }
             tasks.append(task)
-            if wakePending || onLoop { return false }
+            if wakePending || onLoop { return true }
             wakePending = true
+            _ = cs_eventfd_signal(wakeFd)
             return true
         }
-        if wake { _ = cs_eventfd_signal(wakeFd) }
+        // A task refused by a stopped loop is released when this returns, outside the lock (what it
+        // holds may enqueue more).
+        _ = accepted
     }
+
+    /// True once the loop has stopped; later tasks are dropped.
+    var hasStopped: Bool { taskLock.withLock { stopped } }
 
     private func runTasks() {
         while true {
@@ -150,7 +174,14 @@ final class EventLoop: @unchecked Sendable {
         }
         cs_epoll_events_free(events)
         Glibc.close(epfd)
-        Glibc.close(wakeFd)
+        let dropped = taskLock.withLock { () -> [@Sendable () -> Void] in
+            stopped = true
+            Glibc.close(wakeFd)
+            defer { tasks = [] }
+            return tasks
+        }
+        // Released here, outside the lock (what they hold may call `execute`).
+        withExtendedLifetime(dropped) {}
         if reserveFd >= 0 { Glibc.close(reserveFd) }
         cs_set_thread_context(nil)
         server.loopFinished()

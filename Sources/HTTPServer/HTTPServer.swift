@@ -56,6 +56,9 @@ public final class HTTPServer: @unchecked Sendable {
         streamOutput = ByteBudget(limit: configuration.streamOutputBudget)
     }
 
+    /// The event loops (empty before `start()`).
+    var eventLoops: [EventLoop] { state.withLock { $0.loops } }
+
     /// Bytes queued for event streams now, over every connection (for tests and metrics).
     public var streamBytesQueued: Int { streamOutput.held }
 

@@ -256,8 +256,56 @@ final class StreamBook: Sendable {
         #expect(closed)
         gate.open()
     }
-}
 
+    /// An async handler that finishes after its loop stopped must not wake the loop through the
+    /// descriptor number the loop closed: by then the kernel may have given it to another socket or
+    /// file (here, a socket of ours), which would receive the wake-up's eight bytes.
+    @Test func workFinishingAfterShutdownWritesToNoDescriptor() async throws {
+        let gate = Gate()
+        let finished = Locked(0)
+        var router = Router()
+        router.on(.GET, "/hold") { (_: HTTPRequest) async -> HTTPResponse in
+            await gate.wait()
+            finished.withLock { $0 += 1 }
+            return .text("held")
+        }
+        let server = HTTPServer(configuration: testConfiguration(loops: 1), handler: router.handler)
+        try server.start()
+        let port = server.port
+        let loop = try #require(server.eventLoops.first)
+        guard let held = await onThread({ TestClient(port: port) }) else { return }
+        _ = await onThread { held.send("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n") }
+        #expect(await eventually { gate.entered == 1 })
+        await server.shutdown(gracePeriod: .milliseconds(100))
+        #expect(loop.hasStopped)
+
+        // Take the loop's old descriptor number for a socket pair of ours (the kernel hands out the
+        // lowest free number; other tests running meanwhile may take it first, so try a few).
+        var pairs: [(Int32, Int32)] = []
+        defer { for (a, b) in pairs { close(a); close(b) } }
+        var watched: (mine: Int32, peer: Int32)?
+        for _ in 0 ..< 64 where watched == nil {
+            var ends: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends) == 0 else { break }
+            pairs.append((ends[0], ends[1]))
+            if ends[0] == loop.wakeFd { watched = (ends[0], ends[1]) }
+            if ends[1] == loop.wakeFd { watched = (ends[1], ends[0]) }
+        }
+
+        gate.open()
+        #expect(await eventually { finished.withLock { $0 } == 1 })
+        let ran = Locked(false)
+        loop.execute { ran.withLock { $0 = true } }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!ran.withLock { $0 }, "a stopped loop runs nothing")
+        if let watched {
+            var byte: UInt8 = 0
+            let received = recv(watched.peer, &byte, 1, 0)
+            #expect(received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), "nothing was written to descriptor \(watched.mine)")
+        }
+        withExtendedLifetime(held) {}
+    }
+}
 
 extension String {
     /// The text without `: ping` heartbeat comments.
