@@ -16,7 +16,7 @@ let package = Package(
         .library(name: "LiveList", targets: ["LiveList"]),
         .library(name: "Markup", targets: ["Markup"]),
         .library(name: "LiveListHTML", targets: ["LiveListHTML"]),
-        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "LiveListHTTP", targets: ["LiveListHTTP"]),
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "LiveListServer",
             dependencies: [
-                "LiveListHTML", "HTTPServer", "COpenSSL",
+                "LiveListHTML", "LiveListHTTP", "COpenSSL",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: strict
@@ -49,7 +49,7 @@ let package = Package(
         // not named CSystem, which apple/swift-system (brought by package-benchmark and SwiftNIO) takes.
         .target(name: "CHTTPSystem"),
         // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.
-        .target(name: "HTTPServer", dependencies: ["CHTTPSystem", "CZlib", "COpenSSL"], swiftSettings: strict),
+        .target(name: "LiveListHTTP", dependencies: ["CHTTPSystem", "CZlib", "COpenSSL"], swiftSettings: strict),
         // zlib (zlib1g-dev): gzip for pages, JSON and static files.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
@@ -65,9 +65,9 @@ let package = Package(
         ),
 
         // libFuzzer harness of the request parser (Scripts/fuzz-parser.sh builds it with the fuzzer).
-        .executableTarget(name: "FuzzRequestParser", dependencies: ["HTTPServer"], swiftSettings: strict),
+        .executableTarget(name: "FuzzRequestParser", dependencies: ["LiveListHTTP"], swiftSettings: strict),
         // libFuzzer harness of the header helpers (Scripts/fuzz-headers.sh builds it with the fuzzer).
-        .executableTarget(name: "FuzzHeaders", dependencies: ["LiveListServer", "HTTPServer"], swiftSettings: strict),
+        .executableTarget(name: "FuzzHeaders", dependencies: ["LiveListServer", "LiveListHTTP"], swiftSettings: strict),
 
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
         .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),
@@ -75,11 +75,11 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
+        .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP"], swiftSettings: strict),
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListTestSupport"], swiftSettings: strict),
         // End to end: starts the real `livelist` binary on a free loopback port.
-        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "HTTPServer"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

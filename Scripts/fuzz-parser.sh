@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes HTTPServer's request parser with libFuzzer and AddressSanitizer for a bounded time, from the
+# Fuzzes LiveListHTTP's request parser with libFuzzer and AddressSanitizer for a bounded time, from the
 # committed corpus (Tests/Fuzz/corpus/request-parser) and an HTTP dictionary, with LeakSanitizer on.
 # Every input is parsed whole and in two pieces, which must agree. A crash leaves its input in Tests/Fuzz/crashes/ (commit
 # it as a regression case) and fails the script.

@@ -16,7 +16,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "http-bench-server",
-            dependencies: [.product(name: "HTTPServer", package: "LiveList")],
+            dependencies: [.product(name: "LiveListHTTP", package: "LiveList")],
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
                 .enableUpcomingFeature("InternalImportsByDefault"),

@@ -1,4 +1,4 @@
-// libFuzzer harness for the header helpers (LiveListServer's HeaderParsing, HTTPServer's media types): cookies, q-values,
+// libFuzzer harness for the header helpers (LiveListServer's HeaderParsing, LiveListHTTP's media types): cookies, q-values,
 // forms, percent-decoding, action values, versions, entity tags, bearer credentials and the conditions
 // of a PUT. Build and run it with
 // Scripts/fuzz-headers.sh, which compiles it with -sanitize=fuzzer,address -DFUZZING; a plain build
@@ -6,7 +6,7 @@
 //
 // Every helper gets the same input; beyond not trapping, each answer must keep the helper's promise
 // (checked below), or the harness stops the process and the fuzzer keeps the input.
-import HTTPServer
+import LiveListHTTP
 import LiveListServer
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
-// libFuzzer harness for HTTPServer's request parser. Build and run with Scripts/fuzz-parser.sh, which
+// libFuzzer harness for LiveListHTTP's request parser. Build and run with Scripts/fuzz-parser.sh, which
 // compiles it with -sanitize=fuzzer,address -DFUZZING; a plain build links a stub so that `swift build`
 // and `swift test` stay unaffected.
-import HTTPServer
+import LiveListHTTP
 #if canImport(Glibc)
 import Glibc
 #endif

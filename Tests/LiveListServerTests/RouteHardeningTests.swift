@@ -1,5 +1,5 @@
 import Foundation
-@testable import HTTPServer
+@testable import LiveListHTTP
 import LiveListHTML
 @testable import LiveListServer
 import Synchronization

@@ -1,4 +1,4 @@
-@testable import HTTPServer
+@testable import LiveListHTTP
 @testable import LiveListServer
 import LiveListTestSupport
 import Testing

@@ -1,4 +1,4 @@
-import HTTPServer
+import LiveListHTTP
 import LiveListHTML
 
 /// The JSON error body of the contract: `{"error": CODE, "detail": TEXT}`.

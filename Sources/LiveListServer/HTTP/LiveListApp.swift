@@ -1,4 +1,4 @@
-public import HTTPServer
+public import LiveListHTTP
 import LiveListHTML
 
 /// The LiveList server: the registry of lists, sessions, templates, static files, and the routes of
@@ -118,6 +118,7 @@ public final class LiveListApp: Sendable {
         http.host = configuration.host
         http.port = configuration.port
         http.errorFormatter = liveListErrorFormatter
+        http.serverName = "LiveList"
         http.limits.body = configuration.maximumBodyBytes
         http.requestBodyBudget = configuration.bodyBudgetBytes
         http.maxConnections = configuration.maximumConnections

@@ -1,4 +1,4 @@
-import HTTPServer
+import LiveListHTTP
 
 /// Counters of the HTTP side, for `/metrics`.
 final class Metrics: @unchecked Sendable {

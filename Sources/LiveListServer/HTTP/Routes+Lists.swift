@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+import LiveListHTTP
 import LiveListHTML
 
 extension LiveListApp {

@@ -1,4 +1,4 @@
-import HTTPServer
+import LiveListHTTP
 import LiveListHTML
 
 extension LiveListApp {

@@ -1,5 +1,5 @@
 import COpenSSL
-import HTTPServer
+import LiveListHTTP
 
 /// Session ids, the cookies that carry them, and the CSRF tokens derived from them.
 ///

@@ -8,7 +8,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPServer
+import LiveListHTTP
 
 @main
 struct BenchServer {

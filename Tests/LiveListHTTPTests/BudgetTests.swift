@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import HTTPServer
+@testable import LiveListHTTP
 
 /// Counts how often the body-reading handlers ran.
 private final class Calls: Sendable {

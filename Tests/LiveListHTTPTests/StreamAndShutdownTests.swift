@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import HTTPServer
+@testable import LiveListHTTP
 
 /// Waits (with a generous safety bound, never asserted as a timing) until `condition` holds.
 func eventually(_ condition: @Sendable () -> Bool) async -> Bool {

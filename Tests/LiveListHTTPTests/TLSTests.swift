@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-@testable import HTTPServer
+@testable import LiveListHTTP
 
 /// A self-signed certificate for 127.0.0.1 and its key, made once with the `openssl` CLI.
 private struct TestCertificate: Sendable {

@@ -1,4 +1,4 @@
-@testable import HTTPServer
+@testable import LiveListHTTP
 import Glibc
 import Testing
 

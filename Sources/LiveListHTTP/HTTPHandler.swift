@@ -120,8 +120,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// events, as past its own backlog limit, so stalled readers together cannot hold more than about
     /// this much. A stream with nothing queued always gets its event. Default 256 MiB.
     public var streamOutputBudget: Int = 256 << 20
-    /// The `Server` field; empty sends none.
-    public var serverName: String = "LiveList"
+    /// The `Server` field; empty (the default) sends none.
+    public var serverName: String = ""
     /// How long `shutdown()` waits for in-flight responses by default.
     public var shutdownGracePeriod: Duration = .seconds(10)
     /// Shapes the server's own error responses.

@@ -1,5 +1,5 @@
 import Glibc
-@testable import HTTPServer
+@testable import LiveListHTTP
 
 /// A blocking test client on a real socket, with a receive timeout as a safety net only.
 /// Used by one thread at a time (handed between the test and its helper threads).

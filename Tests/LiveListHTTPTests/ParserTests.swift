@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPServer
+@testable import LiveListHTTP
 
 /// What the parser made of an input: one line per request or error, in order.
 private func outcomes(_ pieces: [[UInt8]], limits: HTTPParserLimits = HTTPParserLimits()) -> [String] {

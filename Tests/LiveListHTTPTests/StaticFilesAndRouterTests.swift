@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import HTTPServer
+@testable import LiveListHTTP
 
 /// A temporary tree: root/{index.html, app.js, style.css, data.json, .hidden, sub/index.html,
 /// inside-link -> app.js, outside-link -> ../secret.txt} and a sibling secret.txt.
