@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Markup", targets: ["Markup"]),
         .library(name: "LiveListHTML", targets: ["LiveListHTML"]),
         .library(name: "LiveListHTTP", targets: ["LiveListHTTP"]),
+        .library(name: "LiveListEngine", targets: ["LiveListEngine"]),
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
@@ -34,11 +35,15 @@ let package = Package(
         .target(name: "LiveList", dependencies: ["ListDiff", "Markup"], swiftSettings: strict),
         // HTMLAdapter, PatchUpdater, ReloadDataUpdater, changeset and snapshot JSON, JSON-driven lists.
         .target(name: "LiveListHTML", dependencies: ["LiveList"], swiftSettings: strict),
-        // Hosted lists, sessions, routes, persistence: the live pipeline over HTTP.
+        // The live engine, knowing no HTTP: hosted lists (one ordered write path each), versions, change
+        // logs, fan-out to event sinks, sessions, and the ListStore seam with the embedded file store.
+        .target(name: "LiveListEngine", dependencies: ["LiveListHTML", "COpenSSL"], swiftSettings: strict),
+        // The routes: HTTP requests to the engine, domain errors to statuses (in one place), pages and
+        // templates, the app that serves it all.
         .target(
             name: "LiveListServer",
             dependencies: [
-                "LiveListHTML", "LiveListHTTP", "COpenSSL",
+                "LiveListEngine", "LiveListHTML", "LiveListHTTP",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: strict
@@ -77,7 +82,7 @@ let package = Package(
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
         .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP"], swiftSettings: strict),
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
-        .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
         // End to end: starts the real `livelist` binary on a free loopback port.
         .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], swiftSettings: strict),
     ],

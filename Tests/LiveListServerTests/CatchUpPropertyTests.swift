@@ -1,6 +1,7 @@
 import Foundation
 import LiveListHTML
 @testable import LiveListServer
+@testable import LiveListEngine
 import LiveListTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import LiveListHTML
 @testable import LiveListServer
+@testable import LiveListEngine
 import Testing
 
 private func changeset(_ from: Int, _ to: Int, _ cell: String = "c") -> ListChangeset {

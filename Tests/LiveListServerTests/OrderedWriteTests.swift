@@ -1,6 +1,7 @@
 import Foundation
 import LiveListHTML
 @testable import LiveListServer
+@testable import LiveListEngine
 import Testing
 
 /// Writes racing on one registry: every list has one ordered write path, so creates, replaces, deletes

@@ -2,6 +2,7 @@ import Foundation
 @testable import LiveListHTTP
 import LiveListHTML
 @testable import LiveListServer
+@testable import LiveListEngine
 import Synchronization
 import Testing
 

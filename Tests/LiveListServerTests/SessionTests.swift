@@ -1,5 +1,6 @@
 @testable import LiveListHTTP
 @testable import LiveListServer
+@testable import LiveListEngine
 import LiveListTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import LiveListHTML
 @testable import LiveListServer
+@testable import LiveListEngine
 import Synchronization
 import Testing
 

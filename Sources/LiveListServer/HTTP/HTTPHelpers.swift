@@ -1,3 +1,4 @@
+public import LiveListEngine
 import LiveListHTTP
 import LiveListHTML
 
@@ -231,3 +232,10 @@ func contentHash(_ bytes: [UInt8]) -> String {
 }
 
 extension HTTPStream: EventSink {}
+
+extension SessionKeys {
+    /// The verified session of a request's cookie, or nil (no cookie, or one the server did not mint).
+    func session(from request: HTTPRequest) -> String? {
+        request.cookie(Self.cookieName).flatMap(sessionID(fromCookie:))
+    }
+}

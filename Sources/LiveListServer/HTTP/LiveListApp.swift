@@ -1,3 +1,6 @@
+import Synchronization
+// An app that imports LiveListServer gets the engine's types too (HostedList, ListName, ListStore…).
+@_exported public import LiveListEngine
 public import LiveListHTTP
 import LiveListHTML
 
@@ -169,9 +172,9 @@ public final class LiveListApp: Sendable {
 
 /// Holds the running HTTP server for `/metrics` and `stop()`.
 final class ServerBox: @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = Mutex<Void>(())
     private var server: HTTPServer?
 
-    func set(_ server: HTTPServer) { lock.withLock { self.server = server } }
-    func get() -> HTTPServer? { lock.withLock { server } }
+    func set(_ server: HTTPServer) { lock.withLock { _ in self.server = server } }
+    func get() -> HTTPServer? { lock.withLock { _ in server } }
 }

@@ -1,29 +1,31 @@
+import Synchronization
+import LiveListEngine
 import LiveListHTTP
 
 /// Counters of the HTTP side, for `/metrics`.
 final class Metrics: @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = Mutex<Void>(())
     private var statuses: [Int: Int] = [:]
     private var streams = 0
     private var streamsTotal = 0
 
     func count(status: Int) {
-        lock.withLock { statuses[status, default: 0] += 1 }
+        lock.withLock { _ in statuses[status, default: 0] += 1 }
     }
 
     func streamOpened() {
-        lock.withLock {
+        lock.withLock { _ in
             streams += 1
             streamsTotal += 1
         }
     }
 
     func streamClosed() {
-        lock.withLock { streams -= 1 }
+        lock.withLock { _ in streams -= 1 }
     }
 
     var snapshot: (statuses: [Int: Int], streams: Int, streamsTotal: Int) {
-        lock.withLock { (statuses, streams, streamsTotal) }
+        lock.withLock { _ in (statuses, streams, streamsTotal) }
     }
 }
 

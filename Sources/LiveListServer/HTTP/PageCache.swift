@@ -1,3 +1,5 @@
+import Synchronization
+import LiveListEngine
 /// Rendered pages per list and version, cut where each request's own text goes, so that a page view
 /// only joins a few byte arrays. One entry per list (the newest version).
 ///
@@ -11,7 +13,7 @@ final class PageCache: @unchecked Sendable {
     let rootMarker: String
     let csrfMarker: String
 
-    private let lock = Lock()
+    private let lock = Mutex<Void>(())
     private var pages: [ListName: (version: Int, parts: PageParts)] = [:]
 
     init() {
@@ -25,14 +27,14 @@ final class PageCache: @unchecked Sendable {
     var markers: [String] { [rootMarker, csrfMarker] }
 
     func parts(_ name: ListName, version: Int) -> PageParts? {
-        lock.withLock {
+        lock.withLock { _ in
             guard let page = pages[name], page.version == version else { return nil }
             return page.parts
         }
     }
 
     func store(_ name: ListName, version: Int, parts: PageParts) {
-        lock.withLock { pages[name] = (version, parts) }
+        lock.withLock { _ in pages[name] = (version, parts) }
     }
 
     /// Cuts the template's output at the markers.

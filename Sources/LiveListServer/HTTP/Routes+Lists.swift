@@ -1,3 +1,4 @@
+import LiveListEngine
 import Foundation
 import LiveListHTTP
 import LiveListHTML

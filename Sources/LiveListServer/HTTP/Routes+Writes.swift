@@ -1,3 +1,4 @@
+import LiveListEngine
 import LiveListHTTP
 import LiveListHTML
 

@@ -1,3 +1,4 @@
+public import LiveListEngine
 /// Everything the LiveList server can be told (the executable maps flags and environment onto it).
 public struct ServerConfiguration: Sendable {
     /// The address to listen on. Default 127.0.0.1 (never reachable from the network by default).

@@ -1,3 +1,4 @@
+import LiveListEngine
 import Mustache
 
 /// The page templates, parsed once at start-up from `--templates`: `page.mustache` (one list) and

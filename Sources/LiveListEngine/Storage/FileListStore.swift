@@ -27,7 +27,7 @@ import Darwin
 public final class FileListStore: ListStore, @unchecked Sendable {
     /// The directory.
     public let directory: String
-    private let lock = Lock()
+    private let lock = Mutex<Void>(())
     private var highWater: [String: Int] = [:]
     /// The open lock file; closing it releases the directory (-1 once closed).
     private var lockDescriptor: Int32
@@ -76,7 +76,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     /// Releases the directory for another process (or another store in this one), at once rather than
     /// when the last reference goes. Call it only once nothing writes through this store any more.
     public func unlock() {
-        let descriptor = lock.withLock { () -> Int32 in
+        let descriptor = lock.withLock { _ -> Int32 in
             defer { lockDescriptor = -1 }
             return lockDescriptor
         }
@@ -162,12 +162,12 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         for (name, version) in stored.highWater where version > ListVersion.maximum {
             throw StoreError("\(directory): list \(name) is at version \(version), beyond the largest version \(ListVersion.maximum); the data directory is corrupt")
         }
-        lock.withLock { highWater = stored.highWater }
+        lock.withLock { _ in highWater = stored.highWater }
         return stored
     }
 
     public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
-        try lock.withLock { () throws(StoreError) in
+        try lock.withLock { (_: inout Void) throws(StoreError) in
             guard version > (highWater[name] ?? 0) else { return }
             var next = highWater
             next[name] = version
@@ -299,7 +299,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         return names
     }
 
-    static func read(_ path: String) throws(StoreError) -> [UInt8] {
+    package static func read(_ path: String) throws(StoreError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw StoreError("cannot open \(path): \(errorText())")

@@ -18,7 +18,7 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
     public var detail: String
     /// For the operator's log only, never for an answer: what went wrong inside the server (a store
     /// error names the store's files).
-    var cause: String?
+    package var cause: String?
 
     public init(status: Int, code: String, detail: String) {
         self.status = status
@@ -193,7 +193,7 @@ public actor ListRegistry {
     }
 
     /// Every list that exists, for metrics.
-    func allLists() -> [HostedList] {
+    package func allLists() -> [HostedList] {
         lists.values.filter(\.exists)
     }
 
@@ -279,7 +279,7 @@ public actor ListRegistry {
 
     /// Adds a multiplexed stream to every list it names. A list that does not exist gets an empty
     /// reset at its high-water mark, and the stream joins it when it is created.
-    func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
+    package func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
         for name in names {
             while true {
                 let hosted = actor(for: name)
@@ -292,7 +292,7 @@ public actor ListRegistry {
     }
 
     /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
-    func forget(_ stream: MultiplexedStream) async {
+    package func forget(_ stream: MultiplexedStream) async {
         for name in stream.names.compactMap(ListName.init) {
             guard let hosted = lists[name] else { continue }
             await hosted.unsubscribe(stream.sink)

@@ -1,3 +1,4 @@
+import Synchronization
 /// Where lists keep what must survive a restart: each name's version high-water mark (versions are never
 /// reused), the bodies of JSON-driven lists and the tombstones of deleted ones, and the state of Swift
 /// apps such as the demo's todo list. A small protocol, so that another backend (PostgreSQL with
@@ -74,7 +75,7 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// A store in memory, for tests and ephemeral runs.
 public final class MemoryListStore: ListStore, @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = Mutex<Void>(())
     private var contents: StoredLists
 
     public init(_ contents: StoredLists = StoredLists()) {
@@ -82,36 +83,36 @@ public final class MemoryListStore: ListStore, @unchecked Sendable {
     }
 
     public func load() throws(StoreError) -> StoredLists {
-        lock.withLock { contents }
+        lock.withLock { _ in contents }
     }
 
     public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
-        lock.withLock { raise(name, to: version) }
+        lock.withLock { _ in raise(name, to: version) }
     }
 
     public func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) {
-        lock.withLock {
+        lock.withLock { _ in
             contents.jsonLists[name] = .init(version: version, body: body)
             raise(name, to: version)
         }
     }
 
     public func deleteJSONList(name: String, version: Int) throws(StoreError) {
-        lock.withLock {
+        lock.withLock { _ in
             contents.jsonLists.removeValue(forKey: name)
             raise(name, to: version)
         }
     }
 
     public func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) {
-        lock.withLock {
+        lock.withLock { _ in
             contents.appStates[name] = .init(version: version, bytes: bytes)
             raise(name, to: version)
         }
     }
 
     public func appState(name: String) throws(StoreError) -> StoredLists.AppState? {
-        lock.withLock { contents.appStates[name] }
+        lock.withLock { _ in contents.appStates[name] }
     }
 
     /// Called with the lock held.

@@ -1,3 +1,4 @@
+import Synchronization
 /// The sessions whose script has connected: bounded in number, expired when idle, and kept alive by
 /// an open stream.
 ///
@@ -12,9 +13,9 @@
 /// a doubly linked list ordered by when they were last seen, the most recent at the head; the links are
 /// indices into an array of slots, which freed slots are reused from. The order assumes that the `now`
 /// given to successive calls never goes back (the default, `ContinuousClock.now`, does not).
-final class SessionTable: @unchecked Sendable {
+package final class SessionTable: @unchecked Sendable {
     /// The most list names remembered per session, so one session cannot grow without bound.
-    static let maximumListsPerSession = 64
+    package static let maximumListsPerSession = 64
 
     private struct Slot {
         var id: String
@@ -26,7 +27,7 @@ final class SessionTable: @unchecked Sendable {
         var older: Int?
     }
 
-    private let lock = Lock()
+    private let lock = Mutex<Void>(())
     private var index: [String: Int] = [:]
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
@@ -35,29 +36,29 @@ final class SessionTable: @unchecked Sendable {
     private var oldestIdle: Int?
     /// The bytes of the list names held, for ``approximateBytes``.
     private var listBytes = 0
-    let capacity: Int
-    let idleTimeout: Duration
+    package let capacity: Int
+    package let idleTimeout: Duration
     private var evictionCount = 0
 
-    init(capacity: Int, idleTimeout: Duration) {
+    package init(capacity: Int, idleTimeout: Duration) {
         self.capacity = max(1, capacity)
         self.idleTimeout = idleTimeout
     }
 
     /// The number of sessions held.
-    var count: Int {
-        lock.withLock { index.count }
+    package var count: Int {
+        lock.withLock { _ in index.count }
     }
 
     /// The number of idle sessions evicted at the cap so far.
-    var evictions: Int {
-        lock.withLock { evictionCount }
+    package var evictions: Int {
+        lock.withLock { _ in evictionCount }
     }
 
     /// Records that a session's script opened a stream on `lists` (creating the session).
     /// Returns false when the table is full of sessions that all have open streams.
-    func streamOpened(_ id: String, lists: [String], now: ContinuousClock.Instant = .now) -> Bool {
-        lock.withLock {
+    package func streamOpened(_ id: String, lists: [String], now: ContinuousClock.Instant = .now) -> Bool {
+        lock.withLock { _ in
             let slot: Int
             if let existing = index[id] {
                 slot = existing
@@ -88,8 +89,8 @@ final class SessionTable: @unchecked Sendable {
     }
 
     /// Records that one of a session's streams ended.
-    func streamClosed(_ id: String, now: ContinuousClock.Instant = .now) {
-        lock.withLock {
+    package func streamClosed(_ id: String, now: ContinuousClock.Instant = .now) {
+        lock.withLock { _ in
             guard let slot = index[id], slots[slot].openStreams > 0 else { return }
             slots[slot].openStreams -= 1
             slots[slot].lastSeen = now
@@ -100,8 +101,8 @@ final class SessionTable: @unchecked Sendable {
     }
 
     /// Marks a session as active (an action).
-    func touch(_ id: String, now: ContinuousClock.Instant = .now) {
-        lock.withLock {
+    package func touch(_ id: String, now: ContinuousClock.Instant = .now) {
+        lock.withLock { _ in
             guard let slot = index[id] else { return }
             slots[slot].lastSeen = now
             if slots[slot].openStreams == 0 {
@@ -112,18 +113,18 @@ final class SessionTable: @unchecked Sendable {
     }
 
     /// Whether the table holds `id`.
-    func contains(_ id: String) -> Bool {
-        lock.withLock { index[id] != nil }
+    package func contains(_ id: String) -> Bool {
+        lock.withLock { _ in index[id] != nil }
     }
 
     /// Drops sessions idle past the timeout that have no open stream.
-    func expire(now: ContinuousClock.Instant = .now) {
-        lock.withLock { dropExpired(now: now) }
+    package func expire(now: ContinuousClock.Instant = .now) {
+        lock.withLock { _ in dropExpired(now: now) }
     }
 
     /// A rough size of the table in bytes (reported in `/metrics`).
-    var approximateBytes: Int {
-        lock.withLock { index.count * (32 + 64 + MemoryLayout<Slot>.stride) + listBytes }
+    package var approximateBytes: Int {
+        lock.withLock { _ in index.count * (32 + 64 + MemoryLayout<Slot>.stride) + listBytes }
     }
 
     // MARK: - The idle list (called with the lock held)

@@ -29,6 +29,8 @@ public struct ListCounters: Sendable, Equatable {
     public var bytesSent = 0
     public var resetsSent = 0
     public var coalescedViewers = 0
+
+    public init() {}
 }
 
 /// One list being served: its shared renderer (a render that does not depend on the viewer is done
@@ -75,7 +77,7 @@ public actor HostedList {
     /// Set once the registry dropped this actor (an unused placeholder); every later write is refused
     /// with ``WriteOutcome/retired(version:)`` and goes to a new actor for the name.
     private var isRetired = false
-    private(set) var counters = ListCounters()
+    package private(set) var counters = ListCounters()
     private var actionHandler: (@Sendable (ListAction) async -> Void)?
     /// For a list whose render reads the viewer: the render function, and each stream's own renderer.
     private let perViewer: (@Sendable (Viewer) -> [Section])?
@@ -459,7 +461,7 @@ public actor HostedList {
     }
 
     /// The snapshot's JSON, encoded once per version.
-    func snapshotJSON(for viewer: Viewer = .anonymous) -> [UInt8] {
+    package func snapshotJSON(for viewer: Viewer = .anonymous) -> [UInt8] {
         if perViewer != nil {
             return viewerSnapshot(viewer).encodedJSON()
         }
@@ -473,7 +475,7 @@ public actor HostedList {
     }
 
     /// The list root with its sections, for a full page.
-    func pageHTML(for viewer: Viewer = .anonymous) -> (html: String, version: Int) {
+    package func pageHTML(for viewer: Viewer = .anonymous) -> (html: String, version: Int) {
         let snapshot = perViewer != nil ? viewerSnapshot(viewer) : renderer.updater.snapshot
         return (
             configuration.adapter.renderRoot(
@@ -485,7 +487,7 @@ public actor HostedList {
 
     /// One changeset from `version` to now: empty operations when current, the logged changesets
     /// joined into one compacted diff, or a reset when `version` is too old, unknown or in the future.
-    func changes(since version: Int, for viewer: Viewer = .anonymous) -> ListChangeset {
+    package func changes(since version: Int, for viewer: Viewer = .anonymous) -> ListChangeset {
         let current = renderer.updater.version
         if perViewer != nil {
             // Per-viewer changesets are not logged: a viewer that missed some gets its state anew.
@@ -521,7 +523,7 @@ public actor HostedList {
     }
 
     /// Handles a browser event; false when nothing handles its type.
-    func handle(_ action: ListAction) async -> Bool {
+    package func handle(_ action: ListAction) async -> Bool {
         var known = false
         if let cell = action.cell, let (node, section) = findCell(cell) {
             switch action.type {
@@ -561,7 +563,7 @@ public actor HostedList {
     ///
     /// - Returns: false when this actor was retired (subscribe on the registry's new one).
     @discardableResult
-    func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil, viewer: Viewer = .anonymous) -> Bool {
+    package func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil, viewer: Viewer = .anonymous) -> Bool {
         guard !isRetired else { return false }
         guard !sink.isClosed else { return true }
         let current = renderer.updater.version
@@ -602,7 +604,7 @@ public actor HostedList {
     }
 
     /// Removes a stream (it ended).
-    func unsubscribe(_ sink: any EventSink) {
+    package func unsubscribe(_ sink: any EventSink) {
         let id = ObjectIdentifier(sink)
         subscriptions.removeValue(forKey: id)
         viewerRenderers.removeValue(forKey: id)

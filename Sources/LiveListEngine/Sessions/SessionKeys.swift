@@ -1,5 +1,4 @@
 import COpenSSL
-import LiveListHTTP
 
 /// Session ids, the cookies that carry them, and the CSRF tokens derived from them.
 ///
@@ -13,19 +12,23 @@ import LiveListHTTP
 /// for the script and in hidden fields for forms. A token is valid while it matches the cookie's
 /// session, so crawlers and load generators cannot fill memory, and a forged request without the
 /// cookie cannot act. Tags and tokens are compared in constant time.
-struct SessionKeys: Sendable {
+package struct SessionKeys: Sendable {
     /// The server secret (32 bytes), kept in the data directory so cookies and tokens survive restarts.
-    let secret: [UInt8]
+    package let secret: [UInt8]
+
+    package init(secret: [UInt8]) {
+        self.secret = secret
+    }
 
     /// The name of the session cookie.
-    static let cookieName = "livelist_session"
+    package static let cookieName = "livelist_session"
 
     /// The hex digits of a session id and of its tag.
-    static let idLength = 32
-    static let tagLength = 32
+    package static let idLength = 32
+    package static let tagLength = 32
 
     /// A new session: its id, and the cookie value that carries the id with its tag.
-    func mintSession() -> (id: String, cookie: String) {
+    package func mintSession() -> (id: String, cookie: String) {
         var generator = SystemRandomNumberGenerator()
         let id = Self.hex((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
         return (id, id + tag(for: id))
@@ -33,7 +36,7 @@ struct SessionKeys: Sendable {
 
     /// The session id that a session cookie's value carries, when the server minted it; nil for any
     /// other value (made up, altered, signed with another secret, or from before tags).
-    func sessionID(fromCookie value: String) -> String? {
+    package func sessionID(fromCookie value: String) -> String? {
         let bytes = Array(value.utf8)
         guard bytes.count == Self.idLength + Self.tagLength, bytes.allSatisfy(Self.isLowercaseHex) else {
             return nil
@@ -45,23 +48,18 @@ struct SessionKeys: Sendable {
         return id
     }
 
-    /// The verified session of a request's cookie, or nil (no cookie, or one the server did not mint).
-    func session(from request: HTTPRequest) -> String? {
-        request.cookie(Self.cookieName).flatMap(sessionID(fromCookie:))
-    }
-
     /// Whether `id` has the shape of a session id (so that nothing else is ever stored or echoed).
-    static func isSessionID(_ id: String) -> Bool {
+    package static func isSessionID(_ id: String) -> Bool {
         id.utf8.count == idLength && id.utf8.allSatisfy(isLowercaseHex)
     }
 
     /// The CSRF token of a session.
-    func csrfToken(for sessionID: String) -> String {
+    package func csrfToken(for sessionID: String) -> String {
         hmacSHA256(key: secret, message: Array(("livelist-csrf:" + sessionID).utf8))
     }
 
     /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
-    func verify(token: String, sessionID: String) -> Bool {
+    package func verify(token: String, sessionID: String) -> Bool {
         guard Self.isSessionID(sessionID) else { return false }
         return constantTimeEqual(Array(csrfToken(for: sessionID).utf8), Array(token.utf8))
     }
@@ -75,7 +73,7 @@ struct SessionKeys: Sendable {
         (0x30 ... 0x39).contains(byte) || (0x61 ... 0x66).contains(byte)
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
@@ -88,7 +86,7 @@ struct SessionKeys: Sendable {
 }
 
 /// HMAC-SHA256 of `message` under `key`, as lowercase hex (OpenSSL).
-func hmacSHA256(key: [UInt8], message: [UInt8]) -> String {
+package func hmacSHA256(key: [UInt8], message: [UInt8]) -> String {
     var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
     var length: UInt32 = 0
     _ = key.withUnsafeBytes { key in
@@ -102,7 +100,7 @@ func hmacSHA256(key: [UInt8], message: [UInt8]) -> String {
 
 /// Whether two byte strings are equal, in a time that depends only on their lengths (for tags, tokens
 /// and credentials, whose bytes must not leak through timing).
-func constantTimeEqual(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
+package func constantTimeEqual(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
     guard expected.count == given.count else { return false }
     var difference: UInt8 = 0
     for index in 0 ..< expected.count {

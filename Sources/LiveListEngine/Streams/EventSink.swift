@@ -1,3 +1,4 @@
+import Synchronization
 /// Where a list's events are written: an SSE response stream (the server's `HTTPStream`), or a fake in
 /// tests. Every method may be called from any thread.
 public protocol EventSink: AnyObject, Sendable {
@@ -40,14 +41,14 @@ final class Subscription: @unchecked Sendable {
 /// The state of one multiplexed stream (`GET /events?list=A&list=B`): the version of each of its
 /// lists, which together form every event's `id:` (`A:3,B:7`), so that `Last-Event-ID` resumes them all.
 public final class MultiplexedStream: @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = Mutex<Void>(())
     /// The stream's lists, in their order in the URL.
     let names: [String]
     private var versions: [String: Int]
     let sink: any EventSink
 
     /// Creates the state for `names` (in their order in the URL), at the given versions.
-    init(sink: any EventSink, names: [String], versions: [String: Int]) {
+    package init(sink: any EventSink, names: [String], versions: [String: Int]) {
         self.sink = sink
         self.names = names
         self.versions = versions
@@ -55,7 +56,7 @@ public final class MultiplexedStream: @unchecked Sendable {
 
     /// Records that `name` is now at `version` and returns the event's id: the whole vector.
     func advance(_ name: String, to version: Int) -> String {
-        lock.withLock {
+        lock.withLock { _ in
             versions[name] = version
             return names.map { "\($0):\(versions[$0] ?? 0)" }.joined(separator: ",")
         }
@@ -63,7 +64,7 @@ public final class MultiplexedStream: @unchecked Sendable {
 
     /// Parses a version vector (`A:3,B:7`); nil when malformed. Names that are not list names make it
     /// malformed; a name listed twice keeps its last version.
-    static func parseVector(_ text: String) -> [String: Int]? {
+    package static func parseVector(_ text: String) -> [String: Int]? {
         var result: [String: Int] = [:]
         guard !text.isEmpty else { return result }
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
