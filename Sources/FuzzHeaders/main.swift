@@ -82,7 +82,7 @@ enum HeaderFuzzing {
                 case .absent: check(ifNoneMatch?.contains("*") == true && ifMatch == nil, "absent without If-None-Match: *")
                 }
             case let .failure(answer):
-                check(answer.status == 400, "writeCondition refused with \(answer.status)")
+                check(answer.status == .badRequest, "writeCondition refused with \(answer.status.code)")
             }
         }
     }

@@ -45,7 +45,7 @@ private func decode(_ text: String, limits: JSONListLimits = JSONListLimits()) t
         (#"{"sections": [{"id": "\ud800", "cells": []}]}"#, "malformed_json", 400, "at byte 22: lone high surrogate"),
     ])
     func refusesWithCodeAndPath(body: String, code: String, status: Int, detail: String) {
-        #expect(throws: ListStateError(code: code, detail: detail, status: status)) {
+        #expect(throws: ListStateError(code: code, detail: detail, isMalformedJSON: status == 400)) {
             try decode(body)
         }
     }

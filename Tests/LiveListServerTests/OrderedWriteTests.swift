@@ -87,12 +87,12 @@ import Testing
         let absentButExists = await #expect(throws: ListWriteError.self) {
             try await registry.put(name("p"), body: body(["a"]), precondition: .exists)
         }
-        #expect(absentButExists?.status == 412)
+        #expect(absentButExists?.kind == .preconditionFailed)
         #expect(try await registry.put(name("p"), body: body(["a"]), precondition: .absent).created)
         let existsButAbsent = await #expect(throws: ListWriteError.self) {
             try await registry.put(name("p"), body: body(["b"]), precondition: .absent)
         }
-        #expect(existsButAbsent?.status == 412)
+        #expect(existsButAbsent?.kind == .preconditionFailed)
         #expect(try await registry.put(name("p"), body: body(["b"]), precondition: .exists).changeset.version == 2)
         // Racing conditional writes on one version: exactly one wins.
         let wins = await withTaskGroup(of: Bool.self) { group in
@@ -111,7 +111,7 @@ import Testing
         let registry = try await ListRegistry(store: store)
         #expect(try await registry.put(name("v"), body: body(["b"]), ifMatch: nil).changeset.version == ListVersion.maximum)
         let error = await #expect(throws: ListWriteError.self) { try await registry.put(name("v"), body: body(["c"]), ifMatch: nil) }
-        #expect(error?.status == 409)
+        #expect(error?.kind == .conflict)
         #expect(error?.code == "version_exhausted")
         let deletion = await #expect(throws: ListWriteError.self) { try await registry.delete(name("v")) }
         #expect(deletion?.code == "version_exhausted")
@@ -125,7 +125,7 @@ import Testing
         let before = await registry.list(name("f"))!.snapshotJSON()
         store.failing = true
         let error = await #expect(throws: ListWriteError.self) { try await registry.put(name("f"), body: body(["b", "c"]), ifMatch: nil) }
-        #expect(error?.status == 500)
+        #expect(error?.kind == .storageFailed)
         #expect(error?.detail.contains(store.path) == false, "no server path in an answer: \(String(describing: error))")
         #expect(error?.cause?.contains(store.path) == true, "the operator's log gets the reason")
         let list = try #require(await registry.list(name("f")))

@@ -24,13 +24,13 @@ private struct Line: IdentifiableComponent, Equatable {
     @Test func ifMatchAndOwnershipAreEnforced() async throws {
         let registry = try await ListRegistry(store: MemoryListStore())
         _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)
-        await #expect(throws: ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version 7, the list is at 1")) {
+        await #expect(throws: ListWriteError(.preconditionFailed, code: "version_mismatch", detail: "If-Match names version 7, the list is at 1")) {
             try await registry.put(name("g"), body: body(["b"]), ifMatch: 7)
         }
         _ = try await registry.hostApp(name("app"), sections: [Section(id: "s", cells: [CellNode(Line(id: "x"))])])
         await #expect(throws: ListWriteError.self) { try await registry.put(name("app"), body: body([]), ifMatch: nil) }
         let error = await #expect(throws: ListWriteError.self) { try await registry.delete(name("app")) }
-        #expect(error?.status == 409)
+        #expect(error?.kind == .conflict)
     }
 
     @Test func badBodiesKeepTheirStatusAndPath() async throws {
@@ -38,7 +38,7 @@ private struct Line: IdentifiableComponent, Equatable {
         let error = await #expect(throws: ListWriteError.self) {
             try await registry.put(name("g"), body: Array(#"{"sections":[{"id":"a","cells":[{"id":"x","text":"1"},{"id":"x","text":"2"}]}]}"#.utf8), ifMatch: nil)
         }
-        #expect(error == ListWriteError(status: 422, code: "duplicate_key", detail: #"sections[0].cells[1].id: duplicate "x""#))
+        #expect(error == ListWriteError(.invalid, code: "duplicate_key", detail: #"sections[0].cells[1].id: duplicate "x""#))
         #expect(await registry.list(name("g")) == nil, "a refused PUT creates nothing")
     }
 

@@ -430,7 +430,7 @@ struct Answer {
                                        ("5", nil), (nil, "\"5\""), (nil, ""), (nil, "W/\"5\""), (nil, "*, \"5\"")] as [(String?, String?)] {
             #expect(condition(ifMatch, ifNoneMatch) == nil, "\(String(describing: ifMatch)) \(String(describing: ifNoneMatch))")
             if case let .failure(answer) = HeaderParsing.writeCondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch) {
-                #expect(answer.status == 400)
+                #expect(answer.status == .badRequest)
             }
         }
     }

@@ -145,7 +145,7 @@ public actor HostedList {
     /// A failed store write: its cause (which names the store's files) stays out of the detail, for
     /// the operator's log only.
     private func storageFailed(_ what: String, _ error: any Error) -> ListWriteError {
-        var failure = ListWriteError(status: 500, code: "storage_failed", detail: what)
+        var failure = ListWriteError(.storageFailed, code: "storage_failed", detail: what)
         failure.cause = "\(name): \(what): \(error)"
         return failure
     }
@@ -154,7 +154,7 @@ public actor HostedList {
     private func nextVersion() throws(ListWriteError) -> Int {
         let current = renderer.updater.version
         guard current < ListVersion.maximum else {
-            throw ListWriteError(status: 409, code: "version_exhausted",
+            throw ListWriteError(.conflict, code: "version_exhausted",
                                  detail: "\(name) is at version \(current), the largest a client can hold exactly; it takes no more writes")
         }
         return current + 1
@@ -278,18 +278,18 @@ public actor HostedList {
             break
         case let .version(expected):
             guard exists else {
-                throw ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version \(expected), the list does not exist")
+                throw ListWriteError(.preconditionFailed, code: "version_mismatch", detail: "If-Match names version \(expected), the list does not exist")
             }
             guard expected == current else {
-                throw ListWriteError(status: 412, code: "version_mismatch", detail: "If-Match names version \(expected), the list is at \(current)")
+                throw ListWriteError(.preconditionFailed, code: "version_mismatch", detail: "If-Match names version \(expected), the list is at \(current)")
             }
         case .exists:
             guard exists else {
-                throw ListWriteError(status: 412, code: "precondition_failed", detail: "If-Match: * and the list does not exist")
+                throw ListWriteError(.preconditionFailed, code: "precondition_failed", detail: "If-Match: * and the list does not exist")
             }
         case .absent:
             guard !exists else {
-                throw ListWriteError(status: 412, code: "precondition_failed", detail: "If-None-Match: * and the list exists, at version \(current)")
+                throw ListWriteError(.preconditionFailed, code: "precondition_failed", detail: "If-None-Match: * and the list exists, at version \(current)")
             }
         }
         if let jsonState, jsonState.state == state {
@@ -298,7 +298,7 @@ public actor HostedList {
         }
         _ = try nextVersion()
         if !exists, let quota, !quota.take() {
-            throw ListWriteError(status: 422, code: "too_many_lists", detail: "the server holds its limit of \(quota.limit) JSON lists")
+            throw ListWriteError(.limitReached, code: "too_many_lists", detail: "the server holds its limit of \(quota.limit) JSON lists")
         }
         let previous = renderer.data
         let changeset: ListChangeset
@@ -327,7 +327,7 @@ public actor HostedList {
     func delete() throws(ListWriteError) -> WriteOutcome {
         guard !isRetired else { return .retired(version: renderer.updater.version) }
         guard jsonState != nil else {
-            throw ListWriteError(status: 404, code: "not_found", detail: "no list named \(name)")
+            throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
         }
         let from = renderer.updater.version
         let final = ListChangeset(
@@ -419,7 +419,7 @@ public actor HostedList {
         _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
     ) throws -> Bool {
         guard let appState, let state = appState.value as? State else {
-            throw ListWriteError(status: 500, code: "internal", detail: "\(name) does not keep a state of type \(State.self)")
+            throw ListWriteError(.internal, code: "internal", detail: "\(name) does not keep a state of type \(State.self)")
         }
         var next = state
         try change(&next)
@@ -428,7 +428,7 @@ public actor HostedList {
         do {
             bytes = try encodeState(next)
         } catch {
-            throw ListWriteError(status: 500, code: "internal", detail: "the state of \(name) does not encode: \(error)")
+            throw ListWriteError(.internal, code: "internal", detail: "the state of \(name) does not encode: \(error)")
         }
         let current = renderer.updater.version
         _ = try nextVersion()

@@ -11,22 +11,47 @@ public struct RegistryLimits: Sendable {
     public init() {}
 }
 
-/// A write that cannot be done, with its HTTP status and a stable error code.
+/// A write that cannot be done: what kind of refusal it is, a stable code, and a detail for people.
+/// The engine knows no protocol; the layer above maps each kind onto its own (the routes answer HTTP
+/// statuses, in one place).
 public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var status: Int
+    /// What kind of refusal.
+    public enum Kind: Sendable, Hashable {
+        /// The body is not JSON at all.
+        case malformed
+        /// The body is JSON but breaks the list schema or its limits.
+        case invalid
+        /// The write contradicts the list's state: it exists already, Swift code owns it, or its
+        /// versions are exhausted.
+        case conflict
+        /// The caller's precondition (a version, existence or absence) does not hold.
+        case preconditionFailed
+        /// There is no such list.
+        case notFound
+        /// A server-wide limit (the number of lists) is reached.
+        case limitReached
+        /// The store could not keep the write; nothing changed.
+        case storageFailed
+        /// A fault of the server itself.
+        case `internal`
+    }
+
+    public var kind: Kind
+    /// A stable word for programs, such as `version_mismatch`.
     public var code: String
+    /// What is wrong, for people.
     public var detail: String
     /// For the operator's log only, never for an answer: what went wrong inside the server (a store
     /// error names the store's files).
     package var cause: String?
 
-    public init(status: Int, code: String, detail: String) {
-        self.status = status
+    public init(_ kind: Kind, code: String, detail: String) {
+        self.kind = kind
         self.code = code
         self.detail = detail
     }
 
-    public var description: String { "\(status) \(code): \(detail)" }
+    public var description: String { "\(code): \(detail)" }
 }
 
 /// Every list being served, by name: the app lists that Swift code registers and the JSON-driven lists
@@ -106,11 +131,11 @@ public actor ListRegistry {
             var moved: [Subscription] = []
             if let existing = lists[name] {
                 guard existing.owner == .json, !existing.exists else {
-                    throw ListWriteError(status: 409, code: "list_exists", detail: "a list named \(name) is already served")
+                    throw ListWriteError(.conflict, code: "list_exists", detail: "a list named \(name) is already served")
                 }
                 guard let retired = await existing.retireForApp() else {
                     if lists[name] === existing, existing.exists {
-                        throw ListWriteError(status: 409, code: "list_exists", detail: "a list named \(name) is already served")
+                        throw ListWriteError(.conflict, code: "list_exists", detail: "a list named \(name) is already served")
                     }
                     continue
                 }
@@ -206,12 +231,12 @@ public actor ListRegistry {
         do {
             state = try JSONListState.decode(body, limits: limits.listLimits)
         } catch {
-            throw ListWriteError(status: error.status, code: error.code, detail: error.detail)
+            throw ListWriteError(error.isMalformedJSON ? .malformed : .invalid, code: error.code, detail: error.detail)
         }
         while true {
             let hosted = actor(for: name)
             guard hosted.owner == .json else {
-                throw ListWriteError(status: 409, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be written over HTTP")
+                throw ListWriteError(.conflict, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be written over HTTP")
             }
             let outcome: HostedList.WriteOutcome
             do {
@@ -244,10 +269,10 @@ public actor ListRegistry {
     public func delete(_ name: ListName) async throws(ListWriteError) -> ListChangeset {
         while true {
             guard let hosted = lists[name] else {
-                throw ListWriteError(status: 404, code: "not_found", detail: "no list named \(name)")
+                throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
             }
             guard hosted.owner == .json else {
-                throw ListWriteError(status: 409, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be deleted over HTTP")
+                throw ListWriteError(.conflict, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be deleted over HTTP")
             }
             let outcome: HostedList.WriteOutcome
             do {
@@ -263,7 +288,7 @@ public actor ListRegistry {
             case let .retired(version):
                 forget(hosted, version: version)
             case .created, .unchanged:
-                throw ListWriteError(status: 500, code: "internal", detail: "a deletion of \(name) had an unexpected outcome")
+                throw ListWriteError(.internal, code: "internal", detail: "a deletion of \(name) had an unexpected outcome")
             }
         }
     }

@@ -74,20 +74,20 @@ public struct JSONListLimits: Sendable, Equatable {
     }
 }
 
-/// Why a PUT body was refused: a stable code, the HTTP status, and a detail naming the path.
+/// Why a list body was refused: a stable code and a detail naming the path.
 public struct ListStateError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A stable word for programs: `malformed_json`, `invalid_type`, `missing_field`, `unknown_field`,
     /// `duplicate_key`, `invalid_key`, `too_long`, `too_many_sections`, `too_many_cells`.
     public var code: String
     /// What is wrong and where, e.g. `sections[2].cells[5].id: duplicate "abc"`.
     public var detail: String
-    /// 400 for malformed JSON, 422 for valid JSON that breaks the schema.
-    public var status: Int
+    /// True when the text is not JSON at all; false for JSON that breaks the schema or its limits.
+    public var isMalformedJSON: Bool
 
-    public init(code: String, detail: String, status: Int = 422) {
+    public init(code: String, detail: String, isMalformedJSON: Bool = false) {
         self.code = code
         self.detail = detail
-        self.status = status
+        self.isMalformedJSON = isMalformedJSON
     }
 
     public var description: String {
@@ -98,7 +98,7 @@ public struct ListStateError: Error, Equatable, Sendable, CustomStringConvertibl
 extension JSONListState {
     /// Decodes and validates a PUT body.
     ///
-    /// - Throws: ``ListStateError`` with status 400 (`malformed_json`) for text that is not JSON, and 422
+    /// - Throws: ``ListStateError`` marked ``ListStateError/isMalformedJSON`` (`malformed_json`) for text that is not JSON, and unmarked
     ///   for JSON that breaks the schema or the limits; the detail names the offending path.
     public static func decode(
         _ body: [UInt8],
@@ -108,7 +108,7 @@ extension JSONListState {
         do {
             value = try JSONParser.parse(body)
         } catch {
-            throw ListStateError(code: "malformed_json", detail: error.description, status: 400)
+            throw ListStateError(code: "malformed_json", detail: error.description, isMalformedJSON: true)
         }
         var decoder = StateDecoder(limits: limits)
         return try decoder.decodeState(value)

@@ -1,24 +1,6 @@
 public import LiveListEngine
-import LiveListHTTP
+package import LiveListHTTP
 import LiveListHTML
-
-/// The JSON error body of the contract: `{"error": CODE, "detail": TEXT}`.
-func errorResponse(_ status: Int, _ code: String, _ detail: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-    var response = HTTPResponse.json(errorBody(code: code, detail: detail), status: HTTPStatus(status))
-    for (name, value) in headers {
-        response.headers.set(name, value)
-    }
-    return response
-}
-
-func errorBody(code: String, detail: String) -> [UInt8] {
-    Array("{\"error\":\(quoted(code)),\"detail\":\(quoted(detail))}".utf8)
-}
-
-/// The formatter the HTTP layer uses for its own refusals, so they have the same shape.
-let liveListErrorFormatter: HTTPErrorFormatter = { error in
-    ("application/json", errorBody(code: error.code, detail: error.detail))
-}
 
 extension HTTPRequest {
     /// The value of the cookie `name`, if sent.
@@ -184,19 +166,19 @@ extension HeaderParsing {
     /// write path, from its `If-Match` and `If-None-Match` values (each field's lines joined
     /// with commas), or the 400 answer: both at once, a weak or foreign tag, tags of different versions,
     /// or an `If-None-Match` other than `*` (a PUT replaces the whole list, so only "not at all" makes sense).
-    package static func writeCondition(ifMatch: String?, ifNoneMatch: String?) -> Result<WritePrecondition, ErrorAnswer> {
+    package static func writeCondition(ifMatch: String?, ifNoneMatch: String?) -> Result<WritePrecondition, HTTPError> {
         switch (ifMatch, ifNoneMatch) {
         case (nil, nil):
             return .success(.none)
         case (.some, .some):
-            return .failure(ErrorAnswer(400, "conflicting_preconditions", "If-Match and If-None-Match: send one of them"))
+            return .failure(HTTPError(.badRequest, code: "conflicting_preconditions", detail: "If-Match and If-None-Match: send one of them"))
         case let (ifMatch?, nil):
             if ifMatch.trimmingSpaces == "*" {
                 return .success(.exists)
             }
             // A list is fine as long as every tag names the same version (`"5", "5-gzip"`); empty
             // elements are ignored (RFC 9110 section 5.6.1.2).
-            let malformed = ErrorAnswer(400, "malformed_if_match", "If-Match: \(quoted(ifMatch)) is not a version in quotes (\"5\") or *")
+            let malformed = HTTPError(.badRequest, code: "malformed_if_match", detail: "If-Match: \(quoted(ifMatch)) is not a version in quotes (\"5\") or *")
             var versions: Set<Int> = []
             for tag in ifMatch.split(separator: ",", omittingEmptySubsequences: false) where !tag.trimmingSpaces.isEmpty {
                 guard let version = entityTag(tag) else { return .failure(malformed) }
@@ -204,12 +186,12 @@ extension HeaderParsing {
             }
             guard let version = versions.first else { return .failure(malformed) }
             guard versions.count == 1 else {
-                return .failure(ErrorAnswer(400, "malformed_if_match", "If-Match: \(quoted(ifMatch)) names several versions; name one (\"5\")"))
+                return .failure(HTTPError(.badRequest, code: "malformed_if_match", detail: "If-Match: \(quoted(ifMatch)) names several versions; name one (\"5\")"))
             }
             return .success(.version(version))
         case let (nil, ifNoneMatch?):
             guard ifNoneMatch.trimmingSpaces == "*" else {
-                return .failure(ErrorAnswer(400, "malformed_if_none_match", "If-None-Match: \(quoted(ifNoneMatch)); a PUT understands only * (create, never replace)"))
+                return .failure(HTTPError(.badRequest, code: "malformed_if_none_match", detail: "If-None-Match: \(quoted(ifNoneMatch)); a PUT understands only * (create, never replace)"))
             }
             return .success(.absent)
         }

@@ -25,12 +25,12 @@ extension LiveListApp {
     }
 
     /// The list named by the route's `:name`, or the 404 answer.
-    func hostedList(_ request: HTTPRequest) async -> Result<HostedList, ErrorAnswer> {
+    func hostedList(_ request: HTTPRequest) async -> Result<HostedList, HTTPError> {
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
-            return .failure(ErrorAnswer(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? ""))"))
+            return .failure(HTTPError(.notFound, code: "not_found", detail: "no list named \(quoted(request.pathParameters["name"] ?? ""))"))
         }
         guard let list = await registry.list(name) else {
-            return .failure(ErrorAnswer(404, "not_found", "no list named \(name)"))
+            return .failure(HTTPError(.notFound, code: "not_found", detail: "no list named \(name)"))
         }
         return .success(list)
     }
@@ -214,22 +214,5 @@ extension LiveListApp {
             }
             Task { await registry.subscribe(multiplexed, names: listNames, since: resume, viewer: Viewer(session: session)) }
         }
-    }
-}
-
-/// An error answer on its way out.
-package struct ErrorAnswer: Error, Equatable {
-    package var status: Int
-    package var code: String
-    package var detail: String
-
-    package init(_ status: Int, _ code: String, _ detail: String) {
-        self.status = status
-        self.code = code
-        self.detail = detail
-    }
-
-    var response: HTTPResponse {
-        errorResponse(status, code, detail)
     }
 }

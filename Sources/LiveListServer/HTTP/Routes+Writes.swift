@@ -8,13 +8,13 @@ extension LiveListApp {
     /// also not behind nginx.
     func refuseWrite(_ request: HTTPRequest) -> HTTPResponse? {
         refuseUnlessAuthorized(request, token: configuration.writeToken, what: "writes", tokenName: "write token",
-                               forbidden: ErrorAnswer(403, "writes_need_token", "this server accepts writes only from loopback clients until a write token is configured (--write-token)"))
+                               forbidden: HTTPError(.forbidden, code: "writes_need_token", detail: "this server accepts writes only from loopback clients until a write token is configured (--write-token)"))
     }
 
     /// Nil when `request` may go on. With `token`, it must say `Authorization: Bearer TOKEN` (the
     /// scheme in any case; 401 otherwise); without one, it must come from a loopback client through no
     /// proxy (`forbidden` otherwise).
-    func refuseUnlessAuthorized(_ request: HTTPRequest, token: String?, what: String, tokenName: String, forbidden: ErrorAnswer) -> HTTPResponse? {
+    func refuseUnlessAuthorized(_ request: HTTPRequest, token: String?, what: String, tokenName: String, forbidden: HTTPError) -> HTTPResponse? {
         if let token {
             let given = request.headers["Authorization"] ?? ""
             // The scheme is not secret; the credentials are compared in constant time.
@@ -93,11 +93,12 @@ extension LiveListApp {
     /// The answer to a write that failed. A failure of the server (5xx, such as storage) is logged whole
     /// and answered without its cause, which can name the server's files.
     func writeFailure(_ error: ListWriteError, _ request: HTTPRequest) -> HTTPResponse {
-        guard error.status >= 500 else {
-            return errorResponse(error.status, error.code, error.detail)
+        let status = error.kind.status
+        guard status.code >= 500 else {
+            return errorResponse(HTTPError(status, code: error.code, detail: error.detail))
         }
         configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
-        return errorResponse(error.status, error.code, "the server could not complete this write; its log says why")
+        return errorResponse(HTTPError(status, code: error.code, detail: "the server could not complete this write; its log says why"))
     }
 
     /// `POST /lists/NAME/actions`: a browser event for the app. JSON with `X-CSRF-Token` is answered
