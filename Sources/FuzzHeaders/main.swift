@@ -1,4 +1,4 @@
-// libFuzzer harness for the header helpers (LiveListServer's HeaderParsing, LiveListHTTP's media types): cookies, q-values,
+// libFuzzer harness for the header helpers (LiveListHTTP's HeaderParsing and media types, LiveListServer's list-specific parsers): cookies, q-values,
 // forms, percent-decoding, action values, versions, entity tags, bearer credentials and the conditions
 // of a PUT. Build and run it with
 // Scripts/fuzz-headers.sh, which compiles it with -sanitize=fuzzer,address -DFUZZING; a plain build
@@ -51,7 +51,7 @@ enum HeaderFuzzing {
         }
         let decoded = HeaderParsing.form(encoded)["k"]
         check(decoded == String(validating: bytes, as: UTF8.self), "form does not invert percent-encoding")
-        _ = HeaderParsing.percentDecode(bytes[split...])
+        _ = HeaderParsing.formDecode(bytes[split...])
 
         let (type, cell) = HeaderParsing.action(text)
         if let cell {

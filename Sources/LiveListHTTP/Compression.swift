@@ -160,13 +160,14 @@ func acceptsGzip(_ header: String?) -> Bool {
     guard let header else { return false }
     var star: Double?
     for item in header.split(separator: ",") {
-        let parts = item.split(separator: ";").map { trimmed($0) }
+        let parts = item.split(separator: ";").map(\.trimmingSpaces)
         guard let coding = parts.first?.lowercased() else { continue }
         var q = 1.0
         for parameter in parts.dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
-            if pair.count == 2, trimmed(pair[0]).lowercased() == "q" {
-                q = Double(trimmed(pair[1])) ?? 0
+            if pair.count == 2, pair[0].trimmingSpaces.lowercased() == "q" {
+                // A weight that is not a q-value (RFC 9110 section 12.4.2) refuses the coding.
+                q = HeaderParsing.qValue(pair[1].trimmingSpaces) ?? 0
             }
         }
         if coding == "gzip" || coding == "x-gzip" {
@@ -177,11 +178,6 @@ func acceptsGzip(_ header: String?) -> Bool {
         }
     }
     return (star ?? 0) > 0
-}
-
-/// `text` without surrounding spaces and tabs.
-private func trimmed(_ text: Substring) -> String {
-    String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
 }
 
 /// gzip of `bytes` (one shot), or nil if zlib fails.

@@ -170,7 +170,8 @@ enum TargetDecoder {
         return nil
     }
 
-    /// Percent-decodes bytes; nil when a `%` is not followed by two hex digits.
+    /// Percent-decodes bytes (paths, queries and forms all use it); nil when a `%` is not followed by
+    /// two hex digits.
     static func percentDecode(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)

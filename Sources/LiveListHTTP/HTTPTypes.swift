@@ -192,7 +192,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 }
 
 extension StringProtocol {
-    var trimmingSpaces: Substring {
+    /// The text without surrounding spaces and tabs (optional whitespace, RFC 9110 section 5.6.3).
+    package var trimmingSpaces: Substring {
         var text = Substring(self)
         while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
         while let last = text.last, last == " " || last == "\t" { text.removeLast() }

@@ -154,7 +154,7 @@ public final class LiveListApp: Sendable {
         if trustedProxies.contains(request.remoteAddress), let forwarded = request.headers["X-Forwarded-For"],
             let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty
         {
-            client = last
+            client = String(last)
         }
         let bytes: String
         switch response.body {
