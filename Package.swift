@@ -29,12 +29,12 @@ let package = Package(
     targets: [
         // The staged differ: generic, depends on nothing.
         .target(name: "ListDiff", swiftSettings: strict),
-        // The HTML writer (bytes, escaping) and its result-builder DSL; depends on nothing.
+        // The HTML writer (bytes, escaping) and its result-builder DSL, and the JSON writer; depends on nothing.
         .target(name: "Markup", swiftSettings: strict),
         // Components, nodes, builders, Renderer, Adapter and Updater protocols.
         .target(name: "LiveList", dependencies: ["ListDiff", "Markup"], swiftSettings: strict),
         // HTMLAdapter, PatchUpdater, ReloadDataUpdater, changeset and snapshot JSON, JSON-driven lists.
-        .target(name: "LiveListHTML", dependencies: ["LiveList"], swiftSettings: strict),
+        .target(name: "LiveListHTML", dependencies: ["LiveList", "Markup"], swiftSettings: strict),
         // The live engine, knowing no HTTP: hosted lists (one ordered write path each), versions, change
         // logs, fan-out to event sinks, sessions, and the ListStore seam with the embedded file store.
         .target(name: "LiveListEngine", dependencies: ["LiveListHTML", "COpenSSL"], swiftSettings: strict),
@@ -54,7 +54,7 @@ let package = Package(
         // not named CSystem, which apple/swift-system (brought by package-benchmark and SwiftNIO) takes.
         .target(name: "CHTTPSystem"),
         // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.
-        .target(name: "LiveListHTTP", dependencies: ["CHTTPSystem", "CZlib", "COpenSSL"], swiftSettings: strict),
+        .target(name: "LiveListHTTP", dependencies: ["Markup", "CHTTPSystem", "CZlib", "COpenSSL"], swiftSettings: strict),
         // zlib (zlib1g-dev): gzip for pages, JSON and static files.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 

@@ -1,3 +1,5 @@
+import Markup
+
 /// A request method. The parser knows these; any other token is answered 501.
 public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
     case GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH
@@ -223,31 +225,12 @@ public typealias HTTPErrorFormatter = @Sendable (HTTPError) -> (contentType: Str
 
 /// The default formatter: `{"error": CODE, "detail": TEXT}` as `application/json`.
 public let defaultHTTPErrorFormatter: HTTPErrorFormatter = { error in
-    var text = "{\"error\":"
-    appendJSONString(error.code, to: &text)
-    text += ",\"detail\":"
-    appendJSONString(error.detail, to: &text)
-    text += "}"
-    return ("application/json", Array(text.utf8))
-}
-
-func appendJSONString(_ value: String, to text: inout String) {
-    text += "\""
-    for scalar in value.unicodeScalars {
-        switch scalar {
-        case "\"": text += "\\\""
-        case "\\": text += "\\\\"
-        case "\n": text += "\\n"
-        case "\r": text += "\\r"
-        case "\t": text += "\\t"
-        default:
-            if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                text.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    text += "\""
+    var writer = JSONWriter(capacity: error.code.utf8.count + error.detail.utf8.count + 32)
+    writer.beginObject()
+    writer.key("error")
+    writer.string(error.code)
+    writer.key("detail")
+    writer.string(error.detail)
+    writer.endObject()
+    return ("application/json", writer.bytes)
 }

@@ -1,3 +1,4 @@
+import Markup
 // The JSON form of changesets and snapshots (docs/PROTOCOL.md): every operation is an
 // object with an "op" field and all of its fields present, null where empty.
 

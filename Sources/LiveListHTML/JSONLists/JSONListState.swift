@@ -1,3 +1,4 @@
+import Markup
 import LiveList
 
 /// The state of a JSON-driven list: the body of `PUT /lists/NAME`, validated.

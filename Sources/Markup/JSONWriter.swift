@@ -1,42 +1,42 @@
-/// Writes JSON text as UTF-8 bytes, for the changesets and snapshots that are encoded once per version
-/// and shared by every viewer.
+/// Writes JSON text as UTF-8 bytes: the changesets and snapshots that are encoded once per version and
+/// shared by every viewer, and the error bodies of the HTTP layer (the one JSON string escaper).
 ///
 /// Strings are escaped per RFC 8259 (quote, backslash, controls), and also U+2028 and U+2029, so that the
 /// output is one line that any JavaScript or SSE reader takes as is. Objects are written field by field in
 /// the caller's order, and the writer puts the commas between fields and array items itself.
-struct JSONWriter {
-    var bytes: [UInt8] = []
+package struct JSONWriter {
+    package var bytes: [UInt8] = []
     /// Whether the next value in the current container needs a comma before it.
     private var needsComma = false
 
-    init(capacity: Int = 256) {
+    package init(capacity: Int = 256) {
         bytes.reserveCapacity(capacity)
     }
 
-    mutating func beginObject() {
+    package mutating func beginObject() {
         separate()
         bytes.append(0x7B)
         needsComma = false
     }
 
-    mutating func endObject() {
+    package mutating func endObject() {
         bytes.append(0x7D)
         needsComma = true
     }
 
-    mutating func beginArray() {
+    package mutating func beginArray() {
         separate()
         bytes.append(0x5B)
         needsComma = false
     }
 
-    mutating func endArray() {
+    package mutating func endArray() {
         bytes.append(0x5D)
         needsComma = true
     }
 
     /// Writes `"name":`; the value follows.
-    mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         separate()
         bytes.append(0x22)
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -44,20 +44,20 @@ struct JSONWriter {
         needsComma = false
     }
 
-    mutating func string(_ value: String) {
+    package mutating func string(_ value: String) {
         separate()
         appendQuoted(value.utf8)
         needsComma = true
     }
 
     /// Writes a JSON string whose content is the given UTF-8 bytes (rendered HTML, say).
-    mutating func string(utf8 value: some Collection<UInt8>) {
+    package mutating func string(utf8 value: some Collection<UInt8>) {
         separate()
         appendQuoted(value)
         needsComma = true
     }
 
-    mutating func string(_ value: String?) {
+    package mutating func string(_ value: String?) {
         if let value {
             string(value)
         } else {
@@ -65,26 +65,26 @@ struct JSONWriter {
         }
     }
 
-    mutating func int(_ value: Int) {
+    package mutating func int(_ value: Int) {
         separate()
         bytes.append(contentsOf: String(value).utf8)
         needsComma = true
     }
 
-    mutating func bool(_ value: Bool) {
+    package mutating func bool(_ value: Bool) {
         separate()
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
         needsComma = true
     }
 
-    mutating func null() {
+    package mutating func null() {
         separate()
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
         needsComma = true
     }
 
     /// Writes a value that is already valid JSON text (a stored PUT body, say).
-    mutating func raw(json: some Collection<UInt8>) {
+    package mutating func raw(json: some Collection<UInt8>) {
         separate()
         bytes.append(contentsOf: json)
         needsComma = true
