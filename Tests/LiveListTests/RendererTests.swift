@@ -121,7 +121,9 @@ struct FailingUpdater: Updater {
     @Test func nextRenderAfterAnErrorIsDiffedAgainstTheLastGoodOne() throws {
         let renderer = Renderer(adapter: EmptyAdapter(), updater: StagedChangesetUpdater())
         try renderer.render { Section(id: "a") { Row(id: 1) } }
-        _ = try? renderer.render { Section(id: "a") { Row(id: 1); Row(id: 1) } }
+        #expect(throws: DiffError.self, "the duplicate id is refused") {
+            try renderer.render { Section(id: "a") { Row(id: 1); Row(id: 1) } }
+        }
         let changes = try renderer.render { Section(id: "a") { Row(id: 1); Row(id: 2) } }
         #expect(changes.changeCount == 1)
         #expect(changes[.placeElements]?.elementInserted == [ElementPath(element: 1, section: 0)])
