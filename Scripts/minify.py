@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Builds Public/livelist.js from the readable Public/livelist.src.js, with no dependencies.
 
-    python3 Tests/Browser/minify.py           # writes Public/livelist.js, prints raw and gzipped sizes
-    python3 Tests/Browser/minify.py --check   # exits 1 when Public/livelist.js is not the current build
+    python3 Scripts/minify.py           # writes Public/livelist.js, prints raw and gzipped sizes
+    python3 Scripts/minify.py --check   # exits 1 when Public/livelist.js is not the current build
 
 It is a minifier for this one file's style, not for any JavaScript: it drops comments (but keeps the
 leading /*! header) and whitespace (a line break stays wherever automatic semicolon insertion could
@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "Public" / "livelist.src.js"
 TARGET = ROOT / "Public" / "livelist.js"
 
@@ -231,7 +231,7 @@ def main():
     built = minify(SOURCE.read_text(encoding="utf-8"))
     if "--check" in sys.argv:
         if TARGET.read_text(encoding="utf-8") != built:
-            print("Public/livelist.js is not the build of Public/livelist.src.js: run python3 Tests/Browser/minify.py",
+            print("Public/livelist.js is not the build of Public/livelist.src.js: run python3 Scripts/minify.py",
                   file=sys.stderr)
             sys.exit(1)
         return
