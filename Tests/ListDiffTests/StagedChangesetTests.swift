@@ -71,7 +71,7 @@ func checkDiff(
         #expect(changeset.elementMoveCount == 5)
     }
 
-    /// The worked example of the product brief: delete x, move z first, change y, add w last.
+    /// The changeset example of docs/PROTOCOL.md: delete x, move z first, change y, add w last.
     @Test func workedExample() throws {
         let (x, y, z, w) = (1, 2, 3, 4)
         let source = [section(0, [x, y, z])]

@@ -1,7 +1,7 @@
 import LiveList
 import Testing
 
-/// The brief's component, written exactly as an app author would.
+/// A component written exactly as an app author would.
 private struct BodyHelloMessage: IdentifiableComponent, Equatable {
     var name: String
     var id: String { name }

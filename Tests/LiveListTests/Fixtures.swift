@@ -32,7 +32,7 @@ struct Row: IdentifiableComponent, Equatable {
     var text: String = ""
 }
 
-/// The brief's example: an identifiable cell whose id is its name.
+/// An identifiable cell whose id is its name.
 struct HelloMessage: IdentifiableComponent, Equatable {
     var name: String
     var id: String { name }

@@ -138,7 +138,8 @@ private func sections(@SectionsBuilder _ build: () -> [Section]) -> [Section] {
         #expect(layout(built) == ["new[]"])
     }
 
-    @Test func theBriefsExample() {
+    /// Sections with a header and footer, conditional cells and sections made by `Group`, as an app writes them.
+    @Test func sectionsFromCellsConditionsAndGroups() {
         struct Team {
             var id: String
             var members: [String]

@@ -38,7 +38,8 @@ import Testing
         #expect(changes[.removeAndUpdate]?.elementUpdated == [ElementPath(element: 0, section: 0)])
     }
 
-    @Test func theBriefsWorkedExample() throws {
+    /// The changeset example of docs/PROTOCOL.md.
+    @Test func theProtocolsChangesetExample() throws {
         // At first: x, y, z. Then z moves first, y changes, x goes, w comes last.
         let renderer = makeRenderer()
         try renderer.render {
