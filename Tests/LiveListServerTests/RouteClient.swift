@@ -1,0 +1,136 @@
+import Foundation
+@testable import LiveListHTTP
+import LiveListServer
+
+/// Drives a LiveList app's HTTP handler in process: a request goes in, the response comes out, with no
+/// socket, event loop or parser between them, so a route's behaviour is checked in milliseconds.
+///
+/// It does what the server's connection does with a parsed request (see `Connection` in LiveListHTTP):
+/// a request with a body goes first to the handler's head check, whose answer, if any, is final (the
+/// body is never read); otherwise the handler answers. A `HEAD` answer has the headers of a `GET` and
+/// no body. `Content-Length` is added as the server would add it.
+///
+/// The app is built from `ServerConfiguration` alone (the repository's templates and static files, a
+/// fresh data directory), through its public API, so that these tests do not depend on how the server
+/// module is split inside.
+///
+/// Event streams: a `.stream` body is started by the connection with an `HTTPStream`, which needs a
+/// connection on a running event loop, so the client cannot read events. For a stream it gives the
+/// status, the headers and the bytes sent with the head (`body`); the events themselves are tested
+/// over real sockets (EndToEndTests/StreamTests, LiveListHTTPTests/StreamAndShutdownTests).
+final class RouteClient: Sendable {
+    let app: LiveListApp
+    let handler: HTTPHandler
+    /// The data directory, removed when the client goes.
+    let dataDirectory: String
+
+    /// The repository's root (this file is Tests/LiveListServerTests/RouteClient.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// A client of a new app; `configure` changes the configuration before the app starts.
+    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        var configuration = ServerConfiguration()
+        configuration.templatesDirectory = Self.root + "/Templates"
+        configuration.publicDirectory = Self.root + "/Public"
+        configuration.dataDirectory = NSTemporaryDirectory() + "livelist-routes-\(UUID().uuidString)"
+        configure(&configuration)
+        dataDirectory = configuration.dataDirectory
+        app = try await LiveListApp(configuration: configuration)
+        handler = app.handler
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    func get(_ target: String, headers: [(String, String)] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {
+        try await send(.GET, target, headers: headers, from: address)
+    }
+
+    func head(_ target: String, headers: [(String, String)] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {
+        try await send(.HEAD, target, headers: headers, from: address)
+    }
+
+    func put(_ target: String, headers: [(String, String)] = [], body: [UInt8] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {
+        try await send(.PUT, target, headers: headers, body: body, from: address)
+    }
+
+    /// A PUT of `json` as `application/json`.
+    func put(_ target: String, json: String, headers: [(String, String)] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {
+        try await send(.PUT, target, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8), from: address)
+    }
+
+    func post(_ target: String, headers: [(String, String)] = [], body: [UInt8] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {
+        try await send(.POST, target, headers: headers, body: body, from: address)
+    }
+
+    func delete(_ target: String, headers: [(String, String)] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {
+        try await send(.DELETE, target, headers: headers, from: address)
+    }
+
+    /// Sends one request. `target` is the request target as on the request line (path and query,
+    /// percent-encoded); a target the server's parser refuses throws its `HTTPError`.
+    func send(_ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+              from address: String = "127.0.0.1") async throws -> RouteResponse {
+        let decoded = try TargetDecoder.decode(Array(target.utf8), method: method).get()
+        var fields = HTTPHeaders()
+        for (name, value) in headers {
+            fields.add(name, value)
+        }
+        if !body.isEmpty && !fields.contains("Content-Length") && !fields.contains("Transfer-Encoding") {
+            fields.add("Content-Length", String(body.count))
+        }
+        var request = HTTPRequest(method: method, version: .http1_1, target: target, path: decoded.path, pathSegments: decoded.segments,
+                                  query: decoded.query, headers: fields, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "localhost")
+        request.remoteAddress = address
+        // The server asks the head check as soon as the head of a request with a body is parsed.
+        if fields.contains("Transfer-Encoding") || (Int(fields["Content-Length"] ?? "") ?? 0) > 0,
+            let check = handler.headCheck, let refusal = check(request)
+        {
+            return RouteResponse(refusal, method: method, refusedBeforeBody: true)
+        }
+        request.body = body
+        return RouteResponse(await handler.respond(to: request), method: method, refusedBeforeBody: false)
+    }
+}
+
+/// A response as a client sees it: status, header fields, body bytes.
+struct RouteResponse {
+    var status: Int
+    var headers: HTTPHeaders
+    /// The body; for an event stream, the bytes sent with the head (a `retry:` line or a comment).
+    var body: [UInt8]
+    /// Whether the answer came from the head check, before the body was read.
+    var refusedBeforeBody: Bool
+    /// Whether the body is an event stream (whose events the client cannot read; see `RouteClient`).
+    var isStream: Bool
+
+    init(_ response: HTTPResponse, method: HTTPMethod, refusedBeforeBody: Bool) {
+        status = response.status.code
+        headers = response.headers
+        self.refusedBeforeBody = refusedBeforeBody
+        switch response.body {
+        case let .bytes(bytes):
+            isStream = false
+            body = method == .HEAD ? [] : bytes
+            if !response.status.forbidsBody {
+                headers.set("Content-Length", String(bytes.count))
+            }
+        case let .stream(options, _):
+            isStream = true
+            body = method == .HEAD ? [] : options.initialBytes
+        }
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    func header(_ name: String) -> String? { headers[name] }
+
+    /// The body as a JSON object, nil when it is not one.
+    var json: [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+
+    /// The `error` code of an error body (`{"error": CODE, "detail": TEXT}`).
+    var errorCode: String? { json?["error"] as? String }
+}
