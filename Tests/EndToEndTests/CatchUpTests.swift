@@ -75,7 +75,8 @@ private func body(_ sections: [(id: String, header: String?, cells: [(id: String
                     sections.swapAt(from, Int.random(in: 0 ..< 6, using: &random))
                 }
             }
-            _ = try Client.put("/lists/g", port: server.port, json: body(sections))
+            let put = try Client.put("/lists/g", port: server.port, json: body(sections))
+            #expect(put.status == 200, "seed \(seed): \(put.text)")
             current = try snapshot("g", port: server.port)
             models[current.version] = current.model
 
@@ -110,5 +111,6 @@ private func body(_ sections: [(id: String, header: String?, cells: [(id: String
             }
         }
         print("CatchUpTests: \(counts.events) events, \(counts.resumes) resumed streams, \(counts.sinces) changes?since, no reset")
+        #expect(counts.events > 0 && counts.resumes > 0 && counts.sinces > 0, "seed \(seed): every kind of catch-up was checked: \(counts)")
     }
 }

@@ -85,6 +85,7 @@ private func normalized(_ json: String) throws -> String {
                 #expect(answers.filter { $0.status == 201 }.count == 1, "round \(round): \(answers)")
                 #expect(answers.allSatisfy { $0.status == 200 || $0.status == 201 }, "round \(round): \(answers)")
                 let versions = answers.compactMap(\.version)
+                #expect(versions.count == answers.count, "round \(round): every write acknowledged a version: \(answers)")
                 #expect(Set(versions).count == versions.count, "round \(round): a version was handed out twice: \(answers)")
                 // The final state is the write with the highest acknowledged version.
                 let last = try #require(answers.max { ($0.version ?? 0) < ($1.version ?? 0) })
@@ -121,12 +122,14 @@ private func normalized(_ json: String) throws -> String {
                         : Answer(try? Client.request("DELETE", "/lists/\(name)", port: port), writer: "delete")
                 }
                 let put = answers[0], delete = answers[1]
-                #expect(put.status < 300 || put.status == 0 ? true : put.status == 200, "round \(round): \(answers)")
-                if let putVersion = put.version, let deleteVersion = delete.version {
-                    #expect(putVersion != deleteVersion, "round \(round): both acknowledged one version: \(answers)")
-                }
+                // Both always succeed: the PUT replaces (200) or, after the DELETE, creates (201) the list.
+                #expect(put.status == 200 || put.status == 201, "round \(round): \(answers)")
+                #expect(delete.status == 200, "round \(round): \(answers)")
+                let putVersion = try #require(put.version, "round \(round): \(answers)")
+                let deleteVersion = try #require(delete.version, "round \(round): \(answers)")
+                #expect(putVersion != deleteVersion, "round \(round): both acknowledged one version: \(answers)")
                 let served = try servedState(name, port: port)
-                let putLast = (put.version ?? 0) > (delete.version ?? 0)
+                let putLast = putVersion > deleteVersion
                 #expect((served != nil) == putLast, "round \(round): \(answers), served \(String(describing: served))")
                 exists[name] = served != nil
             }

@@ -18,6 +18,7 @@ private func cells(_ ids: [String]) -> String {
         var random = SplitMix64(seed: 42)
         var pool = ["a"]
         var next = 0
+        var eventsRead = 0
         for _ in 0 ..< 6 {
             let stream = try EventStream(path: "/lists/g/events", port: server.port, headers: [("Last-Event-ID", String(version))])
             #expect(stream.headStatus == 200)
@@ -28,7 +29,8 @@ private func cells(_ ids: [String]) -> String {
                 pool.insert("c\(next)", at: Int.random(in: 0 ... pool.count, using: &random))
                 if pool.count > 4 { pool.remove(at: Int.random(in: 0 ..< pool.count, using: &random)) }
                 pool.shuffle(using: &random)
-                _ = try Client.put("/lists/g", port: server.port, json: cells(pool))
+                let put = try Client.put("/lists/g", port: server.port, json: cells(pool))
+                #expect(put.status == 200, "\(put.text)")
             }
             // Read a random number of events (the server may have joined several changes into one).
             let reads = Int.random(in: 0 ... writes, using: &random)
@@ -36,18 +38,22 @@ private func cells(_ ids: [String]) -> String {
                 guard let event = try stream.next(timeout: 1) else { break }
                 let changeset = try decodeChangeset(Array(event.data.utf8))
                 #expect(Int(event.id)! > version, "no event repeats")
-                #expect(changeset.from == version || changeset.isReset)
+                // The log holds every version of this list: each event is a diff from the client's version.
+                #expect(changeset.from == version && !changeset.isReset, "event \(event.id) after version \(version)")
                 try model.apply(changeset)
                 version = changeset.version
+                eventsRead += 1
             }
             stream.close()
         }
+        #expect(eventsRead > 0, "the checks on live events ran")
         // The last reconnect brings the rest in one changeset.
         let stream = try EventStream(path: "/lists/g/events?since=0", port: server.port, headers: [("Last-Event-ID", String(version))])
         let current = try snapshot("g", port: server.port)
         if current.version != version {
             let event = try #require(try stream.next())
             let changeset = try decodeChangeset(Array(event.data.utf8))
+            #expect(changeset.from == version && !changeset.isReset, "one diff from the client's version")
             try model.apply(changeset)
             version = changeset.version
         }

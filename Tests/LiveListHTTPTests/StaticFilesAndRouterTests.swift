@@ -124,7 +124,7 @@ private final class TempTree {
 
     @Test func encodedEscapesAreRefusedByTheParser() async throws {
         let tree = TempTree()
-        guard let files = StaticFiles(directory: tree.root) else { return }
+        let files = try #require(StaticFiles(directory: tree.root))
         try await withServer(handler: files.handler) { server in
             let port = server.port
             let results = await onThread { () -> [String] in
@@ -280,7 +280,7 @@ private func request(_ text: String) -> HTTPRequest {
 
         // Files reached through a directory index are not cached; fresh files are not cached by default.
         #expect(Self.body(files, "/sub/") == "200 <h1>sub</h1>")
-        guard let fresh = StaticFiles(directory: tree.root) else { return }
+        let fresh = try #require(StaticFiles(directory: tree.root))
         tree.write("root/data.json", "{\"a\":1}")
         #expect(Self.body(fresh, "/data.json") == "200 {\"a\":1}")
         #expect(fresh.cache.count == 0)

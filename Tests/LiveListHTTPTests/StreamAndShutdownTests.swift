@@ -142,7 +142,7 @@ final class StreamBook: Sendable {
         let book = StreamBook()
         try await withServer(handler: book.handler()) { server in
             let port = server.port
-            guard let client = await onThread({ TestClient(port: port) }) else { return }
+            let client = try #require(await onThread { TestClient(port: port) }, "no connection")
             _ = await onThread { () -> String? in
                 client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
                 _ = client.readResponse(head: true)
@@ -172,7 +172,7 @@ final class StreamBook: Sendable {
         configuration.writeTimeout = .seconds(30)
         try await withServer(configuration, handler: book.handler()) { server in
             let port = server.port
-            guard let client = await onThread({ TestClient(port: port) }) else { return }
+            let client = try #require(await onThread { TestClient(port: port) }, "no connection")
             await onThread {
                 client.shrinkReceiveBuffer()
                 client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -248,7 +248,7 @@ final class StreamBook: Sendable {
         let server = HTTPServer(configuration: testConfiguration(), handler: StreamBook().handler(gate: gate))
         try server.start()
         let port = server.port
-        guard let held = await onThread({ TestClient(port: port) }) else { return }
+        let held = try #require(await onThread { TestClient(port: port) }, "no connection")
         _ = await onThread { held.send("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n") }
         #expect(await eventually { gate.entered == 1 })
         await server.shutdown(gracePeriod: .milliseconds(100))
@@ -273,7 +273,7 @@ final class StreamBook: Sendable {
         try server.start()
         let port = server.port
         let loop = try #require(server.eventLoops.first)
-        guard let held = await onThread({ TestClient(port: port) }) else { return }
+        let held = try #require(await onThread { TestClient(port: port) }, "no connection")
         _ = await onThread { held.send("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n") }
         #expect(await eventually { gate.entered == 1 })
         await server.shutdown(gracePeriod: .milliseconds(100))

@@ -173,6 +173,7 @@ func json(_ text: String) -> String {
                 }
             }
         }
+        #expect(sizes.count > 0, "some catch-ups were checked")
         let average = { (total: Int) in total / max(1, sizes.count) }
         print("""
             CatchUpPropertyTests: \(sizes.count) catch-ups (60 cells, 6 sections), average bytes of JSON: \

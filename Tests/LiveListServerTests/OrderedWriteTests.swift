@@ -41,25 +41,24 @@ import Testing
             let directory = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let store = try FileListStore(directory: directory)
-            let (putVersion, deleteVersion, existsBefore) = try await { () async throws -> (Int?, Int?, Bool) in
+            // Both always succeed: the PUT replaces the list or, after the DELETE, creates it again.
+            let (putVersion, deleteVersion, existsBefore) = try await { () async throws -> (Int, Int, Bool) in
                 let registry = try await ListRegistry(store: store)
                 _ = try await registry.put(name("d"), body: body(["a"]), ifMatch: nil)
-                async let put = try? registry.put(name("d"), body: body(["b"]), ifMatch: nil).changeset.version
-                async let delete = try? registry.delete(name("d")).version
-                let (putVersion, deleteVersion) = await (put, delete)
+                async let put = registry.put(name("d"), body: body(["b"]), ifMatch: nil).changeset.version
+                async let delete = registry.delete(name("d")).version
+                let (putVersion, deleteVersion) = try await (put, delete)
                 return (putVersion, deleteVersion, await registry.list(name("d")) != nil)
             }()
-            #expect(putVersion != deleteVersion, "round \(round): both answered version \(String(describing: putVersion))")
-            if let deleteVersion, let putVersion {
-                // Whichever came last decides.
-                #expect(existsBefore == (putVersion > deleteVersion), "round \(round): put \(putVersion), delete \(deleteVersion)")
-            }
+            #expect(putVersion != deleteVersion, "round \(round): both answered version \(putVersion)")
+            // Whichever came last decides.
+            #expect(existsBefore == (putVersion > deleteVersion), "round \(round): put \(putVersion), delete \(deleteVersion)")
             // After a restart the same holds: nothing resurrected, nothing lost.
             store.unlock()
             let reopened = try await ListRegistry(store: try FileListStore(directory: directory))
             #expect((await reopened.list(name("d")) != nil) == existsBefore, "round \(round): the list came back (or went) across a restart")
             let next = try await reopened.put(name("d"), body: body(["z"]), ifMatch: nil).changeset.version
-            #expect(next > max(putVersion ?? 0, deleteVersion ?? 0), "round \(round): a version was reused after the restart")
+            #expect(next > max(putVersion, deleteVersion), "round \(round): a version was reused after the restart")
         }
     }
 

@@ -61,7 +61,10 @@ private final class Board: Sendable {
         // A viewer that missed versions gets its own state anew.
         let late = await list.changes(since: start, for: Viewer(session: "alice"))
         #expect(late.isReset && late.version == third)
-        guard case let .reset(html, _) = late.operations[0] else { return }
+        guard case let .reset(html, _) = try #require(late.operations.first) else {
+            Issue.record("not a reset: \(late.operations.map(\.name))")
+            return
+        }
         #expect(html.contains("lunch?") && html.contains("count 1"))
     }
 }
