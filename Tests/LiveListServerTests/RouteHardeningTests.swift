@@ -357,9 +357,9 @@ struct Answer {
     }
 }
 
-/// The header helpers one by one, on the inputs that used to trap or mislead.
-@Suite struct HeaderParsingTests {
-
+/// The list-specific parsers of request text (actions, entity tags, write preconditions), on the
+/// inputs that used to trap or mislead; the generic ones are tested in LiveListHTTPTests.
+@Suite struct ListHeaderParsingTests {
     @Test func actions() {
         #expect(HeaderParsing.action("") == ("", nil))
         #expect(HeaderParsing.action(":") == ("", nil))
