@@ -42,7 +42,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "render-report",
-            dependencies: [.product(name: "LiveListHTML", package: "LiveList")],
+            dependencies: [
+                .product(name: "LiveListHTML", package: "LiveList"),
+                .product(name: "LiveListHTTP", package: "LiveList"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -397,9 +397,9 @@ final class Connection: @unchecked Sendable {
 
     func flushStream() {
         guard phase == .streaming, let stream else { return }
-        let bytes = stream.takePending()
-        if !bytes.isEmpty {
-            outbound.append(bytes)
+        let buffers = stream.takePending()
+        if !buffers.isEmpty {
+            for buffer in buffers { outbound.append(buffer) }
             lastStreamWrite = loop.now
         }
         flush()
@@ -413,7 +413,7 @@ final class Connection: @unchecked Sendable {
         case .closed, .serverShutdown, .backlogExceeded:
             // A slow reader past its budget is cut here too, after the whole events already queued,
             // so that it can resume from the last one it got (Last-Event-ID).
-            outbound.append(stream.takePending())
+            for buffer in stream.takePending() { outbound.append(buffer) }
             if stream.chunked { outbound.append(ResponseEncoder.lastChunk) }
             self.stream = nil
             loop.count {

@@ -114,8 +114,16 @@ public struct ServerSentEvent: Sendable, Hashable {
 
     /// The event in the wire format, ending with the blank line.
     public var encoded: [UInt8] {
+        Self.encode(id: id, event: event, data: Array(data.utf8), retry: retry)
+    }
+
+    /// An event in the wire format (WHATWG HTML, "Server-sent events"), ending with the blank line: the
+    /// server's one SSE framer. Line breaks in `data` (CR, LF or CRLF) start new `data:` lines; CR, LF
+    /// and NUL are dropped from the other fields. Data without line breaks, such as JSON, is copied in
+    /// one piece.
+    public static func encode(id: String?, event: String?, data: [UInt8], retry: Int? = nil) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.utf8.count + 32)
+        bytes.reserveCapacity(data.count + (id?.utf8.count ?? 0) + (event?.utf8.count ?? 0) + 32)
         func field(_ name: String, _ value: String) {
             bytes.append(contentsOf: name.utf8)
             bytes.append(contentsOf: ": ".utf8)
@@ -125,19 +133,24 @@ public struct ServerSentEvent: Sendable, Hashable {
         if let event { field("event", event) }
         if let id { field("id", id) }
         if let retry { field("retry", String(retry)) }
-        var line: [UInt8] = []
-        var previousCR = false
-        for byte in data.utf8 {
-            if byte == 0x0A && previousCR { previousCR = false; continue }
-            previousCR = byte == 0x0D
-            if byte == 0x0D || byte == 0x0A {
-                bytes.append(contentsOf: "data: ".utf8); bytes.append(contentsOf: line); bytes.append(0x0A)
-                line.removeAll(keepingCapacity: true)
-            } else {
-                line.append(byte)
+        var lineStart = 0
+        var index = 0
+        while index < data.count {
+            let byte = data[index]
+            guard byte == 0x0D || byte == 0x0A else {
+                index += 1
+                continue
             }
+            bytes.append(contentsOf: "data: ".utf8)
+            bytes.append(contentsOf: data[lineStart ..< index])
+            bytes.append(0x0A)
+            // CRLF is one line break.
+            index += byte == 0x0D && index + 1 < data.count && data[index + 1] == 0x0A ? 2 : 1
+            lineStart = index
         }
-        bytes.append(contentsOf: "data: ".utf8); bytes.append(contentsOf: line); bytes.append(0x0A)
+        bytes.append(contentsOf: "data: ".utf8)
+        bytes.append(contentsOf: data[lineStart...])
+        bytes.append(0x0A)
         bytes.append(0x0A)
         return bytes
     }
@@ -236,5 +249,14 @@ enum ResponseEncoder {
         bytes.append(0x0D); bytes.append(0x0A)
     }
 
+    /// The size line that opens a chunk of `count` bytes (`count` > 0).
+    static func chunkHeader(_ count: Int) -> [UInt8] {
+        var header = Array(String(count, radix: 16).utf8)
+        header.append(0x0D)
+        header.append(0x0A)
+        return header
+    }
+
+    static let crlf: [UInt8] = [0x0D, 0x0A]
     static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
 }

@@ -22,7 +22,10 @@ public enum HTTPStreamCloseReason: Sendable, Hashable {
 /// queueing for a slow reader. Callbacks run on the event loop and must return quickly.
 public final class HTTPStream: @unchecked Sendable {
     private struct State {
-        var pending: [UInt8] = []
+        /// Queued buffers: each write's bytes as given (shared with every other stream they were
+        /// written to, never copied), with chunk framing around them as buffers of their own.
+        var pending: [[UInt8]] = []
+        var pendingBytes = 0
         var socketQueued = 0
         var scheduled = false
         var closeReason: HTTPStreamCloseReason?
@@ -34,7 +37,7 @@ public final class HTTPStream: @unchecked Sendable {
 
         /// Brings the stream's share of the server's budget up to what it holds now.
         mutating func settle(_ budget: ByteBudget) {
-            let held = finished ? 0 : pending.count + socketQueued
+            let held = finished ? 0 : pendingBytes + socketQueued
             budget.add(held - accounted)
             accounted = held
         }
@@ -63,7 +66,7 @@ public final class HTTPStream: @unchecked Sendable {
         guard !bytes.isEmpty else { return !isClosed }
         let (accepted, schedule, overflow) = lock.withLock { () -> (Bool, Bool, Bool) in
             guard state.closeReason == nil else { return (false, false, false) }
-            let held = state.pending.count + state.socketQueued
+            let held = state.pendingBytes + state.socketQueued
             if held > backlogLimit || (held > 0 && budget.wouldExceed(adding: bytes.count)) {
                 // A slow reader past its own limit, or while all streams together hold the server's
                 // budget: cut between events, never inside one.
@@ -71,9 +74,14 @@ public final class HTTPStream: @unchecked Sendable {
                 return (false, false, true)
             }
             if chunked {
-                ResponseEncoder.appendChunk(bytes, to: &state.pending)
+                let header = ResponseEncoder.chunkHeader(bytes.count)
+                state.pending.append(header)
+                state.pending.append(bytes)
+                state.pending.append(ResponseEncoder.crlf)
+                state.pendingBytes += header.count + bytes.count + 2
             } else {
-                state.pending.append(contentsOf: bytes)
+                state.pending.append(bytes)
+                state.pendingBytes += bytes.count
             }
             state.settle(budget)
             let schedule = !state.scheduled
@@ -97,7 +105,7 @@ public final class HTTPStream: @unchecked Sendable {
     public func send(_ event: ServerSentEvent) -> Bool { write(event.encoded) }
 
     /// Bytes written but not yet accepted by the peer's socket.
-    public var queuedBytes: Int { lock.withLock { state.pending.count + state.socketQueued } }
+    public var queuedBytes: Int { lock.withLock { state.pendingBytes + state.socketQueued } }
 
     /// Whether the stream has ended or is ending (writes are refused).
     public var isClosed: Bool { lock.withLock { state.closeReason != nil } }
@@ -107,7 +115,7 @@ public final class HTTPStream: @unchecked Sendable {
     public func whenDrained(_ body: @escaping @Sendable () -> Void) {
         let now = lock.withLock { () -> Bool in
             if state.finished || state.closeReason != nil { return false }
-            if state.pending.isEmpty && state.socketQueued == 0 { return true }
+            if state.pendingBytes == 0 && state.socketQueued == 0 { return true }
             state.drainWaiters.append(body)
             return false
         }
@@ -137,13 +145,14 @@ public final class HTTPStream: @unchecked Sendable {
 
     // MARK: - Event loop side
 
-    /// Takes the bytes written since the last call.
-    func takePending() -> [UInt8] {
+    /// Takes the buffers written since the last call.
+    func takePending() -> [[UInt8]] {
         lock.withLock {
             state.scheduled = false
-            let bytes = state.pending
+            let buffers = state.pending
             state.pending = []
-            return bytes
+            state.pendingBytes = 0
+            return buffers
         }
     }
 
@@ -152,7 +161,7 @@ public final class HTTPStream: @unchecked Sendable {
         let waiters = lock.withLock { () -> [@Sendable () -> Void] in
             state.socketQueued = bytes
             state.settle(budget)
-            guard bytes == 0, state.pending.isEmpty, !state.drainWaiters.isEmpty, state.closeReason == nil else { return [] }
+            guard bytes == 0, state.pendingBytes == 0, !state.drainWaiters.isEmpty, state.closeReason == nil else { return [] }
             let waiters = state.drainWaiters
             state.drainWaiters = []
             return waiters

@@ -196,12 +196,3 @@ private func plainAdapter() -> HTMLAdapter {
         }
     }
 }
-
-@Suite struct EventEncodingTests {
-    @Test func changesetIsOneEventWithItsVersionAsID() {
-        let changeset = ListChangeset(list: "l", from: 1, version: 2, animate: true, operations: [.delete(cell: "a\nb")])
-        let event = String(decoding: changeset.encodedEvent(), as: UTF8.self)
-        #expect(event == "event: patch\nid: 2\ndata: {\"protocol\":1,\"list\":\"l\",\"from\":1,\"version\":2,\"animate\":true,"
-            + "\"ops\":[{\"op\":\"delete\",\"cell\":\"a\\nb\"}]}\n\n")
-    }
-}

@@ -136,7 +136,7 @@ func json(_ text: String) -> String {
             models[first] = try ListModel(await list.snapshot().rendering)
             for _ in 0 ..< 60 {
                 history.edit(using: &random)
-                let (_, changeset) = try await registry.put(name("p"), body: history.body, ifMatch: nil)
+                let changeset = try await registry.put(name("p"), body: history.body, ifMatch: nil).changeset
                 guard changeset.version > changeset.from else { continue }
                 changesets[changeset.from] = changeset
                 let current = await list.version

@@ -49,7 +49,7 @@ private struct Line: IdentifiableComponent, Equatable {
             let registry = try await ListRegistry(store: try FileListStore(directory: directory))
             _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)   // 1
             _ = try await registry.put(name("g"), body: body(["a", "b"]), ifMatch: nil)   // 2
-            let final = try await registry.delete(name("g"))   // 3
+            let final = try await registry.delete(name("g")).changeset   // 3
             #expect(final.version == 3 && final.operations == [.reset(html: "", sections: [])])
             let again = try await registry.put(name("g"), body: body(["c"]), ifMatch: nil)
             #expect(again.created && again.changeset.from == 0 && again.changeset.version == 4)
@@ -242,5 +242,22 @@ private struct Line: IdentifiableComponent, Equatable {
         }
         let error = #expect(throws: StoreError.self) { try FileListStore(directory: directory).load() }
         #expect(error?.description.contains("beyond the largest version") == true)
+    }
+
+    /// A write's changeset is encoded once: the writer's answer, the log and every stream share the bytes.
+    @Test func aWriteIsEncodedOnceForItsAnswerAndItsStreams() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        let created = try await registry.put(name("once"), body: body(["a"]), ifMatch: nil)
+        #expect(created.created && created.json == created.changeset.encodedJSON())
+        let list = try #require(await registry.list(name("once")))
+        let sink = RecordingSink()
+        await list.subscribe(sink, since: nil)
+        let replaced = try await registry.put(name("once"), body: body(["a", "b"]), ifMatch: nil)
+        #expect(!replaced.created && replaced.version == 2)
+        #expect(sink.events.map(\.id) == ["2"])
+        #expect(sink.events.last?.data == String(decoding: replaced.json, as: UTF8.self))
+        #expect(replaced.json == replaced.changeset.encodedJSON())
+        let deleted = try await registry.delete(name("once"))
+        #expect(sink.events.last?.data == String(decoding: deleted.json, as: UTF8.self) && deleted.changeset.isReset)
     }
 }

@@ -6,12 +6,12 @@ import Testing
 
 /// An event sink that records what it is sent, and can pretend to be a slow reader.
 final class RecordingSink: EventSink, @unchecked Sendable {
-    private let state = Mutex<(bytes: [UInt8], queued: Int, closed: Bool, drainWaiters: [@Sendable () -> Void])>(([], 0, false, []))
+    private let state = Mutex<(events: [ListEvent], queued: Int, closed: Bool, drainWaiters: [@Sendable () -> Void])>(([], 0, false, []))
 
-    func write(_ bytes: [UInt8]) -> Bool {
+    func send(_ event: ListEvent) -> Bool {
         state.withLock { state in
             guard !state.closed else { return false }
-            state.bytes += bytes
+            state.events.append(event)
             return true
         }
     }
@@ -45,16 +45,7 @@ final class RecordingSink: EventSink, @unchecked Sendable {
 
     /// The events received so far: (id, JSON data).
     var events: [(id: String, data: String)] {
-        let text = String(decoding: state.withLock { $0.bytes }, as: UTF8.self)
-        return text.components(separatedBy: "\n\n").filter { !$0.isEmpty }.map { block in
-            var id = ""
-            var data = ""
-            for line in block.split(separator: "\n") {
-                if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
-                if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
-            }
-            return (id, data)
-        }
+        state.withLock { $0.events }.map { ($0.id, String(decoding: $0.data, as: UTF8.self)) }
     }
 }
 

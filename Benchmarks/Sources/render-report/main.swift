@@ -11,6 +11,7 @@
 
 import Foundation
 import LiveListHTML
+import LiveListHTTP
 
 /// A realistic cell: a checkbox, an escaped title and a detail line.
 struct TodoCell: IdentifiableComponent, Equatable {
@@ -128,7 +129,8 @@ precondition(unchanged == nil, "an unchanged render must produce no changeset")
 guard let change = lastChange, change.operations.count == 1, case let .reload(_, html) = change.operations[0] else {
     fatalError("expected exactly one reload, got \(String(describing: lastChange?.operations.map(\.name)))")
 }
-let event = change.encodedEvent()
+// Framed as the server frames it (one SSE framer, in LiveListHTTP).
+let event = ServerSentEvent.encode(id: String(change.version), event: "patch", data: change.encodedJSON())
 let escaped = JSONEscapedLength.of(html)
 let overhead = event.count - escaped
 
@@ -153,7 +155,7 @@ var movesResult: ListChangeset?
 let moveDuration = try ContinuousClock().measure { movesResult = try movedRenderer.render([Section(id: "all", cells: reordered)]) }
 let moveMS = Double(moveDuration.components.attoseconds) / 1e15 + Double(moveDuration.components.seconds) * 1e3
 guard let moves = movesResult else { fatalError("expected moves") }
-let moveEvent = moves.encodedEvent()
+let moveEvent = ServerSentEvent.encode(id: String(moves.version), event: "patch", data: moves.encodedJSON())
 print("## 1,000 moves in a \(cellCount)-cell list\n")
 print("| measure | value |")
 print("|---|---:|")

@@ -256,10 +256,11 @@ public actor HostedList {
 
     /// Outcome of a write.
     enum WriteOutcome {
-        /// The list was created: this changeset took it from its high-water mark to its first version.
-        case created(ListChangeset)
-        /// The state changed: this changeset took the list to a new version.
-        case changed(ListChangeset)
+        /// The list was created: this changeset took it from its high-water mark to its first version
+        /// (with its JSON as published).
+        case created(ListChangeset, json: [UInt8])
+        /// The state changed: this changeset took the list to a new version (with its JSON as published).
+        case changed(ListChangeset, json: [UInt8])
         /// The state is the same: no new version.
         case unchanged(version: Int)
         /// This actor was retired; the write must go to the registry's new actor for the name.
@@ -317,8 +318,8 @@ public actor HostedList {
         }
         jsonState = (state, body)
         setExists(true)
-        publish(changeset)
-        return exists ? .changed(changeset) : .created(changeset)
+        let json = publish(changeset)
+        return exists ? .changed(changeset, json: json) : .created(changeset, json: json)
     }
 
     /// Deletes a JSON list: the deletion takes a version of its own (a tombstone in the store, so that a
@@ -352,7 +353,7 @@ public actor HostedList {
                 subscriptions.removeValue(forKey: subscription.id)
             }
         }
-        return .changed(final)
+        return .changed(final, json: json)
     }
 
     /// Retires an unused actor of a list that does not exist and that no stream waits on, so the
@@ -573,7 +574,7 @@ public actor HostedList {
             let empty = ListChangeset(list: name.rawValue, from: since ?? 0, version: current, animate: false,
                                       operations: [.reset(html: "", sections: [])])
             let id = multiplexed?.advance(name.rawValue, to: current) ?? String(current)
-            sink.write(eventBytes(id: id, json: empty.encodedJSON()))
+            sink.send(ListEvent(id: id, data: empty.encodedJSON()))
             if multiplexed != nil {
                 let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: current, viewer: viewer)
                 subscriptions[subscription.id] = subscription
@@ -610,11 +611,14 @@ public actor HostedList {
         viewerRenderers.removeValue(forKey: id)
     }
 
-    private func publish(_ changeset: ListChangeset) {
+    /// Logs and sends a new changeset; returns its JSON, encoded once for the log, every stream and the
+    /// writer's answer.
+    @discardableResult
+    private func publish(_ changeset: ListChangeset) -> [UInt8] {
         let json = changeset.encodedJSON()
         log.append(changeset, bytes: json.count)
         counters.changesets += 1
-        let single = eventBytes(id: String(changeset.version), json: json)
+        let single = ListEvent(id: String(changeset.version), data: json)
         for subscription in subscriptions.values {
             if subscription.sink.isClosed {
                 subscriptions.removeValue(forKey: subscription.id)
@@ -638,19 +642,20 @@ public actor HostedList {
                 send(json: json, version: changeset.version, isReset: changeset.isReset, to: subscription)
             }
         }
+        return json
     }
 
     /// Writes one event with the right id for the stream (the version, or the multiplexed vector).
     private func send(json: [UInt8], version: Int, isReset: Bool, to subscription: Subscription) {
         let id = subscription.multiplexed?.advance(name.rawValue, to: version) ?? String(version)
-        write(eventBytes(id: id, json: json), version: version, isReset: isReset, to: subscription)
+        write(ListEvent(id: id, data: json), version: version, isReset: isReset, to: subscription)
     }
 
-    private func write(_ bytes: [UInt8], version: Int, isReset: Bool, to subscription: Subscription) {
-        if subscription.sink.write(bytes) {
+    private func write(_ event: ListEvent, version: Int, isReset: Bool, to subscription: Subscription) {
+        if subscription.sink.send(event) {
             subscription.delivered = version
             counters.eventsSent += 1
-            counters.bytesSent += bytes.count
+            counters.bytesSent += event.data.count
             if isReset {
                 counters.resetsSent += 1
             }

@@ -54,6 +54,21 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
     public var description: String { "\(code): \(detail)" }
 }
 
+/// An acknowledged write: whether it created the list, the changeset it caused, and that changeset's
+/// JSON (encoded once: the same bytes went to the log and to every stream).
+public struct ListWrite: Sendable {
+    /// Whether the write created the list.
+    public var created: Bool
+    /// The changeset the write caused (a creating write's is `from: 0`; an identical state's has no
+    /// operations and no new version).
+    public var changeset: ListChangeset
+    /// The changeset's JSON.
+    public var json: [UInt8]
+
+    /// The list's version after the write.
+    public var version: Int { changeset.version }
+}
+
 /// Every list being served, by name: the app lists that Swift code registers and the JSON-driven lists
 /// that `PUT` creates, with each name's version high-water mark, so that a name's versions are never
 /// reused (not after a restart, not after a `DELETE` and a new `PUT`).
@@ -224,9 +239,8 @@ public actor ListRegistry {
 
     /// Creates or replaces a JSON-driven list from a PUT body, in the list's ordered path.
     ///
-    /// - Returns: whether the list was created, and the changeset the PUT caused (a creating PUT's
-    ///   changeset is `from: 0`; an identical state's has no operations and no new version).
-    public func put(_ name: ListName, body: [UInt8], precondition: WritePrecondition = .none) async throws(ListWriteError) -> (created: Bool, changeset: ListChangeset) {
+    /// - Returns: the write: whether the list was created, and the changeset the PUT caused.
+    public func put(_ name: ListName, body: [UInt8], precondition: WritePrecondition = .none) async throws(ListWriteError) -> ListWrite {
         let state: JSONListState
         do {
             state = try JSONListState.decode(body, limits: limits.listLimits)
@@ -247,13 +261,18 @@ public actor ListRegistry {
                 throw error
             }
             switch outcome {
-            case var .created(changeset):
-                changeset.from = 0
-                return (true, changeset)
-            case let .changed(changeset):
-                return (false, changeset)
+            case .created(var changeset, var json):
+                // To the writer, a creation starts from nothing; streams got it from the high-water mark.
+                if changeset.from != 0 {
+                    changeset.from = 0
+                    json = changeset.encodedJSON()
+                }
+                return ListWrite(created: true, changeset: changeset, json: json)
+            case let .changed(changeset, json):
+                return ListWrite(created: false, changeset: changeset, json: json)
             case let .unchanged(version):
-                return (false, ListChangeset(list: name.rawValue, from: version, version: version, animate: false, operations: []))
+                let changeset = ListChangeset(list: name.rawValue, from: version, version: version, animate: false, operations: [])
+                return ListWrite(created: false, changeset: changeset, json: changeset.encodedJSON())
             case let .retired(version):
                 forget(hosted, version: version)
             }
@@ -261,12 +280,12 @@ public actor ListRegistry {
     }
 
     /// Creates or replaces a JSON-driven list; `ifMatch` is `If-Match: "V"`.
-    public func put(_ name: ListName, body: [UInt8], ifMatch: Int?) async throws(ListWriteError) -> (created: Bool, changeset: ListChangeset) {
+    public func put(_ name: ListName, body: [UInt8], ifMatch: Int?) async throws(ListWriteError) -> ListWrite {
         try await put(name, body: body, precondition: ifMatch.map(WritePrecondition.version) ?? .none)
     }
 
     /// Deletes a JSON-driven list: its viewers get the final empty reset, which is also the answer.
-    public func delete(_ name: ListName) async throws(ListWriteError) -> ListChangeset {
+    public func delete(_ name: ListName) async throws(ListWriteError) -> ListWrite {
         while true {
             guard let hosted = lists[name] else {
                 throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
@@ -282,9 +301,9 @@ public actor ListRegistry {
                 throw error
             }
             switch outcome {
-            case let .changed(final):
+            case let .changed(final, json):
                 await retireIfUnused(hosted)
-                return final
+                return ListWrite(created: false, changeset: final, json: json)
             case let .retired(version):
                 forget(hosted, version: version)
             case .created, .unchanged:

@@ -1,10 +1,36 @@
 import Synchronization
-/// Where a list's events are written: an SSE response stream (the server's `HTTPStream`), or a fake in
-/// tests. Every method may be called from any thread.
+/// One event of a list's stream as the engine hands it out: its id (the version, or a multiplexed
+/// stream's version vector) and the changeset JSON. The engine knows no transport: a sink frames the
+/// event for its own (LiveListServer frames Server-Sent Events), and the framed bytes are made once per
+/// event and shared by every sink it goes to, without a copy per viewer.
+public final class ListEvent: Sendable {
+    /// The event's id, which a client sends back to resume (`Last-Event-ID`).
+    public let id: String
+    /// The changeset JSON (one line).
+    public let data: [UInt8]
+    private let framing = Mutex<[UInt8]?>(nil)
+
+    public init(id: String, data: [UInt8]) {
+        self.id = id
+        self.data = data
+    }
+
+    /// The event framed by `frame`, which runs once per event: every later call returns the same bytes.
+    /// A process frames its events one way.
+    public func framed(by frame: (ListEvent) -> [UInt8]) -> [UInt8] {
+        if let bytes = framing.withLock({ $0 }) { return bytes }
+        let bytes = frame(self)
+        framing.withLock { $0 = bytes }
+        return bytes
+    }
+}
+
+/// Where a list's events go: an SSE response stream (LiveListServer adapts the HTTP layer's streams), or
+/// a fake in tests. Every method may be called from any thread.
 public protocol EventSink: AnyObject, Sendable {
-    /// Queues bytes; false when the sink is closed.
+    /// Queues one event; false when the sink is closed.
     @discardableResult
-    func write(_ bytes: [UInt8]) -> Bool
+    func send(_ event: ListEvent) -> Bool
     /// Bytes queued and not yet taken by the peer.
     var queuedBytes: Int { get }
     /// Whether the sink has ended.
@@ -78,16 +104,4 @@ public final class MultiplexedStream: @unchecked Sendable {
         }
         return result
     }
-}
-
-/// The bytes of one SSE event: `event: patch`, the id, and the changeset JSON on one data line.
-func eventBytes(id: String, json: [UInt8]) -> [UInt8] {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(json.count + id.utf8.count + 32)
-    bytes.append(contentsOf: "event: patch\nid: ".utf8)
-    bytes.append(contentsOf: id.utf8)
-    bytes.append(contentsOf: "\ndata: ".utf8)
-    bytes.append(contentsOf: json)
-    bytes.append(contentsOf: [0x0A, 0x0A])
-    return bytes
 }

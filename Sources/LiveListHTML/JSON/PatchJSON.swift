@@ -144,17 +144,3 @@ func writeSections(_ sections: [RenderedSection], into writer: inout JSONWriter)
     }
     writer.endArray()
 }
-
-extension ListChangeset {
-    /// The changeset as one Server-Sent Event: `event: patch`, `id:` the version, and the JSON on one
-    /// `data:` line (the JSON never holds a line break).
-    public func encodedEvent() -> [UInt8] {
-        let json = encodedJSON()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(json.count + 32)
-        bytes.append(contentsOf: "event: patch\nid: \(version)\ndata: ".utf8)
-        bytes.append(contentsOf: json)
-        bytes.append(contentsOf: [0x0A, 0x0A])
-        return bytes
-    }
-}

@@ -1,5 +1,5 @@
 public import LiveListEngine
-package import LiveListHTTP
+public import LiveListHTTP
 import LiveListHTML
 
 // The parsers of request text that belong to lists (actions, versions in entity tags, write
@@ -72,7 +72,13 @@ func contentHash(_ bytes: [UInt8]) -> String {
     return String(hash, radix: 16)
 }
 
-extension HTTPStream: EventSink {}
+/// A list's events go out on an HTTP stream as Server-Sent Events (`event: patch`, docs/PROTOCOL.md),
+/// framed once per event by the HTTP layer's one SSE framer and shared by every stream they go to.
+extension HTTPStream: EventSink {
+    public func send(_ event: ListEvent) -> Bool {
+        write(event.framed(by: { ServerSentEvent.encode(id: $0.id, event: "patch", data: $0.data) }))
+    }
+}
 
 extension SessionKeys {
     /// The verified session of a request's cookie, or nil (no cookie, or one the server did not mint).

@@ -85,7 +85,7 @@ extension LiveListApp {
         metric("livelist_lists", "gauge", "Lists served.", [("", lists.count)])
         metric("livelist_changesets_total", "counter", "Changesets published.", [("", totals.changesets)])
         metric("livelist_patches_sent_total", "counter", "Events written to streams.", [("", totals.eventsSent)])
-        metric("livelist_patch_bytes_sent_total", "counter", "Bytes of events written to streams.", [("", totals.bytesSent)])
+        metric("livelist_patch_bytes_sent_total", "counter", "Bytes of changeset JSON written to streams (without the event framing).", [("", totals.bytesSent)])
         metric("livelist_resets_sent_total", "counter", "Reset events written to streams.", [("", totals.resetsSent)])
         metric("livelist_coalesced_viewers_total", "counter", "Times a slow viewer was skipped and caught up later.", [("", totals.coalescedViewers)])
         var response = HTTPResponse.text(lines.joined(separator: "\n") + "\n")

@@ -63,10 +63,10 @@ extension LiveListApp {
         case let .failure(answer): return answer.response
         }
         do {
-            let (created, changeset) = try await registry.put(name, body: request.body, precondition: precondition)
-            var response = HTTPResponse.json(changeset.encodedJSON(), status: created ? .created : .ok)
-            response.headers.set("ETag", "\"\(changeset.version)\"")
-            if created {
+            let write = try await registry.put(name, body: request.body, precondition: precondition)
+            var response = HTTPResponse.json(write.json, status: write.created ? .created : .ok)
+            response.headers.set("ETag", "\"\(write.version)\"")
+            if write.created {
                 response.headers.set("Location", "/lists/\(name)")
             }
             return response
@@ -84,7 +84,7 @@ extension LiveListApp {
             return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? ""))")
         }
         do {
-            return HTTPResponse.json(try await registry.delete(name).encodedJSON())
+            return HTTPResponse.json(try await registry.delete(name).json)
         } catch {
             return writeFailure(error, request)
         }
