@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "LiveListEngine", targets: ["LiveListEngine"]),
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
         .executable(name: "livelist", targets: ["livelist"]),
+        // For this package's tests and its benchmarks package only (a seeded generator, a browser model).
+        .library(name: "LiveListTestSupport", targets: ["LiveListTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
@@ -77,7 +79,7 @@ let package = Package(
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
         .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),
 
-        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff"], swiftSettings: strict),
+        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
         .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP"], swiftSettings: strict),

@@ -29,7 +29,10 @@ let package = Package(
     targets: [
         .target(
             name: "DiffScenarios",
-            dependencies: [.product(name: "ListDiff", package: "LiveList")],
+            dependencies: [
+                .product(name: "ListDiff", package: "LiveList"),
+                .product(name: "LiveListTestSupport", package: "LiveList"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(

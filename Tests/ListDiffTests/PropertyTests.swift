@@ -1,4 +1,5 @@
 import ListDiff
+import LiveListTestSupport
 import Testing
 
 /// Random pairs of sectioned lists: applying the stages to the source must give the target, with the

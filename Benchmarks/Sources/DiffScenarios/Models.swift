@@ -1,3 +1,4 @@
+public import LiveListTestSupport
 public import Foundation
 public import ListDiff
 

@@ -1,3 +1,5 @@
+public import LiveListTestSupport
+
 /// The `mutate` procedure of `DIFF-BENCH.md`: deletes, updates and relocates randomly chosen elements of
 /// `source` and inserts `fresh` ones, all positions drawn from `rng`.
 ///
