@@ -65,10 +65,8 @@ public actor HostedList {
     private var log: ChangeLog
     private var subscriptions: [ObjectIdentifier: Subscription] = [:]
     private var encodedSnapshot: (version: Int, bytes: [UInt8])?
-    /// For JSON lists: the state and the exact body that produced it (nil while the list does not exist).
-    private(set) var jsonState: (state: JSONListState, body: [UInt8])?
-    /// For JSON lists: the places of the list limit.
-    private let quota: ListQuota?
+    /// Where the list's content comes from: each kind of list is a small type of its own.
+    private var source: Source
     /// For app lists: the version up to which the store has reserved.
     private var reservedVersion: Int
     /// Whether the list exists, readable without awaiting: readers that see `true` see every write that
@@ -79,13 +77,28 @@ public actor HostedList {
     private var isRetired = false
     package private(set) var counters = ListCounters()
     private var actionHandler: (@Sendable (ListAction) async -> Void)?
-    /// For a list whose render reads the viewer: the render function, and each stream's own renderer.
-    private let perViewer: (@Sendable (Viewer) -> [Section])?
     /// Whether the list renders per viewer (its pages cannot be shared).
-    public nonisolated var rendersPerViewer: Bool { perViewer != nil }
-    private var viewerRenderers: [ObjectIdentifier: Renderer<PatchUpdater>] = [:]
-    /// For an app list whose state the store keeps: the state and how it renders.
-    private var appState: AppState?
+    public nonisolated let rendersPerViewer: Bool
+
+    /// Where a list's content comes from.
+    private enum Source {
+        /// `PUT` and `DELETE` drive it.
+        case json(JSONSource)
+        /// Swift code renders it (``render(_:)-(([Section])``).
+        case rendered
+        /// Swift code changes a state that the store keeps (``updateState(_:_:)``).
+        case state(StateSource)
+        /// Swift code renders it for each viewer (``refresh()``).
+        case perViewer(PerViewerSource)
+    }
+
+    private var json: JSONSource? {
+        if case let .json(json) = source { json } else { nil }
+    }
+
+    private var perViewer: PerViewerSource? {
+        if case let .perViewer(perViewer) = source { perViewer } else { nil }
+    }
 
     /// Creates a list whose next version follows `version` (a name's versions are never reused). It
     /// exists once it is first rendered (app lists) or created by a PUT (JSON lists).
@@ -93,13 +106,17 @@ public actor HostedList {
         name: ListName, owner: Owner, version: Int, configuration: ListConfiguration, store: any ListStore,
         quota: ListQuota? = nil, perViewer: (@Sendable (Viewer) -> [Section])? = nil
     ) {
-        self.perViewer = perViewer
+        switch (owner, perViewer) {
+        case (.json, _): source = .json(JSONSource(quota: quota))
+        case let (.app, render?): source = .perViewer(PerViewerSource(render: render))
+        case (.app, nil): source = .rendered
+        }
+        rendersPerViewer = perViewer != nil
         self.name = name
         self.owner = owner
         executor = ListExecutor(label: "livelist.list.\(name.rawValue)")
         self.configuration = configuration
         self.store = store
-        self.quota = quota
         renderer = Self.makeRenderer(name: name, version: version, configuration: configuration)
         log = ChangeLog(maximumCount: configuration.logCount, maximumBytes: configuration.logBytes)
         reservedVersion = version
@@ -170,8 +187,12 @@ public actor HostedList {
     @discardableResult
     public func render(_ sections: [Section]) throws -> ListChangeset? {
         guard !isRetired else { return nil }
-        precondition(perViewer == nil, "a list rendered per viewer changes through refresh()")
-        precondition(appState == nil, "a list whose state the store keeps changes through updateState()")
+        switch source {
+        case .rendered: break
+        case .perViewer: preconditionFailure("a list rendered per viewer changes through refresh()")
+        case .state: preconditionFailure("a list whose state the store keeps changes through updateState()")
+        case .json: preconditionFailure("a JSON list changes through PUT and DELETE")
+        }
         try reserveNextVersion()
         let changeset = try renderer.render(sections)
         setExists(true)
@@ -202,15 +223,9 @@ public actor HostedList {
     public func refresh() throws -> Int? {
         guard let perViewer, !isRetired else { return nil }
         try reserveNextVersion()
-        let anonymous = try renderer.render(perViewer(.anonymous))
+        let anonymous = try renderer.render(perViewer.render(.anonymous))
         setExists(true)
-        var changed: [(Subscription, ListChangeset)] = []
-        for subscription in subscriptions.values {
-            guard let viewerRenderer = viewerRenderers[subscription.id] else { continue }
-            if let changeset = try viewerRenderer.render(perViewer(subscription.viewer)) {
-                changed.append((subscription, changeset))
-            }
-        }
+        let changed = try perViewer.changesets(for: subscriptions.values)
         guard anonymous != nil || !changed.isEmpty else {
             return nil
         }
@@ -232,12 +247,10 @@ public actor HostedList {
         return version
     }
 
-    /// A fresh rendering of a per-viewer list for `viewer`, at the current version.
+    /// What `viewer` sees now: the shared rendering, or for a per-viewer list a fresh one of its own.
     private func viewerSnapshot(_ viewer: Viewer) -> ListSnapshot {
         guard let perViewer else { return renderer.updater.snapshot }
-        var updater = PatchUpdater(list: name.rawValue, version: 0, options: configuration.options)
-        let rendered = (try? updater.performUpdates(adapter: configuration.adapter, from: [], to: perViewer(viewer))) != nil
-        return ListSnapshot(list: name.rawValue, version: version, rendering: rendered ? updater.rendering : RenderedList())
+        return perViewer.snapshot(for: viewer, list: name, version: version, configuration: configuration)
     }
 
     /// Renders with the sections builder.
@@ -248,8 +261,10 @@ public actor HostedList {
 
     /// Loads a stored JSON list: the list is at exactly `version`, with nothing to publish.
     func load(state: JSONListState, body: [UInt8], version: Int) throws {
+        guard var json else { preconditionFailure("only a JSON list loads a stored body") }
         try resetRenderer(to: state.listSections, at: version)
-        jsonState = (state, body)
+        json.set(state, body: body)
+        source = .json(json)
         log.start(at: version, rendering: renderer.updater.snapshot.rendering)
         setExists(true)
     }
@@ -272,35 +287,15 @@ public actor HostedList {
     /// before the store has the body; a write that cannot be stored leaves the list as it was.
     func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
         guard !isRetired else { return .retired(version: renderer.updater.version) }
+        guard var json else { preconditionFailure("only a JSON list takes a PUT") }
         let current = renderer.updater.version
-        let exists = jsonState != nil
-        switch precondition {
-        case .none:
-            break
-        case let .version(expected):
-            guard exists else {
-                throw ListWriteError(.preconditionFailed, code: "version_mismatch", detail: "If-Match names version \(expected), the list does not exist")
-            }
-            guard expected == current else {
-                throw ListWriteError(.preconditionFailed, code: "version_mismatch", detail: "If-Match names version \(expected), the list is at \(current)")
-            }
-        case .exists:
-            guard exists else {
-                throw ListWriteError(.preconditionFailed, code: "precondition_failed", detail: "If-Match: * and the list does not exist")
-            }
-        case .absent:
-            guard !exists else {
-                throw ListWriteError(.preconditionFailed, code: "precondition_failed", detail: "If-None-Match: * and the list exists, at version \(current)")
-            }
-        }
-        if let jsonState, jsonState.state == state {
-            // Equal states render equally (every field is rendered, escaping is injective).
+        let exists = json.exists
+        try json.check(precondition, version: current)
+        if json.shows(state) {
             return .unchanged(version: current)
         }
         _ = try nextVersion()
-        if !exists, let quota, !quota.take() {
-            throw ListWriteError(.limitReached, code: "too_many_lists", detail: "the server holds its limit of \(quota.limit) JSON lists")
-        }
+        try json.takePlace()
         let previous = renderer.data
         let changeset: ListChangeset
         do {
@@ -313,13 +308,14 @@ public actor HostedList {
         } catch {
             // Sections that rendered before render again.
             try? resetRenderer(to: previous, at: current)
-            if !exists { quota?.giveBack() }
+            json.giveBackPlace()
             throw storageFailed("the list could not be stored", error)
         }
-        jsonState = (state, body)
+        json.set(state, body: body)
+        source = .json(json)
         setExists(true)
-        let json = publish(changeset)
-        return exists ? .changed(changeset, json: json) : .created(changeset, json: json)
+        let encoded = publish(changeset)
+        return exists ? .changed(changeset, json: encoded) : .created(changeset, json: encoded)
     }
 
     /// Deletes a JSON list: the deletion takes a version of its own (a tombstone in the store, so that a
@@ -327,7 +323,7 @@ public actor HostedList {
     /// then end, and multiplexed streams go on (and see the list again if it is re-created).
     func delete() throws(ListWriteError) -> WriteOutcome {
         guard !isRetired else { return .retired(version: renderer.updater.version) }
-        guard jsonState != nil else {
+        guard var json, json.exists else {
             throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
         }
         let from = renderer.updater.version
@@ -340,20 +336,20 @@ public actor HostedList {
         } catch {
             throw storageFailed("the deletion could not be stored", error)
         }
-        jsonState = nil
+        json.remove()
+        source = .json(json)
         setExists(false)
-        quota?.giveBack()
         try? resetRenderer(to: [], at: final.version)
         log.clear()
-        let json = final.encodedJSON()
+        let encoded = final.encodedJSON()
         for subscription in subscriptions.values {
-            send(json: json, version: final.version, isReset: true, to: subscription)
+            send(json: encoded, version: final.version, isReset: true, to: subscription)
             if subscription.multiplexed == nil {
                 subscription.sink.close()
                 subscriptions.removeValue(forKey: subscription.id)
             }
         }
-        return .changed(final, json: json)
+        return .changed(final, json: encoded)
     }
 
     /// Retires an unused actor of a list that does not exist and that no stream waits on, so the
@@ -384,26 +380,16 @@ public actor HostedList {
 
     // MARK: - App state
 
-    /// The state of an app list that the store keeps, type-erased: the value, its encoding, and how it
-    /// renders.
-    struct AppState {
-        var value: any Sendable
-        var bytes: [UInt8]
-        let render: @Sendable (any Sendable) -> [Section]
-    }
-
     /// Makes this app list keep `state` (at the list's current version) and render it.
     func host<State: Codable & Equatable & Sendable>(state: State, render: @escaping @Sendable (State) -> [Section]) throws {
-        let bytes = try encodeState(state)
-        appState = AppState(value: state, bytes: bytes, render: { value in
-            guard let state = value as? State else { return [] }
-            return render(state)
-        })
-        let changeset = try renderer.render(render(state))
+        guard case .rendered = source else { preconditionFailure("only an app list rendered by Swift code takes a state") }
+        let kept = try StateSource(state: state, render: render)
+        source = .state(kept)
+        let changeset = try renderer.render(kept.sections)
         setExists(true)
         if let changeset {
             // The first rendering of a restarted list: a version of its own, stored with the state.
-            try store.saveAppState(name: name.rawValue, version: changeset.version, bytes: bytes)
+            try store.saveAppState(name: name.rawValue, version: changeset.version, bytes: kept.bytes)
             publish(changeset)
         }
     }
@@ -419,30 +405,22 @@ public actor HostedList {
     public func updateState<State: Codable & Equatable & Sendable>(
         _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
     ) throws -> Bool {
-        guard let appState, let state = appState.value as? State else {
+        guard case let .state(kept) = source else {
             throw ListWriteError(.internal, code: "internal", detail: "\(name) does not keep a state of type \(State.self)")
         }
-        var next = state
-        try change(&next)
-        guard next != state else { return false }
-        let bytes: [UInt8]
-        do {
-            bytes = try encodeState(next)
-        } catch {
-            throw ListWriteError(.internal, code: "internal", detail: "the state of \(name) does not encode: \(error)")
-        }
+        guard let next = try kept.changed(type, by: change, list: name) else { return false }
         let current = renderer.updater.version
         _ = try nextVersion()
         let previous = renderer.data
         let changeset: ListChangeset?
         do {
-            changeset = try renderer.render(appState.render(next))
-            try store.saveAppState(name: name.rawValue, version: changeset?.version ?? current, bytes: bytes)
+            changeset = try renderer.render(next.sections)
+            try store.saveAppState(name: name.rawValue, version: changeset?.version ?? current, bytes: next.bytes)
         } catch {
             try? resetRenderer(to: previous, at: current)
             throw storageFailed("the state of \(name) could not be stored", error)
         }
-        self.appState = AppState(value: next, bytes: bytes, render: appState.render)
+        source = .state(next)
         if let changeset {
             publish(changeset)
         }
@@ -457,7 +435,7 @@ public actor HostedList {
             return viewerSnapshot(viewer)
         }
         var snapshot = renderer.updater.snapshot
-        snapshot.state = jsonState?.body
+        snapshot.state = json?.body
         return snapshot
     }
 
@@ -506,12 +484,6 @@ public actor HostedList {
         case .reset:
             return renderer.updater.snapshot.reset(from: version)
         }
-    }
-
-    private func encodeState<State: Encodable>(_ state: State) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return Array(try encoder.encode(state))
     }
 
     // MARK: - Actions
@@ -585,14 +557,9 @@ public actor HostedList {
         }
         let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: since ?? current, viewer: viewer)
         subscriptions[subscription.id] = subscription
-        if let perViewer {
-            // The stream's own renderer starts from what this viewer sees now.
-            let viewerRenderer = Renderer(
-                adapter: configuration.adapter,
-                updater: PatchUpdater(list: name.rawValue, version: 0, options: configuration.options)
-            )
-            _ = try? viewerRenderer.render(perViewer(viewer))
-            viewerRenderers[subscription.id] = viewerRenderer
+        if var perViewer {
+            perViewer.add(subscription, list: name, configuration: configuration)
+            source = .perViewer(perViewer)
         }
         if let since, since != current {
             let catchUp = changes(since: since, for: viewer)
@@ -606,9 +573,16 @@ public actor HostedList {
 
     /// Removes a stream (it ended).
     package func unsubscribe(_ sink: any EventSink) {
-        let id = ObjectIdentifier(sink)
+        drop(ObjectIdentifier(sink))
+    }
+
+    /// Forgets a stream, with its own renderer for a per-viewer list.
+    private func drop(_ id: ObjectIdentifier) {
         subscriptions.removeValue(forKey: id)
-        viewerRenderers.removeValue(forKey: id)
+        if var perViewer {
+            perViewer.remove(id)
+            source = .perViewer(perViewer)
+        }
     }
 
     /// Logs and sends a new changeset; returns its JSON, encoded once for the log, every stream and the
@@ -621,7 +595,7 @@ public actor HostedList {
         let single = ListEvent(id: String(changeset.version), data: json)
         for subscription in subscriptions.values {
             if subscription.sink.isClosed {
-                subscriptions.removeValue(forKey: subscription.id)
+                drop(subscription.id)
                 continue
             }
             if subscription.isWaitingForDrain {
@@ -660,8 +634,7 @@ public actor HostedList {
                 counters.resetsSent += 1
             }
         } else {
-            subscriptions.removeValue(forKey: subscription.id)
-            viewerRenderers.removeValue(forKey: subscription.id)
+            drop(subscription.id)
         }
     }
 

@@ -1,0 +1,51 @@
+import Foundation
+import LiveListHTML
+
+/// The source of an app list whose state the store keeps (`ListRegistry.hostApp(_:state:render:)`): the
+/// state, type-erased, its stored encoding, and how it renders.
+struct StateSource {
+    private(set) var value: any Sendable
+    private(set) var bytes: [UInt8]
+    private let render: @Sendable (any Sendable) -> [Section]
+
+    init<State: Codable & Equatable & Sendable>(state: State, render: @escaping @Sendable (State) -> [Section]) throws {
+        value = state
+        bytes = try Self.encode(state)
+        self.render = { value in
+            guard let state = value as? State else { return [] }
+            return render(state)
+        }
+    }
+
+    /// What the state renders.
+    var sections: [Section] { render(value) }
+
+    /// The source after `change` ran on the state, or nil when the state did not change.
+    ///
+    /// - Throws: what `change` throws, or `ListWriteError` when the source keeps another type or the new
+    ///   state does not encode.
+    func changed<State: Codable & Equatable & Sendable>(
+        _ type: State.Type, by change: (inout State) throws -> Void, list name: ListName
+    ) throws -> StateSource? {
+        guard let state = value as? State else {
+            throw ListWriteError(.internal, code: "internal", detail: "\(name) does not keep a state of type \(State.self)")
+        }
+        var next = state
+        try change(&next)
+        guard next != state else { return nil }
+        var source = self
+        source.value = next
+        do {
+            source.bytes = try Self.encode(next)
+        } catch {
+            throw ListWriteError(.internal, code: "internal", detail: "the state of \(name) does not encode: \(error)")
+        }
+        return source
+    }
+
+    private static func encode<State: Encodable>(_ state: State) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Array(try encoder.encode(state))
+    }
+}
