@@ -98,14 +98,14 @@ public final class LiveListApp: Sendable {
         let trustedProxies = configuration.trustedProxies
         let routesHeadCheck = routes.headCheck
         let counted = HTTPHandler.async { request in
-            let response = await routes.respond(to: request)
+            let response = ErrorPages.negotiated(await routes.respond(to: request), for: request)
             metrics.count(status: response.status.code)
             if let accessLog {
                 accessLog(Self.accessLine(request, response, trustedProxies: trustedProxies))
             }
             return response
         }.checkingHeads { head in
-            guard let response = routesHeadCheck?(head) else { return nil }
+            guard let response = routesHeadCheck?(head).map({ ErrorPages.negotiated($0, for: head) }) else { return nil }
             metrics.count(status: response.status.code)
             if let accessLog {
                 accessLog(Self.accessLine(head, response, trustedProxies: trustedProxies))

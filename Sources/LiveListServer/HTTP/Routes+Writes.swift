@@ -103,7 +103,7 @@ extension LiveListApp {
 
     /// `POST /lists/NAME/actions`: a browser event for the app. JSON with `X-CSRF-Token` is answered
     /// 204; a form posted without JavaScript (its token in the `csrf` field) is answered 303 back to
-    /// the page.
+    /// the page, and 204 when the page's script posts it with `LiveList-Action: 1` (no navigation).
     func action(_ request: HTTPRequest) async -> HTTPResponse {
         let list: HostedList
         switch await hostedList(request) {
@@ -154,7 +154,7 @@ extension LiveListApp {
         guard handled else {
             return errorResponse(422, "unknown_action", "type: \(quoted(type)) is not an action of \(list.name)")
         }
-        if isForm {
+        if isForm && request.headers["LiveList-Action"] == nil {
             return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
         }
         return HTTPResponse(status: .noContent)

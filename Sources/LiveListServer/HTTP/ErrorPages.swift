@@ -1,0 +1,116 @@
+import LiveListHTML
+import LiveListHTTP
+
+// Error answers for browsers (docs/PROTOCOL.md, "Errors"): a request whose `Accept` ranks
+// `text/html` above `application/json` (a browser's navigation) gets an HTML page in the site's style
+// with a way back; every other client keeps the JSON body `{"error": CODE, "detail": TEXT}`.
+
+extension HTTPRequest {
+    /// Whether `Accept` ranks `text/html` strictly above `application/json`: a browser navigation
+    /// does, `Accept: */*` and `Accept: application/json` do not.
+    var prefersHTML: Bool {
+        guard let accept = headers.joinedValues("Accept") else { return false }
+        return HeaderParsing.quality(of: "text", "html", in: accept) > HeaderParsing.quality(of: "application", "json", in: accept)
+    }
+}
+
+enum ErrorPages {
+    /// The policy of an error page: its own stylesheets, nothing inline, no scripts.
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+    /// `response` as the request wants it: a JSON error answer becomes an HTML page (same status and
+    /// fields such as `Allow` or `Retry-After`) when the request prefers HTML; anything else is
+    /// returned unchanged. Every routed answer passes through here (LiveListApp.handler), so the
+    /// routes, the router's 404 and 405 and the static files need no change.
+    static func negotiated(_ response: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
+        guard response.status.code >= 400, request.prefersHTML,
+              response.headers["Content-Type"] == "application/json",
+              case let .bytes(body) = response.body,
+              let (code, detail) = errorFields(body) else {
+            return response
+        }
+        var page = response
+        page.body = .bytes(html(status: response.status, code: code, detail: detail))
+        page.headers.set("Content-Type", "text/html; charset=utf-8")
+        page.headers.set("Content-Security-Policy", contentSecurityPolicy)
+        page.headers.set("Vary", "Accept")
+        page.headers.set("Cache-Control", "no-store")
+        return page
+    }
+
+    /// The code and detail of an error body this server wrote; nil for any other JSON.
+    static func errorFields(_ body: [UInt8]) -> (code: String, detail: String)? {
+        guard case let .object(members)? = try? JSONValue.parse(body, maximumDepth: 2) else { return nil }
+        var code: String?
+        var detail: String?
+        for (key, value) in members {
+            guard case let .string(text) = value else { continue }
+            if key == "error" { code = text } else if key == "detail" { detail = text }
+        }
+        guard let code, let detail else { return nil }
+        return (code, detail)
+    }
+
+    /// The page: the status as its title, a sentence for people, the code and detail for whoever
+    /// reports it, and a link back to `/`. Everything that can come from the request is escaped.
+    static func html(status: HTTPStatus, code: String, detail: String) -> [UInt8] {
+        let title = "\(status.code) \(escaped(status.reasonPhrase))"
+        let page = """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="robots" content="noindex">
+            <title>\(title) · LiveList</title>
+            <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+            <link rel="stylesheet" href="/livelist.css">
+            <link rel="stylesheet" href="/site.css">
+            </head>
+            <body>
+            <header class="page-header">
+            <nav aria-label="Site"><a href="/">All lists</a></nav>
+            <h1>\(title)</h1>
+            </header>
+            <main class="error-page">
+            <p>\(sentence(status.code))</p>
+            <p class="error-detail"><code>\(escaped(code))</code>: \(escaped(detail))</p>
+            <p><a class="button-link" href="/">Back to all lists</a></p>
+            </main>
+            </body>
+            </html>
+
+            """
+        return Array(page.utf8)
+    }
+
+    static func sentence(_ status: Int) -> String {
+        switch status {
+        case 404: "There is nothing at this address. The list may have been deleted, or the link is mistyped."
+        case 401, 403: "This page is not open to you from here."
+        case 405: "This address exists, but not for this kind of request."
+        case 408: "The request took too long to arrive."
+        case 413: "What was sent is larger than this server accepts."
+        case 400 ..< 500: "The request could not be understood as sent."
+        case 503: "The server is busy right now. Please try again in a moment."
+        default: "Something went wrong on the server. Please try again in a moment."
+        }
+    }
+
+    /// Text for an element or a double-quoted attribute.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
+    }
+}
