@@ -88,6 +88,18 @@ enum TodoDemo {
             } else {
                 next.items.append(item)
             }
+        case ("enter", _):
+            // Enter in a field (no JavaScript, or the page's script posting the same form): add what
+            // was typed as a new item, and save every title that was changed.
+            if let text = title(action.fields["text"]), next.items.count < maximumItems {
+                next.items.append(Item(id: next.nextID, title: text, done: false))
+                next.nextID += 1
+            }
+            for index in next.items.indices {
+                if let edited = title(action.fields["text.\(next.items[index].id)"]), edited != next.items[index].title {
+                    next.items[index].title = edited
+                }
+            }
         case ("clear", _):
             next.items.removeAll(where: \.done)
         default:
@@ -99,35 +111,64 @@ enum TodoDemo {
         let open = state.items.filter { !$0.done }
         let done = state.items.filter(\.done)
         return [
-            Section(id: "open", header: Header("To do (\(open.count))"), cells: open.map { CellNode(TodoCell(item: $0)) }, footer: AddTodo()),
-            Section(id: "done", header: Header("Done (\(done.count))"), cells: done.map { CellNode(TodoCell(item: $0)) }, footer: ClearDone(count: done.count)),
+            Section(id: "open", header: SectionHeading("To do (\(open.count))"), cells: open.map { CellNode(TodoCell(item: $0)) }, footer: AddTodo()),
+            Section(id: "done", header: SectionHeading("Done (\(done.count))"), cells: done.map { CellNode(TodoCell(item: $0)) }, footer: ClearDone(count: done.count)),
         ]
     }
 }
 
+/// A section title as a heading (`<h2>`), so that screen readers can jump between the sections.
+struct SectionHeading: Component, Equatable {
+    var text: String
+    init(_ text: String) { self.text = text }
+
+    var body: some HTML {
+        h2(.class("livelist-header-text")) { text }
+    }
+}
+
+/// One item. Its done state is a real checkbox of the actions form without a name (in a 44 px label): the page's script
+/// posts `action=toggle:ID` when it changes. Without JavaScript the checkbox is hidden (site.css,
+/// `@media (scripting: none)`) and a submit button does the same. Every button is named after its item
+/// ("Delete Buy milk"), since a list repeats them.
 struct TodoCell: IdentifiableComponent, Equatable {
     var item: TodoDemo.Item
     var id: Int { item.id }
 
     var body: some HTML {
         let key = String(item.id)
-        div(.class(item.done ? "todo done" : "todo")) {
+        let name = item.title
+        div(.class(item.done ? "todo done" : "todo"), .data("label", name)) {
             span(.class("drag"), .custom("draggable", "true"), .data("drag-action", "moveAfter"), .title("Drag to reorder"), .aria("hidden", "true")) { "⠿" }
-            actionButton(item.done ? "☑" : "☐", type: "toggle", cell: key, title: item.done ? "Mark as open" : "Mark as done")
-            input(.custom("form", "livelist-actions"), .name("text.\(key)"), .value(item.title), .aria("label", "Title"))
-            actionButton("Save", type: "edit", cell: key, title: "Save the title")
-            actionButton("↑", type: "up", cell: key, title: "Move up")
-            actionButton("↓", type: "down", cell: key, title: "Move down")
-            actionButton("✕", type: "delete", cell: key, title: "Delete")
+            label(.class("check")) {
+                if item.done {
+                    input(.type("checkbox"), .custom("form", "livelist-actions"), .value("toggle:\(key)"), .aria("label", "Done: \(name)"), .checked)
+                } else {
+                    input(.type("checkbox"), .custom("form", "livelist-actions"), .value("toggle:\(key)"), .aria("label", "Done: \(name)"))
+                }
+            }
+            button(.class("toggle"), .custom("form", "livelist-actions"), .name("action"), .value("toggle:\(key)"),
+                   .aria("label", item.done ? "Reopen \(name)" : "Done: \(name)")) { item.done ? "Reopen" : "Done" }
+            input(.class("title"), .custom("form", "livelist-actions"), .name("text.\(key)"), .value(item.title), .aria("label", "Title of \(name)"))
+            span(.class("tools")) {
+                actionButton("Save", type: "edit", cell: key, title: "Save \(name)")
+                actionButton("↑", type: "up", cell: key, title: "Move \(name) up")
+                actionButton("↓", type: "down", cell: key, title: "Move \(name) down")
+                actionButton("✕", type: "delete", cell: key, title: "Delete \(name)")
+            }
         }
     }
 }
 
+/// The new-item field: Enter in it posts the page's default action `enter` (the first button of the
+/// actions form, in the page template), which adds the typed item; `data-reset` lets the page's script
+/// empty it once the server took the item.
 struct AddTodo: Component, Equatable {
     var body: some HTML {
         div(.class("todo-add")) {
-            input(.custom("form", "livelist-actions"), .name("text"), .placeholder("Something to do"), .aria("label", "New item"))
-            actionButton("Add", type: "add", cell: "", title: "Add the item")
+            input(.custom("form", "livelist-actions"), .name("text"), .placeholder("Something to do"), .aria("label", "New item"),
+                  .custom("autocomplete", "off"), .custom("maxlength", String(TodoDemo.maximumTitleLength)), .data("reset", "true"))
+            actionButton("Add", type: "add", cell: "", title: "Add the new item")
         }
     }
 }
@@ -136,7 +177,7 @@ struct ClearDone: Component, Equatable {
     var count: Int
     var body: some HTML {
         if count > 0 {
-            actionButton("Clear done", type: "clear", cell: "", title: "Remove the done items")
+            actionButton("Clear done", type: "clear", cell: "", title: "Clear done items")
         }
     }
 }
