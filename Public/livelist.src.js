@@ -3,7 +3,13 @@
  * Events stream. No dependencies, no eval, no inline script (works under a strict CSP). Build:
  * python3 Scripts/minify.py. Page options: <meta name="livelist-csrf"> enables actions,
  * <meta name="livelist-connect" content="off"> disables the stream, <meta name="livelist-base">
- * prefixes the routes. API: window.LiveList (apply, start, connect, close, resync, options, state). */
+ * prefixes the routes. API: window.LiveList (apply, start, connect, close, resync, options, state).
+ * The page (docs/PROTOCOL.md, "Actions"): forms posting to /lists/NAME/actions are sent with fetch
+ * (LiveList-Action: 1, answered 204) and the page changes only through the stream; a nameless checkbox
+ * of such a form posts action=VALUE when changed; a field with data-reset is emptied once its action
+ * was taken. An action that cannot reach the server is kept and sent again when the stream is back.
+ * #livelist-status shows the connection (data-state connected, reconnecting, offline), #livelist-news
+ * tells screen readers what changed. */
 (() => {
   'use strict';
   const D = document, W = window, T = D.createElement('template'),
@@ -12,7 +18,8 @@
     O = new WeakMap(), // animated element -> [class, style, token]: restored when it settles
     H = new WeakMap(), // cell element -> the HTML it was made from (its outerHTML for the page's own)
     L = { moveBefore: true, delay: 1000, max: 30000, ms: 300 };
-  let es, timer, tries = 0, stopped = 0;
+  let es, timer, tries = 0, stopped = 0, now = '';
+  const Q = new Map(); // form body -> [form, submitter]: actions not sent yet, sent when the stream is back
 
   const meta = n => (D.querySelector(`meta[name="${n}"]`) || {}).content,
     url = p => (meta('livelist-base') || '') + p,
@@ -29,8 +36,24 @@
     rect = e => e.getBoundingClientRect(),
     sec = (s, k) => s.secs.get(k) || fail(),
     cell = (s, k) => s.cells.get(k) || fail(),
-    // A cell is held (not reloaded) while the user is in one of its form controls.
-    dirty = (e, a = D.activeElement) => e.contains(a) && (a.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)),
+    // A cell is held (not reloaded) while the user is in one of its text fields.
+    dirty = (e, a = D.activeElement) => e.contains(a) && (a.isContentEditable || /^(TEXTAREA|SELECT)$/.test(a.tagName) ||
+      a.tagName == 'INPUT' && !/^(checkbox|radio|button|submit|reset|range|color|file)$/.test(a.type)),
+    say = (id, t) => { const e = D.getElementById(id); e && (e.textContent = t) },
+    // The connection as people see it: connected, reconnecting or offline, and what waits to be sent.
+    shown = k => {
+      const e = D.getElementById('livelist-status'), n = Q.size;
+      now = k;
+      e && (e.dataset.state = k, e.textContent = { connected: 'Connected', reconnecting: 'Reconnecting…', offline: 'Offline' }[k] +
+        (n ? ` · ${n} change${n > 1 ? 's' : ''} not sent yet, kept until the server is back` : ''));
+    },
+    lost = () => shown(navigator.onLine ? 'reconnecting' : 'offline'),
+    // A cell's name for announcements: its [data-label], else its text.
+    label = e => { const l = e.querySelector('[data-label]'); return (l ? l.dataset.label : e.textContent).trim().slice(0, 80) },
+    note = (x, i, e) => x && x.n[i].push(label(e)),
+    // Keeps focus in a cell that is replaced or removed: the control at the same place in `n`.
+    spot = (e, a = D.activeElement) => e.contains(a) ? [...e.querySelectorAll('*')].indexOf(a) : -1,
+    refocus = (n, i) => { const c = n && i >= 0 && n.querySelectorAll('*')[i]; c && c.focus && c.focus({ preventScroll: true }) },
     io = W.IntersectionObserver && new IntersectionObserver(list => {
       for (const x of list) {
         const e = x.target, k = e.dataset.cell, s = S.get(e.closest('[data-list]')), v = x.isIntersecting;
@@ -39,6 +62,27 @@
     }),
     watch = e => io && e.dataset.visibility == 'true' && io.observe(e),
     unwatch = e => io && io.unobserve(e);
+
+  // Actions: the form's own body (with the submitter), sent without leaving the page.
+  // (The form's own attribute: f.action is its buttons named "action".)
+  const act = f => f && f.tagName == 'FORM' && /\/actions$/.test(f.getAttribute('action')) && f.getAttribute('action');
+  function post(f, d, b) {
+    const body = new URLSearchParams(d) + '';
+    Q.delete(body);
+    fetch(act(f), { method: 'POST', credentials: 'same-origin', headers: { 'LiveList-Action': '1', 'Content-Type': 'application/x-www-form-urlencoded' }, body })
+      .then(r => {
+        if (!r.ok) return r.json().then(j => j.detail, () => r.status).then(t => say('livelist-news', 'Not saved: ' + t));
+        for (const e of f.elements) if (e.dataset.reset && e.value && d.get(e.name) == e.value) {
+          const a = D.activeElement;
+          e.value = ''; (a == b || a == D.body) && e.focus();
+        }
+        now && shown(now);
+      }, () => {
+        Q.set(body, [f, d, b]); lost(); setTimeout(flush, 4 * L.delay);
+        say('livelist-news', 'Not sent: the server cannot be reached. It is kept and sent when the connection is back.');
+      });
+  }
+  const flush = () => { for (const [k, a] of [...Q]) Q.delete(k), post(...a) };
 
   function send(s, type, cell) {
     const k = meta('livelist-csrf');
@@ -87,8 +131,8 @@
     unwatch(e);
   }
   function swap(s, k, e, h, x) {
-    const n = made(h);
-    unwatch(e); e.replaceWith(n); s.cells.set(k, n); s.held.delete(k); watch(n);
+    const n = made(h), i = spot(e);
+    unwatch(e); e.replaceWith(n); s.cells.set(k, n); s.held.delete(k); watch(n); refocus(n, i);
     x && x.f && opt(s, 'animateReloads') && fx(n, 'livelist-reload');
   }
   // A removed element fades out as a detached copy, so the list itself settles at once.
@@ -116,19 +160,22 @@
       put(s.root, e, o.after == null ? null : sec(s, o.after)); s.secs.set(o.section, e);
     },
     moveSection: (s, o) => put(s.root, sec(s, o.section), o.after == null ? null : sec(s, o.after)),
+    // An unchanged header or footer stays (a field being typed in keeps focus and text).
     reloadSection(s, o) {
-      const e = sec(s, o.section), b = box(s, e);
-      for (const c of [...e.children]) c != b && c.remove();
-      o.header != null && b.before(parse(o.header));
-      o.footer != null && b.after(parse(o.footer));
+      const e = sec(s, o.section), b = box(s, e), h = b.previousElementSibling, f = b.nextElementSibling;
+      same(h, o.header) || (h && h.remove(), o.header != null && b.before(parse(o.header)));
+      same(f, o.footer) || (f && f.remove(), o.footer != null && b.after(parse(o.footer)));
     },
-    delete(s, o, x) { const e = cell(s, o.cell); drop(s, o.cell, e); out(x, e, 'c' + o.cell) },
-    insert(s, o) {
+    delete(s, o, x) {
+      const e = cell(s, o.cell), i = spot(e), n = e.nextElementSibling || e.previousElementSibling;
+      note(x, 1, e); drop(s, o.cell, e); out(x, e, 'c' + o.cell); refocus(n, i);
+    },
+    insert(s, o, x) {
       if (s.cells.has(o.cell)) fail();
       const e = made(o.html);
-      into(s, o, e); s.cells.set(o.cell, e); watch(e);
+      into(s, o, e); s.cells.set(o.cell, e); watch(e); note(x, 0, e);
     },
-    move: (s, o) => into(s, o, cell(s, o.cell)),
+    move: (s, o, x) => (note(x, 2, cell(s, o.cell)), into(s, o, cell(s, o.cell))),
     reload(s, o, x) { const e = cell(s, o.cell); dirty(e) ? s.held.set(o.cell, o.html) : swap(s, o.cell, e, o.html, x) },
     // A keyed reconciliation: sections and cells whose keys survive keep their nodes (focus, caret,
     // typed text, <details> state); only changed HTML is replaced, then nodes are moved into place.
@@ -170,6 +217,8 @@
     s.bad = 0;
     root.dataset.version = cs.version;
     settle(s, x);
+    const t = x.n.map((l, i) => l.length ? ['Added', 'Removed', 'Moved'][i] + ': ' + (l.length > 3 ? l.length + ' items' : l.join(', ')) : '').filter(t => t).join('. ');
+    t && say('livelist-news', t);
     emit(root, 'patch', cs); reset && emit(root, 'reset', cs);
     return true;
   }
@@ -181,7 +230,7 @@
 
   // Before the ops: first rects (FLIP), whether the list sits at its end, the first visible cells.
   function pre(s, cs) {
-    const x = {}, keep = opt(s, 'keepOffset'), sc = (keep || opt(s, 'stickBottom')) && (x.sc = scroller(s.root));
+    const x = { n: [[], [], []] }, keep = opt(s, 'keepOffset'), sc = (keep || opt(s, 'stickBottom')) && (x.sc = scroller(s.root));
     if (cs.animate !== false && opt(s, 'animate') && !matchMedia('(prefers-reduced-motion: reduce)').matches) {
       x.f = new Map();
       for (const [k, e] of s.secs) x.f.set('s' + k, rect(e));
@@ -255,14 +304,16 @@
     const u = url(one ? `/lists/${enc(one.name)}/events?since=${ver(one)}` : '/events?' + ss.map(s => 'list=' + enc(s.name)).join('&') +
       '&since=' + enc(ss.map(s => s.name + ':' + ver(s)).join(','))),
       e = es = new EventSource(u), all = t => ss.forEach(s => emit(s.root, t));
-    e.onopen = () => { tries = 0; all('open') };
+    e.onopen = () => {
+      tries = 0; all('open'); shown('connected'); flush(); // and what could not be sent while away
+    };
     e.addEventListener('patch', m => {
       let c;
       try { c = JSON.parse(m.data) } catch (_) { return }
       for (const s of ss) (one || s.name == c.list) && apply(s.root, c);
     });
     e.onerror = () => {
-      all('reconnecting');
+      all('reconnecting'); lost();
       if (e.readyState != 2 || es != e) return; // the browser reconnects by itself
       es = null;
       const d = Math.min(L.max, L.delay * 2 ** tries++) * (.75 + Math.random() / 2), again = () => { timer = setTimeout(connect, d) };
@@ -270,11 +321,22 @@
       // EventSource hides the status: ask once; 204 and 404 mean the list is gone for good.
       const ac = new AbortController();
       fetch(u, { signal: ac.signal, headers: { Accept: 'text/event-stream' } })
-        .then(r => { ac.abort(); r.status == 204 || r.status == 404 ? stopped = 1 : again() }, again);
+        .then(r => { ac.abort(); r.status == 204 || r.status == 404 ? (stopped = 1, shown('offline')) : again() }, again);
     };
   }
 
   D.addEventListener('visibilitychange', () => D.hidden ? close() : es || connect());
+  W.addEventListener('offline', lost);
+  W.addEventListener('online', () => { if (now != 'connected' && !stopped) tries = 0, shown('reconnecting'), connect() });
+  const live = () => S.size && W.EventSource && meta('livelist-connect') != 'off';
+  D.addEventListener('submit', e => {
+    const f = e.target, b = e.submitter;
+    live() && act(f) && (e.preventDefault(), post(f, new FormData(f, b), b));
+  });
+  D.addEventListener('change', e => {
+    const t = e.target, f = t.form, d = live() && t.type == 'checkbox' && !t.name && act(f) && new FormData(f);
+    d && (d.set('action', t.value), post(f, d, t));
+  });
   D.addEventListener('click', e => {
     const t = e.target, c = t.closest && t.closest('[data-cell]'), s = c && S.get(c.closest('[data-list]'));
     s && !t.closest('input,select,textarea,button,label,a[href],[contenteditable]') && send(s, 'select', c.dataset.cell);
