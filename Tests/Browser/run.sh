@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The client's browser tests: installs what is missing (Debian's chromium and chromium-driver, Python's
-# selenium and pytest), then runs pytest here. Exits non-zero when anything fails.
+# selenium, pytest and axe-selenium-python), then runs pytest here. Exits non-zero when anything fails.
 #
 # The tests make the protocol samples by running the Swift suite's ProtocolSamplesTests in the package
 # at LIVELIST_PACKAGE (default: this repository), which must be built first (`swift build
@@ -33,6 +33,13 @@ if ! python3 -c "import selenium, pytest" 2>/dev/null; then
     python3 -m pip install --quiet selenium pytest 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages selenium pytest 2>/dev/null \
         || apt_install python3-selenium python3-pytest
+fi
+# axe-core for the accessibility tests (test_page.py), as shipped inside axe-selenium-python.
+if ! python3 -c "import axe_selenium_python" 2>/dev/null; then
+    echo "== installing axe-selenium-python (axe-core)"
+    python3 -m pip install --quiet axe-selenium-python 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages axe-selenium-python 2>/dev/null \
+        || echo "Tests/Browser/run.sh: axe-selenium-python could not be installed; the axe tests will skip" >&2
 fi
 export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"

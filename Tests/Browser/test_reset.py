@@ -33,7 +33,7 @@ def test_typing_survives_a_reset_from_the_real_server(browser, short_log):
         act(browser, live, "add", text=title)
     wait_for(lambda: len(cell_keys(browser, "open")) == 4, message="the added items")
     ours = cell_keys(browser, "open")[-1]
-    field = browser.find_element(By.CSS_SELECTOR, f"[data-cell='{ours}'] input")
+    field = browser.find_element(By.CSS_SELECTOR, f"[data-cell='{ours}'] input.title")
     field.click()
     field.send_keys(" typed")
     browser.execute_script("const a = document.activeElement; a.__mark = 1; a.setSelectionRange(2, 4);"
