@@ -32,7 +32,7 @@ actor EmojiDemo {
     }
 
     static func render(_ order: [Int]) -> [Section] {
-        [Section(id: "fruit", header: Header("Every second, three fruit move"), cells: order.map { CellNode(EmojiCell(index: $0)) })]
+        [Section(id: "fruit", header: SectionHeading("Every second, three fruit move"), cells: order.map { CellNode(EmojiCell(index: $0)) })]
     }
 }
 

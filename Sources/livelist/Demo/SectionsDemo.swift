@@ -55,7 +55,7 @@ actor SectionsDemo {
         words.map { word in
             Section(
                 id: "w\(word.id)",
-                header: Header(word.title),
+                header: SectionHeading(word.title),
                 cells: word.text.enumerated().map { CellNode(LetterCell(word: word.id, position: $0.offset, letter: $0.element)) }
             )
         }
