@@ -45,7 +45,7 @@
       const e = D.getElementById('livelist-status'), n = Q.size;
       now = k;
       e && (e.dataset.state = k, e.textContent = { connected: 'Connected', reconnecting: 'Reconnecting…', offline: 'Offline' }[k] +
-        (n ? ` · ${n} change${n > 1 ? 's' : ''} not sent yet, kept until the server is back` : ''));
+        (n ? ` · ${n} not sent yet` : ''));
     },
     lost = () => shown(navigator.onLine ? 'reconnecting' : 'offline'),
     // A cell's name for announcements: its [data-label], else its text.
@@ -79,7 +79,7 @@
         now && shown(now);
       }, () => {
         Q.set(body, [f, d, b]); lost(); setTimeout(flush, 4 * L.delay);
-        say('livelist-news', 'Not sent: the server cannot be reached. It is kept and sent when the connection is back.');
+        say('livelist-news', 'Not sent yet: kept until the server is back');
       });
   }
   const flush = () => { for (const [k, a] of [...Q]) Q.delete(k), post(...a) };

@@ -227,6 +227,24 @@ def test_text_typed_while_the_server_is_away_is_kept_and_sent_when_it_returns(to
     assert not_reloaded(browser)
 
 
+def test_the_script_posts_get_204_and_plain_form_posts_keep_their_303(live):
+    """The route's two answers to the same form body: 204 for the page's script, 303 for a browser
+    without JavaScript (a fetch would follow a 303 to the page, so this is checked on the wire)."""
+    import re
+    from urllib.parse import urlencode
+    if live.process.poll() is not None:
+        live.start(live.port)
+    _, headers, body = live.request("GET", "/lists/todo", headers={"Accept": "text/html"})
+    cookie = headers["Set-Cookie"].split(";")[0]
+    token = re.search(r'name="livelist-csrf" content="([0-9a-f]+)"', body.decode()).group(1)
+    form = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie}
+    body = urlencode({"csrf": token, "action": "enter", "text": ""})
+    status_code, headers, _ = live.request("POST", "/lists/todo/actions", body, dict(form, **{"LiveList-Action": "1"}))
+    assert status_code == 204 and "Location" not in headers
+    status_code, headers, _ = live.request("POST", "/lists/todo/actions", body, form)
+    assert status_code == 303 and headers["Location"] == "/lists/todo"
+
+
 # --- Without JavaScript ----------------------------------------------------------------------------------
 
 def test_enter_adds_and_saves_without_javascript(nojs_driver, live):
