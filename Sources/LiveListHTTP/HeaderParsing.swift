@@ -8,10 +8,26 @@ extension HTTPRequest {
         HeaderParsing.cookie(name, in: headers.values("Cookie"))
     }
 
-    /// Whether the client ranks `application/json` above `text/html` in `Accept`.
+    /// Whether the client ranks `application/json` strictly above `text/html` in `Accept`.
     package var prefersJSON: Bool {
-        guard let accept = headers["Accept"] else { return false }
+        guard let accept = headers.joinedValues("Accept") else { return false }
         return HeaderParsing.quality(of: "application", "json", in: accept) > HeaderParsing.quality(of: "text", "html", in: accept)
+    }
+
+    /// Whether the client ranks `text/html` strictly above `application/json` in `Accept`: a browser's
+    /// navigation does; `*/*` and `application/json` do not.
+    package var prefersHTML: Bool {
+        guard let accept = headers.joinedValues("Accept") else { return false }
+        return HeaderParsing.quality(of: "text", "html", in: accept) > HeaderParsing.quality(of: "application", "json", in: accept)
+    }
+}
+
+extension HTTPHeaders {
+    /// The values of every field `name`, joined with commas as one list (RFC 9110 section 5.3); nil
+    /// when there is none.
+    public func joinedValues(_ name: String) -> String? {
+        let values = values(name)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 }
 

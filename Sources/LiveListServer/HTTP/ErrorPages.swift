@@ -1,18 +1,10 @@
 import LiveListHTML
 import LiveListHTTP
+import Markup
 
 // Error answers for browsers (docs/PROTOCOL.md, "Errors"): a request whose `Accept` ranks
 // `text/html` above `application/json` (a browser's navigation) gets an HTML page in the site's style
 // with a way back; every other client keeps the JSON body `{"error": CODE, "detail": TEXT}`.
-
-extension HTTPRequest {
-    /// Whether `Accept` ranks `text/html` strictly above `application/json`: a browser navigation
-    /// does, `Accept: */*` and `Accept: application/json` do not.
-    var prefersHTML: Bool {
-        guard let accept = headers.joinedValues("Accept") else { return false }
-        return HeaderParsing.quality(of: "text", "html", in: accept) > HeaderParsing.quality(of: "application", "json", in: accept)
-    }
-}
 
 enum ErrorPages {
     /// The policy of an error page: its own stylesheets, nothing inline, no scripts.
@@ -97,20 +89,10 @@ enum ErrorPages {
         }
     }
 
-    /// Text for an element or a double-quoted attribute.
+    /// Text for an element or a double-quoted attribute, escaped by the HTML writer of every page.
     static func escaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(character)
-            }
-        }
-        return out
+        var writer = HTMLWriter(capacity: text.utf8.count + 16)
+        writer.appendAttributeValue(text)
+        return writer.string
     }
 }

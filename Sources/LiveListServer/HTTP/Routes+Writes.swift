@@ -160,12 +160,3 @@ extension LiveListApp {
         return HTTPResponse(status: .noContent)
     }
 }
-
-extension HTTPHeaders {
-    /// The values of every field `name`, joined with commas as one list (RFC 9110 section 5.3); nil
-    /// when there is none.
-    func joinedValues(_ name: String) -> String? {
-        let values = values(name)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
-    }
-}
