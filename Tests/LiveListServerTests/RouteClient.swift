@@ -1,6 +1,7 @@
 import Foundation
 @testable import LiveListHTTP
 import LiveListServer
+import LiveListEngine
 
 /// Drives a LiveList app's HTTP handler in process: a request goes in, the response comes out, with no
 /// socket, event loop or parser between them, so a route's behaviour is checked in milliseconds.
@@ -27,15 +28,20 @@ final class RouteClient: Sendable {
     /// The repository's root (this file is Tests/LiveListServerTests/RouteClient.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    /// A client of a new app; `configure` changes the configuration before the app starts.
-    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+    /// A client of a new app on `store` (by default a file store in a fresh data directory);
+    /// `configure` changes the configuration before the app starts.
+    init(store: (any ListStore)? = nil, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
         var configuration = ServerConfiguration()
         configuration.templatesDirectory = Self.root + "/Templates"
         configuration.publicDirectory = Self.root + "/Public"
         configuration.dataDirectory = NSTemporaryDirectory() + "livelist-routes-\(UUID().uuidString)"
         configure(&configuration)
         dataDirectory = configuration.dataDirectory
-        app = try await LiveListApp(configuration: configuration)
+        if let store {
+            app = try await LiveListApp(configuration: configuration, store: store)
+        } else {
+            app = try await LiveListApp(configuration: configuration)
+        }
         handler = app.handler
     }
 
@@ -58,6 +64,12 @@ final class RouteClient: Sendable {
     /// A PUT of `json` as `application/json`.
     func put(_ target: String, json: String, headers: [(String, String)] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {
         try await send(.PUT, target, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8), from: address)
+    }
+
+    /// Creates or replaces the JSON-driven list `list` with one section of `cells`, from loopback.
+    @discardableResult
+    func put(_ list: String, _ cells: [String]) async throws -> RouteResponse {
+        try await send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")], body: body(cells))
     }
 
     func post(_ target: String, headers: [(String, String)] = [], body: [UInt8] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {

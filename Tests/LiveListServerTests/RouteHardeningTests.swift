@@ -6,68 +6,11 @@ import LiveListHTML
 import Synchronization
 import Testing
 
-/// The app's routes in process: its handler over a memory store, with the repository's templates and
-/// static files, and requests built as the parser would hand them over.
-struct InProcessServer {
-    let app: LiveListApp
-    let handler: HTTPHandler
-
-    /// The repository's root (this file is Tests/LiveListServerTests/…).
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-
-    init(store: any ListStore = MemoryListStore(), _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
-        var configuration = ServerConfiguration()
-        configuration.templatesDirectory = Self.root + "/Templates"
-        configuration.publicDirectory = Self.root + "/Public"
-        configuration.dataDirectory = Self.root + "/no-such-data-directory"
-        configure(&configuration)
-        app = try await LiveListApp(configuration: configuration, store: store)
-        handler = app.handler
-    }
-
-    func send(_ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
-              from address: String = "127.0.0.1") async throws -> Answer {
-        let decoded = try TargetDecoder.decode(Array(target.utf8), method: method).get()
-        var fields = HTTPHeaders()
-        for (name, value) in headers {
-            fields.add(name, value)
-        }
-        var request = HTTPRequest(method: method, version: .http1_1, target: target, path: decoded.path, pathSegments: decoded.segments,
-                                  query: decoded.query, headers: fields, body: body, trailers: HTTPHeaders(), keepAlive: true, host: "localhost")
-        request.remoteAddress = address
-        return Answer(await handler.respond(to: request))
-    }
-
-    /// Creates a JSON-driven list from loopback (no write token).
-    @discardableResult
-    func put(_ list: String, _ cells: [String]) async throws -> Answer {
-        try await send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")], body: body(cells))
-    }
-}
-
 /// A cell showing its text.
 struct Echo: IdentifiableComponent, Equatable {
     var id: String
     var text: String
     var body: some HTML { text }
-}
-
-/// A response with its body as text.
-struct Answer {
-    var response: HTTPResponse
-    var status: Int { response.status.code }
-    var text: String {
-        guard case let .bytes(bytes) = response.body else { return "" }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    init(_ response: HTTPResponse) {
-        self.response = response
-    }
-
-    func header(_ name: String) -> String? {
-        response.headers[name]
-    }
 }
 
 @Suite struct RouteHardeningTests {
@@ -76,7 +19,7 @@ struct Answer {
 
     @Test(arguments: emptyContentTypes)
     func anEmptyContentTypeOnAnActionIsRefusedNotFatal(_ contentType: String) async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("todo", ["a"])
         let answer = try await server.send(.POST, "/lists/todo/actions", headers: [("Content-Type", contentType)], body: Array("type=x".utf8))
         #expect(answer.status == 415, "\(answer.text)")
@@ -85,7 +28,7 @@ struct Answer {
 
     @Test(arguments: emptyContentTypes)
     func anEmptyContentTypeOnAPutIsRefusedNotFatal(_ contentType: String) async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", contentType)], body: body(["a"]))
         #expect(answer.status == 415, "\(answer.text)")
         let missing = try await server.send(.PUT, "/lists/g", body: body(["a"]))
@@ -93,13 +36,13 @@ struct Answer {
     }
 
     @Test func parametersAndCaseOfTheMediaTypeDoNotMatter() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", " Application/JSON ; charset=utf-8")], body: body(["a"]))
         #expect(answer.status == 201, "\(answer.text)")
     }
 
     @Test func oddFormsAndActionsAreAnsweredNotFatal() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("todo", ["a"])
         for form in ["", "&", "&&&", "=", "==", "action", "action=", "action=:", "action=%", "action=%3", "action=%zz:x",
                      "%ff%fe=1", "csrf=&action=:::", "action=%3A%3A", String(repeating: "a=b&", count: 1000)] {
@@ -110,7 +53,7 @@ struct Answer {
     }
 
     @Test func oddCookiesAreIgnoredNotFatal() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("g", ["a"])
         for cookie in ["", ";", "=", "==;=", "livelist_session", "livelist_session=", "=livelist_session", ";;livelist_session=;;", "\t"] {
             let answer = try await server.send(.GET, "/lists/g", headers: [("Cookie", cookie)])
@@ -121,7 +64,7 @@ struct Answer {
 
     /// A malformed q-value makes its range count for nothing: never NaN, never more than 1.
     @Test func qValuesOutsideTheGrammarDoNotWin() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("g", ["a"])
         for accept in ["application/json;q=nan, text/html;q=0.1", "application/json;q=inf, text/html;q=0.9", "application/json;q=2, text/html",
                        "application/json;q=1.5, text/html", "application/json;q=-1, text/html;q=0", "application/json;q=, text/html;q=0.5",
@@ -136,7 +79,7 @@ struct Answer {
     }
 
     @Test func oddVersionsAndIfMatchAreRefusedNotFatal() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("g", ["a"])
         for since in ["", "-1", "+1", "1e3", "99999999999999999999", "%20", "0x1", "１"] {
             let answer = try await server.send(.GET, "/lists/g/changes?since=\(since)")
@@ -151,7 +94,7 @@ struct Answer {
     // MARK: - The page cache
 
     /// The CSRF token of the session that the answer's cookie names (or the request's).
-    func token(_ server: InProcessServer, _ answer: Answer) throws -> String {
+    func token(_ server: RouteClient, _ answer: RouteResponse) throws -> String {
         let cookie = try #require(answer.header("Set-Cookie"))
         let value = try #require(cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
         let session = try #require(server.app.keys.sessionID(fromCookie: String(value)), "the server minted the cookie")
@@ -159,7 +102,7 @@ struct Answer {
     }
 
     @Test func aCellSayingThePlaceholderNeverShowsTheToken() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         let texts = ["livelistcsrfplaceholder0d6f2c1e9b8a7f3e5d4c2b1a0f9e8d7c"] + server.app.pageCache.markers
         try #require(try await server.put("g", texts).status == 201)
         for _ in 0 ..< 2 {  // rendered, then from the cache
@@ -173,7 +116,7 @@ struct Answer {
     }
 
     @Test func everyViewerGetsTheirOwnTokenFromTheCachedPage() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("g", ["a"])
         let first = try await server.send(.GET, "/lists/g")
         let second = try await server.send(.GET, "/lists/g")
@@ -186,7 +129,7 @@ struct Answer {
     }
 
     @Test func aPerViewerListSayingTheMarkersNeverShowsTheToken() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         let markers = server.app.pageCache.markers
         _ = try await server.app.registry.hostApp(name("mine"), perViewer: { viewer in
             [Section(id: "s", cells: [CellNode(Echo(id: "who", text: viewer.session ?? "nobody"))]
@@ -219,7 +162,7 @@ struct Answer {
 
     @Test(arguments: ["Bearer w-token", "bearer w-token", "BEARER w-token", "bEaReR  w-token"])
     func theBearerSchemeIsCaseInsensitive(_ authorization: String) async throws {
-        let server = try await InProcessServer { $0.writeToken = "w-token" }
+        let server = try await RouteClient { $0.writeToken = "w-token" }
         let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", authorization)],
                                            body: body(["a"]), from: "203.0.113.9")
         #expect(answer.status == 201, "\(authorization): \(answer.text)")
@@ -227,7 +170,7 @@ struct Answer {
 
     @Test(arguments: ["", "Bearer", "Bearer ", "Bearerw-token", "Basic w-token", "Bearer w-tokenx", "Bearer w-toke", "Bearer\tw-token", "w-token"])
     func aWrongAuthorizationIsRefused(_ authorization: String) async throws {
-        let server = try await InProcessServer { $0.writeToken = "w-token" }
+        let server = try await RouteClient { $0.writeToken = "w-token" }
         let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", authorization)],
                                            body: body(["a"]), from: "127.0.0.1")
         #expect(answer.status == 401, "\(authorization): \(answer.text)")
@@ -237,7 +180,7 @@ struct Answer {
     // MARK: - /metrics
 
     @Test func metricsWithoutATokenAreForLoopbackClientsOnly() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         #expect(try await server.send(.GET, "/metrics").status == 200)
         #expect(try await server.send(.GET, "/metrics", from: "203.0.113.9").status == 403)
         #expect(try await server.send(.GET, "/metrics", from: "").status == 403, "an unknown peer is not loopback")
@@ -247,12 +190,12 @@ struct Answer {
     }
 
     @Test func theWriteTokenDoesNotOpenMetrics() async throws {
-        let server = try await InProcessServer { $0.writeToken = "w-token" }
+        let server = try await RouteClient { $0.writeToken = "w-token" }
         #expect(try await server.send(.GET, "/metrics", headers: [("Authorization", "Bearer w-token")], from: "203.0.113.9").status == 403)
     }
 
     @Test func aMetricsTokenIsNeededWhenSet() async throws {
-        let server = try await InProcessServer {
+        let server = try await RouteClient {
             $0.metricsToken = "m-token"
             $0.writeToken = "w-token"
         }
@@ -270,7 +213,7 @@ struct Answer {
 
     @Test(arguments: ["/", "/healthz", "/metrics"])
     func dynamicAnswersAreNotStored(_ path: String) async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         let answer = try await server.send(.GET, path)
         #expect(answer.status == 200)
         #expect(answer.header("Cache-Control") == "no-store", "\(path)")
@@ -278,12 +221,12 @@ struct Answer {
 
     // MARK: - Conditional PUT
 
-    func put(_ server: InProcessServer, _ list: String, _ headers: [(String, String)]) async throws -> Answer {
+    func put(_ server: RouteClient, _ list: String, _ headers: [(String, String)]) async throws -> RouteResponse {
         try await server.send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")] + headers, body: body(["x"]))
     }
 
     @Test func ifMatchStarWritesOnlyAnExistingList() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         let missing = try await put(server, "g", [("If-Match", "*")])
         #expect(missing.status == 412, "\(missing.text)")
         try await server.put("g", ["a"])
@@ -292,7 +235,7 @@ struct Answer {
     }
 
     @Test func ifNoneMatchStarOnlyCreates() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         let created = try await put(server, "g", [("If-None-Match", "*")])
         #expect(created.status == 201, "\(created.text)")
         let again = try await put(server, "g", [("If-None-Match", "*")])
@@ -300,7 +243,7 @@ struct Answer {
     }
 
     @Test func ifMatchNamesOneVersion() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("g", ["a"])
         #expect(try await put(server, "g", [("If-Match", "\"1\", \"1-gzip\"")]).status == 200, "tags of the same version")
         #expect(try await put(server, "g", [("If-Match", "\"2\""), ("If-Match", "\"2-gzip\"")]).status == 200, "over several lines")
@@ -310,7 +253,7 @@ struct Answer {
     }
 
     @Test func malformedOrConflictingConditionsAre400() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("g", ["a"])
         for headers in [[("If-Match", "*"), ("If-None-Match", "*")], [("If-None-Match", "\"1\"")], [("If-None-Match", "")],
                         [("If-Match", "\"1\""), ("If-None-Match", "*")], [("If-Match", "W/\"1\"")], [("If-Match", "*, \"1\"")]] {
@@ -324,7 +267,7 @@ struct Answer {
     @Test func aStorageFailureDoesNotShowTheServersPaths() async throws {
         let store = FailingStore()
         let logged = Mutex<[String]>([])
-        let server = try await InProcessServer(store: store) { configuration in
+        let server = try await RouteClient(store: store) { configuration in
             configuration.errorLog = { line in logged.withLock { $0.append(line) } }
         }
         let put = try await server.put("g", ["a"])
@@ -335,7 +278,7 @@ struct Answer {
     }
 
     @Test func noAnswerShowsTheServersDirectories() async throws {
-        let server = try await InProcessServer()
+        let server = try await RouteClient()
         try await server.put("g", ["a"])
         let requests: [(HTTPMethod, String, [(String, String)], [UInt8])] = [
             (.GET, "/", [], []), (.GET, "/lists/g", [], []), (.GET, "/lists/nope", [], []), (.GET, "/lists/g/changes?since=x", [], []),
@@ -343,15 +286,15 @@ struct Answer {
             (.PUT, "/lists/h", [("Content-Type", "application/json")], Array("{".utf8)), (.GET, "/lists/g", [("Accept", "application/json")], []),
         ]
         for (method, target, headers, body) in requests {
-            let answer: Answer
+            let answer: RouteResponse
             do {
                 answer = try await server.send(method, target, headers: headers, body: body)
             } catch let error as HTTPError {
                 // Refused by the parser, before any route: its detail must not show the directories either.
-                #expect(!error.detail.contains(InProcessServer.root), "\(method) \(target): \(error.detail)")
+                #expect(!error.detail.contains(RouteClient.root), "\(method) \(target): \(error.detail)")
                 continue
             }
-            #expect(!answer.text.contains(InProcessServer.root), "\(method) \(target): \(answer.text)")
+            #expect(!answer.text.contains(RouteClient.root), "\(method) \(target): \(answer.text)")
             #expect(!answer.text.contains("no-such-data-directory"), "\(method) \(target)")
         }
     }
