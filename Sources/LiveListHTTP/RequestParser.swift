@@ -23,8 +23,9 @@ public struct HTTPParserLimits: Sendable, Hashable {
 /// An incremental, strict HTTP/1.1 request parser (RFC 9112). Bytes are appended in pieces of
 /// any size; `next()` yields complete requests in order (pipelining) or the first error.
 /// After an error the parser stays failed: the framing of what follows cannot be trusted.
-struct RequestParser {
-    enum Event {
+/// The incremental request parser (RFC 9112); package-visible for the `FuzzRequestParser` harness.
+package struct RequestParser {
+    package enum Event {
         /// More bytes are needed.
         case needMore
         /// The head of a request that announces a body, before any of the body is read (reported
@@ -73,7 +74,7 @@ struct RequestParser {
     private var keepAlive = true
     private var host = ""
 
-    init(limits: HTTPParserLimits = HTTPParserLimits()) {
+    package init(limits: HTTPParserLimits = HTTPParserLimits()) {
         self.limits = limits
     }
 
@@ -104,7 +105,7 @@ struct RequestParser {
     }
 
     /// Appends received bytes.
-    mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
+    package mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
         compact()
         buffer.append(contentsOf: bytes)
     }
@@ -131,7 +132,7 @@ struct RequestParser {
     }
 
     /// Parses as far as the buffered bytes allow.
-    mutating func next() -> Event {
+    package mutating func next() -> Event {
         if pendingContinue {
             pendingContinue = false
             return .continueExpected

@@ -1,10 +1,12 @@
-/// The request parser's fuzzing entry point, for the `FuzzRequestParser` target (`Scripts/fuzz-parser.sh`).
+import LiveListHTTP
+
+/// The request parser's fuzzing entry point (`Scripts/fuzz-parser.sh`), kept out of the shipped library.
 ///
 /// It feeds the input to one parser whole and to another in two pieces (split where the first byte
 /// says), and stops the process when they disagree: the parser must give the same requests and the
 /// same refusal for any split of the same bytes. Anything else that goes wrong (a trap, an overflow,
 /// an endless loop) the fuzzer reports itself.
-package enum ParserFuzzing {
+enum ParserFuzzing {
     /// Small limits, so that the fuzzer reaches them.
     static let limits: HTTPParserLimits = {
         var limits = HTTPParserLimits()
@@ -16,7 +18,7 @@ package enum ParserFuzzing {
         return limits
     }()
 
-    package static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
+    static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
         var whole = RequestParser(limits: limits)
         whole.append(contentsOf: bytes)
         let expected = drain(&whole)
