@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import CHTTPSystem
 import COpenSSL
@@ -119,7 +121,7 @@ final class Connection: @unchecked Sendable {
     private var lastStreamWrite: UInt64 = 0
     private var closeAfterFlush = false
     private var readEOF = false
-    private var interest: UInt32 = 0
+    private var interest: IOEvents = []
     private var requestStarted: UInt64
     private var bodyStarted: UInt64 = 0
     private var idleSince: UInt64
@@ -160,8 +162,8 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Events
 
-    func handle(events: UInt32) {
-        if events & (CS_EPOLLERR | CS_EPOLLHUP) != 0 && events & CS_EPOLLIN == 0 {
+    func handle(events: IOEvents) {
+        if !events.isDisjoint(with: [.error, .hangup]) && !events.contains(.readable) {
             close(reason: .peerGone)
             return
         }
@@ -169,15 +171,15 @@ final class Connection: @unchecked Sendable {
             continueHandshake()
             return
         }
-        if phase == .streaming, events & (CS_EPOLLRDHUP | CS_EPOLLHUP | CS_EPOLLERR) != 0 {
+        if phase == .streaming, !events.isDisjoint(with: [.peerClosed, .hangup, .error]) {
             close(reason: .peerGone)
             return
         }
-        if events & CS_EPOLLOUT != 0 {
+        if events.contains(.writable) {
             flush()
             if phase == .closed { return }
         }
-        if events & (CS_EPOLLIN | CS_EPOLLHUP | CS_EPOLLERR) != 0 {
+        if !events.isDisjoint(with: [.readable, .hangup, .error]) {
             if phase == .lingering {
                 drainLingering()
                 return
@@ -190,7 +192,7 @@ final class Connection: @unchecked Sendable {
 
     /// Called once the socket is registered for input.
     func start() {
-        interest = CS_EPOLLIN
+        interest = .readable
     }
 
     private func readAvailable() {
@@ -199,7 +201,7 @@ final class Connection: @unchecked Sendable {
             return
         }
         let buffer = loop.readBuffer
-        let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+        let count = systemRead(fd, buffer.baseAddress, buffer.count)
         if count > 0 {
             parser.append(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
             if requestStarted == 0 { requestStarted = loop.now }
@@ -473,7 +475,7 @@ final class Connection: @unchecked Sendable {
     private func drainLingering() {
         let buffer = loop.readBuffer
         while true {
-            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            let count = systemRead(fd, buffer.baseAddress, buffer.count)
             if count > 0 {
                 lingerDrained += count
                 // Room for a whole refused body, so that the client reads the answer before any reset.
@@ -489,20 +491,20 @@ final class Connection: @unchecked Sendable {
 
     private func updateInterest() {
         guard phase != .closed else { return }
-        var wanted: UInt32 = 0
+        var wanted: IOEvents = []
         switch phase {
         case .reading:
-            if !readEOF && !closeAfterFlush && !paused { wanted |= CS_EPOLLIN }
+            if !readEOF && !closeAfterFlush && !paused { wanted.insert(.readable) }
         case .handling:
             break
         case .streaming:
-            wanted |= CS_EPOLLRDHUP
+            wanted.insert(.peerClosed)
         case .lingering:
-            wanted |= CS_EPOLLIN
+            wanted.insert(.readable)
         case .closed:
             return
         }
-        if outbound.bytes > 0 { wanted |= CS_EPOLLOUT }
+        if outbound.bytes > 0 { wanted.insert(.writable) }
         if wanted != interest {
             interest = wanted
             loop.setInterest(fd: fd, token: token, events: wanted)
@@ -591,7 +593,7 @@ final class Connection: @unchecked Sendable {
             SSL_free(ssl)
             self.ssl = nil
         }
-        Glibc.close(fd)
+        systemClose(fd)
         releaseBody()
         loop.connectionClosed(self)
         if let stream {
@@ -645,16 +647,16 @@ final class Connection: @unchecked Sendable {
         }
         switch SSL_get_error(ssl, result) {
         case SSL_ERROR_WANT_READ:
-            setHandshakeInterest(CS_EPOLLIN)
+            setHandshakeInterest(.readable)
         case SSL_ERROR_WANT_WRITE:
-            setHandshakeInterest(CS_EPOLLOUT)
+            setHandshakeInterest(.writable)
         default:
             ERR_clear_error()
             close(reason: .peerGone)
         }
     }
 
-    private func setHandshakeInterest(_ wanted: UInt32) {
+    private func setHandshakeInterest(_ wanted: IOEvents) {
         if wanted != interest {
             interest = wanted
             loop.setInterest(fd: fd, token: token, events: wanted)
@@ -662,7 +664,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Reads decrypted bytes into the parser: about one read buffer's worth, then whatever
-    /// OpenSSL still holds, since no epoll event announces data already taken off the socket.
+    /// OpenSSL still holds, since no readiness event announces data already taken off the socket.
     private func readTLS(_ ssl: OpaquePointer) {
         let buffer = loop.readBuffer
         var total = 0

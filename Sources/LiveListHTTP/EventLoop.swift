@@ -1,28 +1,31 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import CHTTPSystem
 
-/// One epoll loop on its own thread, owning the connections it accepted.
+/// One event loop on its own thread, owning the connections it accepted. It waits on a `Poller`
+/// (epoll or poll, see `EventLoopBackend`); `run()` (in PollerEpoll.swift) picks the concrete one.
 final class EventLoop: @unchecked Sendable {
     static let maxIovecs = 64
     private static let listenerToken: UInt64 = 0
-    private static let wakeToken: UInt64 = .max
 
     let configuration: HTTPServerConfiguration
     let handler: HTTPHandler
     let serverNameBytes: [UInt8]
     unowned let server: HTTPServer
-    private let epfd: Int32
-    /// The eventfd other threads write to wake the loop (closed when the loop stops).
-    let wakeFd: Int32
+    /// What the loop waits on; its wake-up channel is closed when the loop stops.
+    let poller: any Poller
+    /// The descriptor other threads write to wake the loop (closed when the loop stops).
+    var wakeFd: Int32 { poller.wakeDescriptor }
     private let listenFd: Int32
 
     private let taskLock = Lock()
     private var tasks: [@Sendable () -> Void] = []
     private var wakePending = false
-    /// Set (under `taskLock`) when the loop has stopped and closed `wakeFd`: tasks are dropped from
-    /// then on, because the descriptor's number may already belong to another file or socket.
+    /// Set (under `taskLock`) when the loop has stopped and closed its poller: tasks are dropped from
+    /// then on, because the wake-up descriptor's number may already belong to another file or socket.
     private var stopped = false
 
     /// Open connections by descriptor (descriptors are small and dense, so an array beats hashing).
@@ -50,21 +53,15 @@ final class EventLoop: @unchecked Sendable {
     private var dateSecond = -1
     private var cachedDate: [UInt8] = []
 
-    init(server: HTTPServer, listenFd: Int32, tls: TLSContext? = nil) throws(HTTPServerError) {
+    /// A loop on `backend` (settled: `.epoll` or `.poll`).
+    init(server: HTTPServer, listenFd: Int32, backend: EventLoopBackend, tls: TLSContext? = nil) throws(HTTPServerError) {
         self.server = server
         self.tls = tls
         self.configuration = server.configuration
         self.handler = server.handler
         self.serverNameBytes = Array(server.configuration.serverName.utf8)
         self.listenFd = listenFd
-        epfd = cs_epoll_create()
-        guard epfd >= 0 else { throw HTTPServerError.system("epoll_create1", errno) }
-        wakeFd = cs_eventfd()
-        guard wakeFd >= 0 else {
-            let code = errno
-            Glibc.close(epfd)
-            throw HTTPServerError.system("eventfd", code)
-        }
+        poller = try makePoller(backend)
         readBuffer = .allocate(capacity: 64 * 1024)
         iovecs = .allocate(capacity: EventLoop.maxIovecs)
         tlsWriteBuffer = tls == nil ? nil : .allocate(byteCount: 16 * 1024, alignment: 16)
@@ -72,20 +69,18 @@ final class EventLoop: @unchecked Sendable {
         let timeouts = [configuration.headerTimeout, configuration.bodyTimeout, configuration.idleTimeout,
                         configuration.writeTimeout, configuration.lingerTimeout].map(\.nanoseconds)
         resolution = min(max((timeouts.min() ?? 1_000_000_000) / 4, 1_000_000), 250_000_000)
-        guard cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, wakeFd, CS_EPOLLIN, EventLoop.wakeToken) == 0,
-              cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, listenFd, CS_EPOLLIN | CS_EPOLLEXCLUSIVE, EventLoop.listenerToken) == 0
-        // Every property is set by now, so deinit runs on this throw and closes both descriptors.
-        else { throw HTTPServerError.system("epoll_ctl", errno) }
+        // Every property is set by now, so deinit runs on this throw and closes the poller.
+        guard poller.register(listenFd, interest: [.readable, .exclusive], token: EventLoop.listenerToken)
+        else { throw HTTPServerError.system("register the listener", errno) }
         listenerRegistered = true
-        reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        reserveFd = systemOpen("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     deinit {
         // A loop that never ran (the server failed to start) still holds its descriptors.
         if !stopped {
-            Glibc.close(epfd)
-            Glibc.close(wakeFd)
-            if reserveFd >= 0 { Glibc.close(reserveFd) }
+            poller.close()
+            if reserveFd >= 0 { systemClose(reserveFd) }
         }
         readBuffer.deallocate()
         iovecs.deallocate()
@@ -106,7 +101,7 @@ final class EventLoop: @unchecked Sendable {
             tasks.append(task)
             if wakePending || onLoop { return true }
             wakePending = true
-            _ = cs_eventfd_signal(wakeFd)
+            poller.wake()
             return true
         }
         // A task refused by a stopped loop is released when this returns, outside the lock (what it
@@ -132,23 +127,22 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Loop
 
-    func run() {
+    /// The loop, specialized per backend: `poller` is `self.poller`, its concrete type known.
+    func run<P: Poller>(with poller: P) {
         cs_set_thread_context(Unmanaged.passUnretained(self).toOpaque())
-        let capacity: Int32 = 512
-        let events = cs_epoll_events_alloc(capacity)!
         var nextScan = monotonicNanoseconds() + resolution
         let timeoutMs = Int32(max(1, resolution / 1_000_000))
         while true {
-            let count = cs_epoll_wait(epfd, events, capacity, timeoutMs)
+            let count = poller.wait(timeoutMilliseconds: timeoutMs)
             now = monotonicNanoseconds()
             if count > 0 {
-                for index in 0..<Int32(count) {
-                    let token = cs_epoll_event_data(events, index)
-                    let flags = cs_epoll_event_flags(events, index)
+                for index in 0..<count {
+                    let token = poller.token(at: index)
+                    let flags = poller.events(at: index)
                     if token == EventLoop.listenerToken {
-                        if listenerRegistered { acceptConnections() }
-                    } else if token == EventLoop.wakeToken {
-                        cs_eventfd_drain(wakeFd)
+                        if listenerRegistered { acceptConnections(poller) }
+                    } else if token == P.wakeToken {
+                        poller.drainWake()
                     } else {
                         let fd = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
                         if fd < connections.count, let connection = connections[fd], connection.token == token {
@@ -172,24 +166,22 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
         }
-        cs_epoll_events_free(events)
-        Glibc.close(epfd)
         let dropped = taskLock.withLock { () -> [@Sendable () -> Void] in
             stopped = true
-            Glibc.close(wakeFd)
+            poller.close()
             defer { tasks = [] }
             return tasks
         }
         // Released here, outside the lock (what they hold may call `execute`).
         withExtendedLifetime(dropped) {}
-        if reserveFd >= 0 { Glibc.close(reserveFd) }
+        if reserveFd >= 0 { systemClose(reserveFd) }
         cs_set_thread_context(nil)
         server.loopFinished()
     }
 
     // MARK: - Connections
 
-    private func acceptConnections() {
+    private func acceptConnections<P: Poller>(_ poller: P) {
         for _ in 0..<64 {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -204,11 +196,11 @@ final class EventLoop: @unchecked Sendable {
                     // Out of descriptors: the spare one lets a waiting client have its 503; without
                     // it, accepting pauses for a moment instead of spinning on the listener.
                     if reserveFd >= 0 {
-                        Glibc.close(reserveFd)
+                        systemClose(reserveFd)
                         reserveFd = -1
                         let dropped = cs_accept(listenFd, nil, nil)
                         if dropped >= 0 { refuse(dropped) } else { count { $0.connectionsRefused += 1 } }
-                        reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                        reserveFd = systemOpen("/dev/null", O_RDONLY | O_CLOEXEC)
                     } else {
                         count { $0.connectionsRefused += 1 }
                     }
@@ -230,7 +222,7 @@ final class EventLoop: @unchecked Sendable {
                 session = tls.session(fd: fd)
                 if session == nil {
                     server.releaseConnectionSlot()
-                    Glibc.close(fd)
+                    systemClose(fd)
                     continue
                 }
             }
@@ -244,7 +236,7 @@ final class EventLoop: @unchecked Sendable {
             connection.openIndex = openConnections.count
             openConnections.append(connection)
             count { $0.connectionsAccepted += 1 }
-            guard cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, fd, CS_EPOLLIN, token) == 0 else {
+            guard poller.register(fd, interest: .readable, token: token) else {
                 connection.close(reason: .peerGone)
                 continue
             }
@@ -255,20 +247,20 @@ final class EventLoop: @unchecked Sendable {
     /// Stops watching the listener for 100 ms (the other loops go on if they can).
     private func pauseAccepting() {
         guard listenerRegistered else { return }
-        _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_DEL, listenFd, 0, 0)
+        poller.unregister(listenFd)
         listenerRegistered = false
         acceptPausedUntil = now + 100_000_000
     }
 
     private func resumeAcceptingIfDue() {
         guard acceptPausedUntil > 0, now >= acceptPausedUntil, !isDraining else { return }
-        if reserveFd < 0 { reserveFd = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        if reserveFd < 0 { reserveFd = systemOpen("/dev/null", O_RDONLY | O_CLOEXEC) }
         guard reserveFd >= 0 else {
             acceptPausedUntil = now + 100_000_000
             return
         }
         acceptPausedUntil = 0
-        if cs_epoll_ctl(epfd, CS_EPOLL_CTL_ADD, listenFd, CS_EPOLLIN | CS_EPOLLEXCLUSIVE, EventLoop.listenerToken) == 0 {
+        if poller.register(listenFd, interest: [.readable, .exclusive], token: EventLoop.listenerToken) {
             listenerRegistered = true
         }
     }
@@ -284,14 +276,16 @@ final class EventLoop: @unchecked Sendable {
         bytes.append(contentsOf: body)
         _ = bytes.withUnsafeBytes { cs_send(fd, $0.baseAddress, $0.count) }
         shutdown(fd, Int32(SHUT_WR))
-        Glibc.close(fd)
+        systemClose(fd)
     }
 
-    func setInterest(fd: Int32, token: UInt64, events: UInt32) {
-        _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_MOD, fd, events, token)
+    func setInterest(fd: Int32, token: UInt64, events: IOEvents) {
+        poller.modify(fd, interest: events, token: token)
     }
 
+    /// Called by a connection that has just closed its descriptor.
     func connectionClosed(_ connection: Connection) {
+        poller.forgetClosed(connection.fd)
         let slot = Int(connection.fd)
         if slot < connections.count, connections[slot] === connection { connections[slot] = nil }
         let index = connection.openIndex
@@ -317,7 +311,7 @@ final class EventLoop: @unchecked Sendable {
         drainDeadline = deadline
         acceptPausedUntil = 0
         if listenerRegistered {
-            _ = cs_epoll_ctl(epfd, CS_EPOLL_CTL_DEL, listenFd, 0, 0)
+            poller.unregister(listenFd)
             listenerRegistered = false
         }
         for connection in openConnections { connection.beginDraining() }

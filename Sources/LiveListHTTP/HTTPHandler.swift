@@ -128,6 +128,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var errorFormatter: HTTPErrorFormatter = defaultHTTPErrorFormatter
     /// Certificate and key for TLS on every connection; nil serves plain HTTP.
     public var tls: TLSConfiguration?
+    /// What the event loops wait on. `.automatic` (the default) reads `LIVELIST_EVENT_LOOP`
+    /// (`epoll` or `poll`) and otherwise takes epoll on Linux, poll elsewhere; `start()` throws
+    /// `HTTPServerError.eventLoop` for any other value of the variable, or for epoll off Linux.
+    public var eventLoop: EventLoopBackend = .automatic
 
     public init() {}
 

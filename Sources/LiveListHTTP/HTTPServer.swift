@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import CHTTPSystem
 
@@ -13,10 +15,13 @@ public enum HTTPServerError: Error, Sendable, Hashable {
     case alreadyStarted
     /// The TLS certificate or key could not be loaded (OpenSSL's reason included).
     case tls(String)
+    /// The event-loop backend cannot be used: `LIVELIST_EVENT_LOOP` names none, or the system
+    /// lacks the one asked for (epoll off Linux). The reason is included.
+    case eventLoop(String)
 }
 
-/// An HTTP/1.1 server on non-blocking sockets and epoll loops (one per core by default) that
-/// share one listening socket.
+/// An HTTP/1.1 server on non-blocking sockets and event loops (one per core by default, on epoll
+/// or poll: see `EventLoopBackend`) that share one listening socket.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: config, handler: router.handler)
@@ -34,6 +39,7 @@ public final class HTTPServer: @unchecked Sendable {
         var port = 0
         var finishedLoops = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
+        var backend = EventLoopBackend.automatic
     }
 
     /// The settings given at creation.
@@ -61,6 +67,12 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Bytes queued for event streams now, over every connection (for tests and metrics).
     public var streamBytesQueued: Int { streamOutput.held }
+
+    /// The event loops' backend: the configuration's until `start()`, settled from then on (never
+    /// `.automatic` once started), for the server's startup log.
+    public var eventLoopBackend: EventLoopBackend {
+        state.withLock { $0.phase == .idle ? configuration.eventLoop : $0.backend }
+    }
 
     /// The bound port (useful after binding port 0); 0 before `start()`.
     public var port: Int { state.withLock { $0.port } }
@@ -91,6 +103,13 @@ public final class HTTPServer: @unchecked Sendable {
             return true
         }
         guard fresh else { throw .alreadyStarted }
+        let backend: EventLoopBackend
+        do {
+            backend = try configuration.eventLoop.resolved()
+        } catch {
+            state.withLock { $0.phase = .idle }
+            throw error
+        }
         cs_ignore_sigpipe()
         connectionCap.withLock { $0 = Self.connectionCap(configuration, fileLimit: Self.fileLimit(), openNow: Self.openDescriptors()) }
         let tls: TLSContext?
@@ -104,13 +123,14 @@ public final class HTTPServer: @unchecked Sendable {
         var loops: [EventLoop] = []
         do {
             for _ in 0..<max(1, configuration.loopCount) {
-                loops.append(try EventLoop(server: self, listenFd: fd, tls: tls))
+                loops.append(try EventLoop(server: self, listenFd: fd, backend: backend, tls: tls))
             }
         } catch {
-            Glibc.close(fd)
+            systemClose(fd)
             throw error
         }
         state.withLock {
+            $0.backend = backend
             $0.loops = loops
             $0.listenFd = fd
             $0.port = port
@@ -132,7 +152,7 @@ public final class HTTPServer: @unchecked Sendable {
         let isIPv4 = inet_pton(AF_INET, configuration.host, &address4.sin_addr) == 1
         let isIPv6 = !isIPv4 && inet_pton(AF_INET6, configuration.host, &address6.sin6_addr) == 1
         guard isIPv4 || isIPv6 else { throw .invalidHost(configuration.host) }
-        let fd = socket(isIPv4 ? AF_INET : AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = cs_socket_stream(isIPv4 ? AF_INET : AF_INET6)
         guard fd >= 0 else { throw .system("socket", errno) }
         _ = cs_set_reuseaddr(fd)
         let port = UInt16(truncatingIfNeeded: configuration.port)
@@ -141,24 +161,24 @@ public final class HTTPServer: @unchecked Sendable {
             address4.sin_family = sa_family_t(AF_INET)
             address4.sin_port = port.bigEndian
             bound = withUnsafePointer(to: &address4) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemBind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
         } else {
             address6.sin6_family = sa_family_t(AF_INET6)
             address6.sin6_port = port.bigEndian
             bound = withUnsafePointer(to: &address6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemBind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }
         }
         guard bound == 0 else {
             let code = errno
-            Glibc.close(fd)
+            systemClose(fd)
             throw .system("bind", code)
         }
         let listening = listen(fd, configuration.backlog)
         guard listening == 0 else {
             let code = errno
-            Glibc.close(fd)
+            systemClose(fd)
             throw .system("listen", code)
         }
         var storage = sockaddr_in6()
@@ -191,7 +211,7 @@ public final class HTTPServer: @unchecked Sendable {
                 }
             }
             // Every loop has dropped the listener; now it can be closed safely.
-            Glibc.close(listenFd)
+            systemClose(listenFd)
         }
         await waitUntilStopped()
     }
@@ -248,9 +268,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The soft `RLIMIT_NOFILE`, or nil when unlimited or unknown.
     static func fileLimit() -> Int? {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
-        return Int(clamping: limit.rlim_cur)
+        let limit = cs_file_limit()
+        return limit < 0 ? nil : Int(clamping: limit)
     }
 
     /// Descriptors open in this process now (0 when /proc is not there).

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Serves the files of one directory: `Content-Type` by extension, `ETag` and `Last-Modified`
@@ -65,20 +67,20 @@ public struct StaticFiles: Sendable {
         case .failure(let failure): return answer(failure, request)
         }
         if file.isDirectory {
-            Glibc.close(file.fd)
+            systemClose(file.fd)
             var index: OpenFile
             switch open(inside: candidate + "/index.html") {
             case .success(let opened): index = opened
             case .failure(let failure): return answer(failure, request)
             }
             guard !index.isDirectory else {
-                Glibc.close(index.fd)
+                systemClose(index.fd)
                 return notFound(request)
             }
             index.viaIndex = true
             file = index
         }
-        defer { Glibc.close(file.fd) }
+        defer { systemClose(file.fd) }
         let identity = file.identity
         let etag = "\"\(String(identity.size, radix: 16))-\(String(identity.modified, radix: 16))\(String(identity.modifiedNanoseconds, radix: 16))\""
         let lastModified = HTTPDate.format(identity.modified)
@@ -170,16 +172,16 @@ public struct StaticFiles: Sendable {
         let resolved = String(cString: resolvedPointer)
         free(resolvedPointer)
         guard resolved == root || resolved.hasPrefix(root == "/" ? "/" : root + "/") else { return .failure(.notFound) }
-        let fd = Glibc.open(resolved, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let fd = systemOpen(resolved, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return .failure(Self.failure(errno)) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            Glibc.close(fd)
+            systemClose(fd)
             return .failure(.notFound)
         }
         let kind = info.st_mode & S_IFMT
         guard kind == S_IFREG || kind == S_IFDIR else {
-            Glibc.close(fd)
+            systemClose(fd)
             return .failure(.notFound)
         }
         return .success(OpenFile(fd: fd, path: resolved, identity: FileIdentity(info), isDirectory: kind == S_IFDIR))

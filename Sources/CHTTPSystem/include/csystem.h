@@ -1,13 +1,17 @@
-// Thin shims over the Linux system calls that the Glibc module does not export
-// (epoll, eventfd, accept4, sendmsg with MSG_NOSIGNAL). Used by HTTPServer only.
+// Thin shims over system calls that the Glibc and Darwin modules do not export, or export
+// differently: epoll (Linux only), the wake-up channel of an event loop (an eventfd on Linux, a
+// pipe elsewhere), accept and socket with non-blocking, close-on-exec descriptors, sends that never
+// raise SIGPIPE. Used by LiveListHTTP only. Everything outside `#ifdef __linux__` compiles on
+// Darwin as well (with a portable fallback where Linux has a better call).
 #ifndef CSYSTEM_H
 #define CSYSTEM_H
 
 // Only fixed-width types appear here, so that this module's view of the C library never
-// conflicts with the Glibc module's (the implementation includes the system headers).
+// conflicts with the Glibc or Darwin module's (the implementation includes the system headers).
 #include <stdint.h>
 #include <stddef.h>
 
+#ifdef __linux__
 static const uint32_t CS_EPOLLIN = 0x001;
 static const uint32_t CS_EPOLLOUT = 0x004;
 static const uint32_t CS_EPOLLERR = 0x008;
@@ -31,26 +35,45 @@ int cs_epoll_wait(int epfd, void *events, int count, int timeout_ms);
 uint64_t cs_epoll_event_data(const void *events, int index);
 uint32_t cs_epoll_event_flags(const void *events, int index);
 
-/// A non-blocking, close-on-exec eventfd used to wake a loop.
-int cs_eventfd(void);
-int cs_eventfd_signal(int fd);
-void cs_eventfd_drain(int fd);
+/// POLLRDHUP (peer shut down its writing side), which only Linux's poll has.
+static const int16_t CS_POLLRDHUP = 0x2000;
+#else
+/// No POLLRDHUP here: the poll backend learns of a peer's end by peeking (see PollPoller).
+static const int16_t CS_POLLRDHUP = 0;
+#endif
 
-/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. Fills `address` (up to `length` bytes).
+/// Opens the channel that wakes an event loop from other threads: `fds[0]` is read (and polled),
+/// `fds[1]` is written. One non-blocking eventfd (both the same) on Linux, a non-blocking pipe
+/// elsewhere; close-on-exec either way. Returns 0, or -1 with errno.
+int cs_wake_open(int32_t fds[2]);
+/// Writes one wake-up (a full channel already holds one, which is enough).
+int cs_wake_signal(int fd);
+/// Reads every pending wake-up.
+void cs_wake_drain(int fd);
+/// Closes the channel's descriptors (once when they are the same).
+void cs_wake_close(int read_fd, int write_fd);
+
+/// accept with a non-blocking, close-on-exec result (accept4 on Linux; accept and fcntl, plus
+/// SO_NOSIGPIPE where it exists, elsewhere). Fills `address` (up to `length` bytes).
 int cs_accept(int fd, void *address, uint32_t *length);
-/// One sendmsg of `count` buffers (`struct iovec`) with MSG_NOSIGNAL (never raises SIGPIPE).
+/// A non-blocking, close-on-exec TCP socket of `family` (AF_INET or AF_INET6); -1 with errno.
+int cs_socket_stream(int family);
+/// One sendmsg of `count` buffers (`struct iovec`) that never raises SIGPIPE.
 long cs_sendv(int fd, const void *iov, int count);
-/// send with MSG_NOSIGNAL.
+/// send that never raises SIGPIPE.
 long cs_send(int fd, const void *bytes, size_t length);
 /// Sets TCP_NODELAY.
 int cs_set_nodelay(int fd);
 /// Sets SO_REUSEADDR.
 int cs_set_reuseaddr(int fd);
+/// The soft RLIMIT_NOFILE, or -1 when unlimited or unknown.
+int64_t cs_file_limit(void);
 /// Ignores SIGPIPE process-wide.
 void cs_ignore_sigpipe(void);
 /// Creates a detached thread running `body(context)`; returns 0 on success.
 int cs_thread_start(void *(*body)(void *), void *context);
-/// Installs a handler for `signo` that writes to a shared blocking eventfd, returned.
+/// Installs a handler for `signo` that writes to a shared blocking channel, whose reading end it
+/// returns (an eventfd on Linux, a pipe elsewhere).
 int cs_signal_watch(int signo);
 /// Blocks until one of the watched signals arrives.
 void cs_signal_wait(int fd);
