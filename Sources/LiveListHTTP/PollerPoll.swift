@@ -33,10 +33,12 @@ final class PollPoller: Poller {
     private var readyCount = 0
     private let wakeChannel: WakeChannel
     private var closed = false
+    /// Whether this system's poll has POLLRDHUP (Linux).
+    static let systemHasPeerClosed = CS_POLLRDHUP != 0
     /// Whether `peerClosed` is emulated by peeking (no POLLRDHUP here, or forced by a test).
     let emulatesPeerClosed: Bool
 
-    init(emulatingPeerClosed: Bool = CS_POLLRDHUP == 0) throws(HTTPServerError) {
+    init(emulatingPeerClosed: Bool = !PollPoller.systemHasPeerClosed) throws(HTTPServerError) {
         emulatesPeerClosed = emulatingPeerClosed
         wakeChannel = try WakeChannel()
         capacity = 64

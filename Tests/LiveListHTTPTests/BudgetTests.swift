@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 @testable import LiveListHTTP
 
@@ -34,9 +38,9 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
 
 @Suite struct HeadDecisionTests {
     /// The regression: a refused upload was read whole (8 MiB) and `100 Continue` was sent first.
-    @Test func refusalsAreAnsweredFromTheHeadWithoutContinueOrBody() async throws {
+    @Test(arguments: EventLoopBackend.available) func refusalsAreAnsweredFromTheHeadWithoutContinueOrBody(backend: EventLoopBackend) async throws {
         let calls = Calls()
-        var configuration = testConfiguration(loops: 1)
+        var configuration = testConfiguration(loops: 1, backend: backend)
         configuration.limits.body = 1 << 20
         try await withServer(configuration, handler: uploadHandler(calls)) { server in
             let port = server.port
@@ -93,9 +97,9 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         }
     }
 
-    @Test func bodiesPastTheGlobalBudgetGet503UntilOthersAreAnswered() async throws {
+    @Test(arguments: EventLoopBackend.available) func bodiesPastTheGlobalBudgetGet503UntilOthersAreAnswered(backend: EventLoopBackend) async throws {
         let calls = Calls()
-        var configuration = testConfiguration(loops: 2)
+        var configuration = testConfiguration(loops: 2, backend: backend)
         configuration.requestBodyBudget = 100_000
         try await withServer(configuration, handler: uploadHandler(calls)) { server in
             let port = server.port
@@ -187,9 +191,9 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
 @Suite struct LargeEventTests {
     /// The regression: an event over the 1 MiB backlog limit ended the stream, so a large list's
     /// snapshot never arrived and EventSource reconnected forever.
-    @Test func anEventOfAnySizeArrivesWhole() async throws {
+    @Test(arguments: EventLoopBackend.available) func anEventOfAnySizeArrivesWhole(backend: EventLoopBackend) async throws {
         let book = StreamBook()
-        var configuration = testConfiguration(loops: 1)
+        var configuration = testConfiguration(loops: 1, backend: backend)
         configuration.streamBacklogLimit = 64 * 1024
         try await withServer(configuration, handler: book.handler()) { server in
             let port = server.port
@@ -212,9 +216,9 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         }
     }
 
-    @Test func aSlowReaderIsCutBetweenEventsAndTheStreamEndsCleanly() async throws {
+    @Test(arguments: EventLoopBackend.available) func aSlowReaderIsCutBetweenEventsAndTheStreamEndsCleanly(backend: EventLoopBackend) async throws {
         let book = StreamBook()
-        var configuration = testConfiguration(loops: 1)
+        var configuration = testConfiguration(loops: 1, backend: backend)
         configuration.streamBacklogLimit = 128 * 1024
         try await withServer(configuration, handler: book.handler()) { server in
             let port = server.port
@@ -246,9 +250,9 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         }
     }
 
-    @Test func stalledReadersTogetherStayWithinTheServersStreamBudget() async throws {
+    @Test(arguments: EventLoopBackend.available) func stalledReadersTogetherStayWithinTheServersStreamBudget(backend: EventLoopBackend) async throws {
         let book = StreamBook()
-        var configuration = testConfiguration(loops: 1)
+        var configuration = testConfiguration(loops: 1, backend: backend)
         configuration.streamBacklogLimit = 1 << 20
         configuration.streamOutputBudget = 256 * 1024
         try await withServer(configuration, handler: book.handler()) { server in

@@ -1,5 +1,9 @@
 @testable import LiveListHTTP
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 
 @Suite struct CompressionTests {

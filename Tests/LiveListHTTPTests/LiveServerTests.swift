@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 @testable import LiveListHTTP
 
@@ -22,8 +26,8 @@ private let echoHandler: HTTPHandler = {
 }()
 
 @Suite struct LiveServerTests {
-    @Test func keepAliveServesSeveralRequestsOnOneConnection() async throws {
-        try await withServer(handler: echoHandler) { server in
+    @Test(arguments: EventLoopBackend.available) func keepAliveServesSeveralRequestsOnOneConnection(backend: EventLoopBackend) async throws {
+        try await withServer(testConfiguration(backend: backend), handler: echoHandler) { server in
             let port = server.port
             let results = await onThread { () -> [String] in
                 guard let client = TestClient(port: port) else { return ["connect failed"] }
@@ -40,8 +44,8 @@ private let echoHandler: HTTPHandler = {
         }
     }
 
-    @Test func pipelinedRequestsAreAnsweredInOrderAcrossSyncAndAsyncHandlers() async throws {
-        try await withServer(handler: echoHandler) { server in
+    @Test(arguments: EventLoopBackend.available) func pipelinedRequestsAreAnsweredInOrderAcrossSyncAndAsyncHandlers(backend: EventLoopBackend) async throws {
+        try await withServer(testConfiguration(backend: backend), handler: echoHandler) { server in
             let port = server.port
             let paths = (0..<20).map { $0 % 3 == 0 ? "/slow/\($0)" : "/echo/\($0)" }
             let results = await onThread { () -> [String] in
@@ -152,8 +156,8 @@ private let echoHandler: HTTPHandler = {
         }
     }
 
-    @Test func hundredsOfConcurrentConnections() async throws {
-        try await withServer(handler: echoHandler) { server in
+    @Test(arguments: EventLoopBackend.available) func hundredsOfConcurrentConnections(backend: EventLoopBackend) async throws {
+        try await withServer(testConfiguration(backend: backend), handler: echoHandler) { server in
             let port = server.port
             let served = await onThread { () -> Int in
                 let clients = (0..<300).compactMap { _ in TestClient(port: port) }
@@ -169,8 +173,8 @@ private let echoHandler: HTTPHandler = {
         }
     }
 
-    @Test func aClientThatNeverReadsDoesNotStallOthersAndIsCut() async throws {
-        var configuration = testConfiguration(loops: 1).shortTimeouts(write: true)
+    @Test(arguments: EventLoopBackend.available) func aClientThatNeverReadsDoesNotStallOthersAndIsCut(backend: EventLoopBackend) async throws {
+        var configuration = testConfiguration(loops: 1, backend: backend).shortTimeouts(write: true)
         configuration.writeQueueLimit = 64 * 1024
         try await withServer(configuration, handler: echoHandler) { server in
             let port = server.port
@@ -200,8 +204,8 @@ private let echoHandler: HTTPHandler = {
         }
     }
 
-    @Test func slowlorisIsCutAtTheHeaderTimeout() async throws {
-        try await withServer(testConfiguration().shortTimeouts(header: true), handler: echoHandler) { server in
+    @Test(arguments: EventLoopBackend.available) func slowlorisIsCutAtTheHeaderTimeout(backend: EventLoopBackend) async throws {
+        try await withServer(testConfiguration(backend: backend).shortTimeouts(header: true), handler: echoHandler) { server in
             let port = server.port
             let result = await onThread { () -> String in
                 guard let client = TestClient(port: port) else { return "no connection" }
@@ -255,8 +259,8 @@ private let echoHandler: HTTPHandler = {
         }
     }
 
-    @Test func connectionsPastTheLimitGet503() async throws {
-        var configuration = testConfiguration(loops: 1)
+    @Test(arguments: EventLoopBackend.available) func connectionsPastTheLimitGet503(backend: EventLoopBackend) async throws {
+        var configuration = testConfiguration(loops: 1, backend: backend)
         configuration.maxConnections = 2
         try await withServer(configuration, handler: echoHandler) { server in
             let port = server.port

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 @testable import LiveListHTTP
 
@@ -93,9 +97,9 @@ final class StreamBook: Sendable {
 }
 
 @Suite struct StreamTests {
-    @Test func eventStreamHeadWriteDrainAndPeerGone() async throws {
+    @Test(arguments: EventLoopBackend.available) func eventStreamHeadWriteDrainAndPeerGone(backend: EventLoopBackend) async throws {
         let book = StreamBook()
-        try await withServer(handler: book.handler(heartbeat: .milliseconds(50))) { server in
+        try await withServer(testConfiguration(backend: backend), handler: book.handler(heartbeat: .milliseconds(50))) { server in
             let port = server.port
             guard let client = await onThread({ TestClient(port: port) }) else {
                 Issue.record("no connection")
@@ -138,9 +142,9 @@ final class StreamBook: Sendable {
         }
     }
 
-    @Test func closingAStreamEndsTheBodyAndKeepsTheConnection() async throws {
+    @Test(arguments: EventLoopBackend.available) func closingAStreamEndsTheBodyAndKeepsTheConnection(backend: EventLoopBackend) async throws {
         let book = StreamBook()
-        try await withServer(handler: book.handler()) { server in
+        try await withServer(testConfiguration(backend: backend), handler: book.handler()) { server in
             let port = server.port
             let client = try #require(await onThread { TestClient(port: port) }, "no connection")
             _ = await onThread { () -> String? in
@@ -165,9 +169,9 @@ final class StreamBook: Sendable {
         }
     }
 
-    @Test func aStreamPastItsBacklogLimitIsClosedAndCounted() async throws {
+    @Test(arguments: EventLoopBackend.available) func aStreamPastItsBacklogLimitIsClosedAndCounted(backend: EventLoopBackend) async throws {
         let book = StreamBook()
-        var configuration = testConfiguration(loops: 1)
+        var configuration = testConfiguration(loops: 1, backend: backend)
         configuration.streamBacklogLimit = 256 * 1024
         configuration.writeTimeout = .seconds(30)
         try await withServer(configuration, handler: book.handler()) { server in
@@ -198,10 +202,10 @@ final class StreamBook: Sendable {
 }
 
 @Suite struct ShutdownTests {
-    @Test func gracefulShutdownFinishesInFlightEndsStreamsAndStopsAccepting() async throws {
+    @Test(arguments: EventLoopBackend.available) func gracefulShutdownFinishesInFlightEndsStreamsAndStopsAccepting(backend: EventLoopBackend) async throws {
         let book = StreamBook()
         let gate = Gate()
-        let server = HTTPServer(configuration: testConfiguration(), handler: book.handler(gate: gate))
+        let server = HTTPServer(configuration: testConfiguration(backend: backend), handler: book.handler(gate: gate))
         try server.start()
         let port = server.port
         guard let held = await onThread({ TestClient(port: port) }),
@@ -243,9 +247,9 @@ final class StreamBook: Sendable {
         #expect(refused)
     }
 
-    @Test func shutdownClosesWhatIsStillOpenAtTheDeadline() async throws {
+    @Test(arguments: EventLoopBackend.available) func shutdownClosesWhatIsStillOpenAtTheDeadline(backend: EventLoopBackend) async throws {
         let gate = Gate()
-        let server = HTTPServer(configuration: testConfiguration(), handler: StreamBook().handler(gate: gate))
+        let server = HTTPServer(configuration: testConfiguration(backend: backend), handler: StreamBook().handler(gate: gate))
         try server.start()
         let port = server.port
         let held = try #require(await onThread { TestClient(port: port) }, "no connection")
@@ -260,7 +264,7 @@ final class StreamBook: Sendable {
     /// An async handler that finishes after its loop stopped must not wake the loop through the
     /// descriptor number the loop closed: by then the kernel may have given it to another socket or
     /// file (here, a socket of ours), which would receive the wake-up's eight bytes.
-    @Test func workFinishingAfterShutdownWritesToNoDescriptor() async throws {
+    @Test(arguments: EventLoopBackend.available) func workFinishingAfterShutdownWritesToNoDescriptor(backend: EventLoopBackend) async throws {
         let gate = Gate()
         let finished = Locked(0)
         var router = Router()
@@ -269,7 +273,7 @@ final class StreamBook: Sendable {
             finished.withLock { $0 += 1 }
             return .text("held")
         }
-        let server = HTTPServer(configuration: testConfiguration(loops: 1), handler: router.handler)
+        let server = HTTPServer(configuration: testConfiguration(loops: 1, backend: backend), handler: router.handler)
         try server.start()
         let port = server.port
         let loop = try #require(server.eventLoops.first)

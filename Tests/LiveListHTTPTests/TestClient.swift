@@ -1,5 +1,20 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import LiveListHTTP
+
+#if canImport(Glibc)
+/// `SOCK_STREAM` as `socket()` takes it (an enum on Glibc, a plain constant on Darwin).
+let streamSocketType = Int32(SOCK_STREAM.rawValue)
+/// Send flags that keep a closed peer from raising SIGPIPE.
+private let noSignalFlags = Int32(MSG_NOSIGNAL)
+#else
+let streamSocketType = SOCK_STREAM
+// Darwin has no MSG_NOSIGNAL; the server under test ignores SIGPIPE in this process anyway.
+private let noSignalFlags: Int32 = 0
+#endif
 
 /// A blocking test client on a real socket, with a receive timeout as a safety net only.
 /// Used by one thread at a time (handed between the test and its helper threads).
@@ -8,7 +23,7 @@ final class TestClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     init?(port: Int, receiveTimeoutSeconds: Int = 10) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_INET, streamSocketType, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -40,7 +55,7 @@ final class TestClient: @unchecked Sendable {
     func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes.withUnsafeBytes { systemSend(fd, $0.baseAddress! + offset, bytes.count - offset, noSignalFlags) }
             if sent <= 0 { return false }
             offset += sent
         }
@@ -195,9 +210,12 @@ extension String {
 }
 
 /// A configuration for tests on 127.0.0.1, port 0. Timeouts are long (the machine is shared and
-/// noisy); a test that exercises one sets it short with `shortTimeouts`.
-func testConfiguration(loops: Int = 2) -> HTTPServerConfiguration {
+/// noisy); a test that exercises one sets it short with `shortTimeouts`. Tests that run on every
+/// backend take theirs as an argument (`@Test(arguments: EventLoopBackend.available)`); the others
+/// use `.automatic`, which follows `LIVELIST_EVENT_LOOP`.
+func testConfiguration(loops: Int = 2, backend: EventLoopBackend = .automatic) -> HTTPServerConfiguration {
     var configuration = HTTPServerConfiguration()
+    configuration.eventLoop = backend
     configuration.host = "127.0.0.1"
     configuration.port = 0
     configuration.loopCount = loops
@@ -236,6 +254,11 @@ func withServer(
         throw error
     }
     await server.shutdown(gracePeriod: .milliseconds(500))
+}
+
+/// `send(2)`, named where `TestClient.send` does not shadow it.
+private func systemSend(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
+    send(fd, bytes, count, flags)
 }
 
 /// Runs blocking client code on a thread of its own, off the cooperative pool.
