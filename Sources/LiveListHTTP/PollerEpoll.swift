@@ -6,8 +6,9 @@ import Darwin
 import CHTTPSystem
 
 // Everything that depends on the system having epoll lives in this file, the only one of the module
-// with `#if os(Linux)`: the epoll backend, which backends exist, and the loop's dispatch to them.
-// (The C shims keep their own Linux variants behind `#ifdef __linux__`.)
+// with `#if os(Linux)`: the epoll backend, which backends exist, and the loop's dispatch to them;
+// and the one field Glibc and Darwin name differently. (The C shims keep their own Linux variants
+// behind `#ifdef __linux__`.)
 
 #if os(Linux)
 
@@ -106,6 +107,11 @@ func makePoller(_ backend: EventLoopBackend) throws(HTTPServerError) -> any Poll
     }
 }
 
+extension stat {
+    /// The time of last modification (`st_mtim` here, `st_mtimespec` on Darwin).
+    var modificationTime: timespec { st_mtim }
+}
+
 extension EventLoop {
     /// Runs the loop specialized for its concrete poller, so that waiting and reading events back
     /// are direct calls.
@@ -135,6 +141,11 @@ func makePoller(_ backend: EventLoopBackend) throws(HTTPServerError) -> any Poll
     case .epoll: throw .eventLoop("epoll exists on Linux only (use poll)")
     case .poll, .automatic: return try PollPoller()
     }
+}
+
+extension stat {
+    /// The time of last modification (`st_mtimespec` here, `st_mtim` on Linux).
+    var modificationTime: timespec { st_mtimespec }
 }
 
 extension EventLoop {

@@ -270,8 +270,8 @@ struct FileIdentity: Equatable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int(info.st_size)
-        modified = Int(info.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        modified = Int(info.modificationTime.tv_sec)
+        modifiedNanoseconds = Int(info.modificationTime.tv_nsec)
         changed = Int(info.st_ctim.tv_sec)
         changedNanoseconds = Int(info.st_ctim.tv_nsec)
         isRegular = info.st_mode & S_IFMT == S_IFREG
