@@ -152,17 +152,18 @@ private func readyTokens(_ poller: PollPoller) -> [UInt64: IOEvents] {
     @Test func wakeFromAnotherThreadEndsAWait() async throws {
         let poller = try PollPoller()
         let box = UncheckedBox(poller)
-        Task.detached {
-            try? await Task.sleep(for: .milliseconds(20))
-            box.value.wake()
-            box.value.wake()
+        // The wait blocks a thread of its own (never one of the cooperative pool's few).
+        async let woken = onThread { () -> Bool in
+            for _ in 0..<200 {
+                let count = box.value.wait(timeoutMilliseconds: 50)
+                for index in 0..<count where box.value.token(at: index) == PollPoller.wakeToken { return true }
+            }
+            return false
         }
-        var woken = false
-        for _ in 0..<100 where !woken {
-            let count = poller.wait(timeoutMilliseconds: 50)
-            for index in 0..<count where poller.token(at: index) == PollPoller.wakeToken { woken = true }
-        }
-        #expect(woken)
+        try await Task.sleep(for: .milliseconds(20))
+        poller.wake()
+        poller.wake()
+        #expect(await woken)
         poller.drainWake()
         #expect(readyTokens(poller).isEmpty, "the wake-ups were drained")
     }
