@@ -2,11 +2,15 @@
 // bytes of a file read once at start (from memory on every request), and every other path goes to
 // `StaticFiles` over a directory, exactly as LiveListServer mounts `Public/`.
 //
-//     http-bench-server --port 8081 --body body.html --root www [--loops N]
+//     http-bench-server --port 8081 --body body.html --root www [--loops N] [--event-loop epoll|poll]
+//
+// `--event-loop` picks the event-loop backend (default: LIVELIST_EVENT_LOOP, else epoll on Linux).
 //
 // Prints `listening PORT` once serving; stops gracefully on SIGTERM or SIGINT.
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import LiveListHTTP
 
@@ -17,6 +21,7 @@ struct BenchServer {
         var bodyPath = ""
         var root = ""
         var loops: Int?
+        var backend = EventLoopBackend.automatic
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             let value = arguments.next() ?? ""
@@ -25,6 +30,9 @@ struct BenchServer {
             case "--body": bodyPath = value
             case "--root": root = value
             case "--loops": loops = Int(value)
+            case "--event-loop":
+                guard let named = EventLoopBackend(rawValue: value) else { fail("--event-loop takes epoll or poll") }
+                backend = named
             default: fail("unknown argument \(argument)")
             }
         }
@@ -37,6 +45,7 @@ struct BenchServer {
         configuration.host = "127.0.0.1"
         configuration.port = port
         if let loops { configuration.loopCount = loops }
+        configuration.eventLoop = backend
         let server = HTTPServer(configuration: configuration, handler: router.handler)
         do {
             try server.start()
@@ -44,7 +53,9 @@ struct BenchServer {
             fail("cannot start: \(error)")
         }
         server.shutdownOnSignals()
-        print("listening \(server.port)")
+        print("listening \(server.port) (\(server.eventLoopBackend) event loop)")
+        // Flushed at once (every stream): a script reading the port through a pipe would wait for a full buffer.
+        fflush(nil)
         await server.waitUntilStopped()
     }
 
