@@ -52,7 +52,8 @@ let package = Package(
         ),
         // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        // Linux system calls the Glibc module does not export (epoll, eventfd, accept4, sendmsg);
+        // System calls the Glibc module does not export (epoll, eventfd, accept4 on Linux, with portable
+        // fallbacks elsewhere; sendmsg);
         // not named CSystem, which apple/swift-system (brought by package-benchmark and SwiftNIO) takes.
         .target(name: "CHTTPSystem"),
         // Hand-written HTTP/1.1 server: event loops, parser, responses, SSE, router, static files.

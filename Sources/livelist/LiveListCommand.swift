@@ -165,7 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
         let listenHost = configuration.host
         let scheme = configuration.tlsCertificate == nil ? "http" : "https"
         try await app.run { port in
-            logger.info("LiveList serving on \(scheme)://\(listenHost):\(port) (\(banner))")
+            logger.info("LiveList serving on \(scheme)://\(listenHost):\(port) (\(banner), \(app.eventLoopBackend.map { "\($0)" } ?? "?") event loop)")
         }
         for demo in demos {
             demo.stop()

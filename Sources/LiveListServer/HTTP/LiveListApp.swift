@@ -134,12 +134,19 @@ public final class LiveListApp: Sendable {
             try server.start()
         } catch HTTPServerError.tls(let reason) {
             throw StartupError("cannot start TLS: \(reason)")
+        } catch HTTPServerError.eventLoop(let reason) {
+            throw StartupError(reason)
         } catch {
             throw StartupError("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
         server.shutdownOnSignals()
         onStart(server.port)
         await server.waitUntilStopped()
+    }
+
+    /// The event loop backend the running server chose (`epoll` or `poll`); nil before `run` started it.
+    public var eventLoopBackend: EventLoopBackend? {
+        serverBox.get()?.eventLoopBackend
     }
 
     /// Stops a running server (in-flight responses finish, streams end).
