@@ -44,6 +44,7 @@ struct HealthcheckCommand: ParsableCommand {
         case "::", "[::]": target = "::1"
         default: target = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         }
+        #if canImport(Glibc)
         let deadline = Deadline(seconds: timeout)
         do {
             let status = try HealthProbe.status(host: target, port: port, path: "/healthz", deadline: deadline)
@@ -56,8 +57,15 @@ struct HealthcheckCommand: ParsableCommand {
             if !quiet { printError("unhealthy: GET /healthz on \(target):\(port): \(error.message)") }
             throw ExitCode(1)
         }
+        #else
+        // The probe is the Linux container's HEALTHCHECK; elsewhere, use curl.
+        print("livelist healthcheck runs on Linux (the container image); here, try: curl http://\(target):\(port)/healthz")
+        throw ExitCode(1)
+        #endif
     }
 }
+
+#if canImport(Glibc)
 
 private func printError(_ text: String) {
     let line = Array((text + "\n").utf8)
@@ -195,3 +203,4 @@ enum HealthProbe {
         }
     }
 }
+#endif

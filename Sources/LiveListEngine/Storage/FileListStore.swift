@@ -1,8 +1,12 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+private let systemRead = Glibc.read
+private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
 import Darwin
+private let systemRead = Darwin.read
+private let systemWrite = Darwin.write
 #endif
 
 /// A ``ListStore`` in a directory (`--data`), with atomic, fsynced writes, used by one process at a time.
@@ -308,7 +312,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw StoreError("cannot read \(path): \(errorText())")
@@ -331,7 +335,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { raw in
-                Glibc.write(descriptor, raw.baseAddress! + written, raw.count - written)
+                systemWrite(descriptor, raw.baseAddress! + written, raw.count - written)
             }
             if count < 0 {
                 if errno == EINTR { continue }
