@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
-        .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP"], swiftSettings: strict),
+        .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
         // End to end: starts the real `livelist` binary on a free loopback port.

@@ -5,20 +5,7 @@ import Darwin
 #endif
 import Testing
 @testable import LiveListHTTP
-
-/// A small seeded generator (xorshift64*), so that a failing run can be replayed from its seed.
-private struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed }
-
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 0x2545_F491_4F6C_DD1D
-    }
-}
+import LiveListTestSupport
 
 /// The seed: `POLLER_TEST_SEED` when set (to replay a failure), else a fresh one; printed either way.
 private func testSeed(_ name: String) -> UInt64 {
@@ -69,7 +56,7 @@ private func readyTokens(_ poller: PollPoller) -> [UInt64: IOEvents] {
     /// step the fd-to-slot map agrees with the pollfd array, and a wait reports exactly the
     /// registered, interested, readable descriptors with their own tokens.
     @Test func bookkeepingSurvivesRandomRegistrationAndRemoval() throws {
-        var random = SeededRandom(seed: testSeed("bookkeepingSurvivesRandomRegistrationAndRemoval"))
+        var random = SplitMix64(seed: testSeed("bookkeepingSurvivesRandomRegistrationAndRemoval"))
         let poller = try PollPoller()
         var pipes: [WatchedPipe] = []
         defer {
