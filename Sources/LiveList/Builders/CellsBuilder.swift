@@ -1,7 +1,8 @@
 /// The result builder that lists the cells of a ``Section`` or a ``Group``.
 ///
 /// Each line of the closure may be an ``IdentifiableComponent``, a ``CellNode``, a ``Group`` of
-/// cells, an array or an optional of those, or any other ``CellsBuildable`` value. `if`, `if`/`else`,
+/// cells, an array or an optional of those (`[CellNode?]` included: the `nil`s are left out), or any
+/// other ``CellsBuildable`` value. `if`, `if`/`else`,
 /// `switch`, `if #available` and `for` loops work as in any Swift code, and a closure can list any
 /// number of cells. The result is a flat array of cells.
 ///
@@ -37,6 +38,12 @@ public enum CellsBuilder {
     @inlinable
     public static func buildExpression<C: IdentifiableComponent>(_ components: [C]) -> [CellNode] {
         components.map { CellNode($0) }
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildExpression<C: IdentifiableComponent>(_ components: [C?]) -> [CellNode] {
+        components.compactMap { $0.map { CellNode($0) } }
     }
 
     /// :nodoc:

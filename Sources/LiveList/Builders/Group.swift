@@ -34,6 +34,21 @@ public struct Group<Element: Sendable>: Sendable {
     init(elements: [Element]) {
         self.elements = elements
     }
+
+    /// Creates an empty group: it stands for no cells, or no sections, whichever the closure
+    /// that holds it lists.
+    ///
+    ///     Section(id: "results") {
+    ///         if results.isEmpty {
+    ///             Group()
+    ///         } else {
+    ///             Group(of: results) { Row(result: $0) }
+    ///         }
+    ///     }
+    @inlinable
+    public init() {
+        elements = []
+    }
 }
 
 // MARK: - Cells

@@ -5,7 +5,7 @@
 ///         Label(text: "Apple").identified(by: 1)
 ///         Label(text: "Banana").identified(by: \.text)
 ///     }
-public struct IdentifiedComponentWrapper<ID: ListKeyConvertible, Wrapped: Component>: ComponentWrapping,
+public struct IdentifiedComponentWrapper<ID: Hashable & Sendable, Wrapped: Component>: ComponentWrapping,
     IdentifiableComponent
 {
     /// The id given to the wrapped component.
@@ -40,7 +40,7 @@ extension Component {
     /// - Parameter id: The id of the cell, unique across the list.
     /// - Returns: A component that behaves as `self` and has the id `id`.
     @inlinable
-    public func identified<ID: ListKeyConvertible>(by id: ID) -> IdentifiedComponentWrapper<ID, Self> {
+    public func identified<ID: Hashable & Sendable>(by id: ID) -> IdentifiedComponentWrapper<ID, Self> {
         IdentifiedComponentWrapper(id: id, wrapped: self)
     }
 
@@ -51,7 +51,7 @@ extension Component {
     /// - Parameter keyPath: The key path of a property of `self` that is unique across the list.
     /// - Returns: A component that behaves as `self` and has the id `self[keyPath: keyPath]`.
     @inlinable
-    public func identified<ID: ListKeyConvertible>(
+    public func identified<ID: Hashable & Sendable>(
         by keyPath: KeyPath<Self, ID>
     ) -> IdentifiedComponentWrapper<ID, Self> {
         IdentifiedComponentWrapper(id: self[keyPath: keyPath], wrapped: self)

@@ -11,11 +11,26 @@
 ///     a == b                       // true
 ///     a.base as? Int               // 42: the original value is kept
 ///
+/// Any `Hashable` and `Sendable` value can be an id, as any `Hashable` value can in Carbon. A
+/// ``ListKeyConvertible`` value names itself with its ``ListKeyConvertible/listKey``; a
+/// `RawRepresentable` value whose raw value is ``ListKeyConvertible`` (an `enum Tab: String`) by
+/// its raw value's key; any other value by its description, `String(describing:)`: the case name
+/// of a plain enum (`Filter.done` is `"done"`), the fields of a plain struct
+/// (`Point(x: 1, y: 2)`).
+///
+///     enum Filter: Hashable { case all, done }
+///     AnyListID(Filter.done).key   // "done"
+///
+/// A description is a stable key only when equal values always print alike, in every process:
+/// true of enums, numbers, strings and structs made of them, not of a `Set` or a `Dictionary`
+/// (their order changes from one process to the next) nor of a class without a `description`.
+/// Give such a type a ``ListKeyConvertible`` conformance.
+///
 /// Its `description` is the key and its `debugDescription` the key quoted, as in
 /// `duplicate element identifier "42" in the target`.
 public struct AnyListID: Sendable {
     /// The id as it was given.
-    public let base: any ListKeyConvertible
+    public let base: any Hashable & Sendable
 
     /// The list key of ``base``: what the id is compared, hashed and written out by.
     public let key: String
@@ -33,6 +48,40 @@ public struct AnyListID: Sendable {
             base = id
             key = id.listKey
         }
+    }
+
+    /// Wraps any `Hashable` and `Sendable` id, computing its key once: the key of a
+    /// ``ListKeyConvertible`` value, the raw value's key of a `RawRepresentable` value whose raw
+    /// value is one, and the description of any other value.
+    ///
+    /// Wrapping an `AnyListID` gives it back unchanged, not a wrapper of a wrapper.
+    ///
+    /// - Parameter id: The id to wrap.
+    @inlinable
+    @_disfavoredOverload
+    public init(_ id: some Hashable & Sendable) {
+        if let erased = id as? AnyListID {
+            self = erased
+        } else {
+            base = id
+            key = Self.key(of: id)
+        }
+    }
+
+    /// The key of an id whose type is not known to be ``ListKeyConvertible`` at compile time.
+    @usableFromInline
+    static func key(of id: some Hashable & Sendable) -> String {
+        if let convertible = id as? any ListKeyConvertible {
+            return convertible.listKey
+        }
+        if let raw = id as? any RawRepresentable, let key = rawKey(of: raw) {
+            return key
+        }
+        return String(describing: id)
+    }
+
+    private static func rawKey(of value: some RawRepresentable) -> String? {
+        (value.rawValue as? any ListKeyConvertible)?.listKey
     }
 
     /// Whether ``key`` can name a cell or a section in HTML: any Unicode text except one holding
@@ -57,7 +106,7 @@ public struct AnyListID: Sendable {
     /// - Parameter type: The expected type of the original id.
     /// - Returns: The original id, or `nil` when it has another type.
     @inlinable
-    public func `as`<ID: ListKeyConvertible>(_ type: ID.Type) -> ID? {
+    public func `as`<ID>(_ type: ID.Type) -> ID? {
         base as? ID
     }
 }

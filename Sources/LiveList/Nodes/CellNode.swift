@@ -29,6 +29,20 @@ public struct CellNode: Sendable {
         self.component = AnyComponent(component)
     }
 
+    /// Creates a cell from an id of any `Hashable` type and a component.
+    ///
+    /// The id's key is computed as ``AnyListID`` says: a plain enum's case name, a description.
+    ///
+    /// - Parameters:
+    ///   - id: The id of the cell, unique across the list.
+    ///   - component: The component to show.
+    @inlinable
+    @_disfavoredOverload
+    public init(id: some Hashable & Sendable, _ component: some Component) {
+        self.id = AnyListID(id)
+        self.component = AnyComponent(component)
+    }
+
     /// Creates a cell from a component that has its own id.
     ///
     /// - Parameter component: The component to show; its ``IdentifiableComponent/id`` names the cell.

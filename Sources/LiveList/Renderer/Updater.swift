@@ -5,7 +5,7 @@
 /// A ``Renderer`` keeps the sections of its last successful render and hands them to its updater
 /// with the new ones; the updater need not keep them. An updater may keep state of its own (a
 /// cache of rendered output, say): `performUpdates` is `mutating`, and the renderer keeps the
-/// mutations only when the call succeeds.
+/// mutations only when the call succeeds. It is `Sendable`, since the ``Renderer`` that holds it is.
 ///
 /// Example for an updater that reports how many cells changed place or content:
 ///
@@ -18,7 +18,7 @@
 ///             try StagedChangeset(source: source, target: target).changeCount
 ///         }
 ///     }
-public protocol Updater {
+public protocol Updater: Sendable {
     /// The adapter that the updater works with.
     associatedtype Adapter: LiveList.Adapter
 

@@ -51,7 +51,7 @@ public struct Section: Sendable {
     ///   - footer: The footer: a ``ViewNode``, any component, or `nil` for none.
     @inlinable
     public init(
-        id: some ListKeyConvertible,
+        id: some Hashable & Sendable,
         header: (any Component)? = nil,
         cells: [CellNode] = [],
         footer: (any Component)? = nil
@@ -62,22 +62,52 @@ public struct Section: Sendable {
         self.footer = footer.map { ViewNode($0) }
     }
 
-    /// Creates a section from its id, header and footer, and its cells built by a closure.
+    /// Creates a section from its id, header, cells and footer, leaving out the `nil` cells, as
+    /// Carbon's `Section(id:header:cells:footer:)` does with an array of optional nodes.
     ///
     /// - Parameters:
     ///   - id: The id of the section, unique among the sections of the list.
+    ///   - header: The header: a ``ViewNode``, any component, or `nil` for none.
+    ///   - cells: The cells, in order; `nil` elements are left out.
+    ///   - footer: The footer: a ``ViewNode``, any component, or `nil` for none.
+    @inlinable
+    @_disfavoredOverload
+    public init(
+        id: some Hashable & Sendable,
+        header: (any Component)? = nil,
+        cells: [CellNode?],
+        footer: (any Component)? = nil
+    ) {
+        self.init(id: id, header: header, cells: cells.compactMap { $0 }, footer: footer)
+    }
+
+    /// Creates a section from its id, header and footer, and its cells built by a closure.
+    ///
+    /// - Parameters:
+    ///   - id: The id of the section, unique among the sections of the list: any `Hashable` value
+    ///     (see ``AnyListID`` for its key).
     ///   - header: The header: a ``ViewNode``, any component, or `nil` for none.
     ///   - footer: The footer: a ``ViewNode``, any component, or `nil` for none.
     ///   - cells: A ``CellsBuilder`` closure listing the cells.
     @inlinable
     public init(
-        id: some ListKeyConvertible,
+        id: some Hashable & Sendable,
         header: (any Component)? = nil,
         footer: (any Component)? = nil,
         @CellsBuilder cells: () -> [CellNode]
     ) {
         self.init(id: id, header: header, cells: cells(), footer: footer)
     }
+
+    /// The id of the section that ``Renderer/render(cells:)`` puts its cells in: `"default"`
+    /// (`data-section="default"` in the browser).
+    ///
+    /// It is the same on every render, so cells rendered without a section are diffed like any
+    /// others. Carbon uses a private id there; a key must be text that the browser can hold, so
+    /// this one has a name. A section of your own with this id is the same section to the differ:
+    /// going from `render { cells }` to `render { Section(id: Section.implicitID) { cells } }` is
+    /// no change.
+    public static let implicitID: AnyListID = "default"
 }
 
 // MARK: - DifferentiableSection
