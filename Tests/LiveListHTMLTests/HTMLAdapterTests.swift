@@ -53,7 +53,7 @@ extension String {
         let html = adapter.renderRoot(list: "demo", version: 7, options: UpdaterOptions(), rendering: try adapter.render(sections))
         #expect(html == """
             <div class="livelist" data-list="demo" data-version="7" data-animate="true" data-animate-reloads="true" \
-            data-keep-offset="false" data-stick-bottom="false">\
+            data-animate-scrolling="false" data-keep-offset="false" data-stick-bottom="false">\
             <section class="livelist-section" data-section="greet">\
             <header class="livelist-header"><span class="livelist-header-text">GREET</span></header>\
             <ul class="livelist-cells"><li class="livelist-cell" data-cell="v" data-visibility="true">\
@@ -66,7 +66,7 @@ extension String {
     @Test func optionsBecomeRootAttributes() {
         let options = UpdaterOptions(isAnimationEnabled: true, keepsContentOffset: true, skipReloadComponents: true, stickToBottom: true)
         let html = HTMLAdapter().renderRoot(list: "l", version: 0, options: options, rendering: RenderedList())
-        #expect(html.contains(#"data-animate="true" data-animate-reloads="false" data-keep-offset="true" data-stick-bottom="true""#))
+        #expect(html.contains(#"data-animate="true" data-animate-reloads="false" data-animate-scrolling="false" data-keep-offset="true" data-stick-bottom="true""#))
     }
 
     @Test func containersAreConfigurable() throws {

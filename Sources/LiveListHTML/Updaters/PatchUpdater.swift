@@ -123,7 +123,7 @@ struct PatchPlan {
         var cellMarks = [CellMark](repeating: .kept, count: total)
         var movedSections = Set<Int>()
         var updatedSourceSections = Set<Int>()
-        var updatedCells: [AnyListID: CellNode] = [:]
+        var updatedCells = Set<AnyListID>()
         var deletedSections: [Int] = []
 
         func targetSection(at layoutIndex: Int) -> Int? {
@@ -139,8 +139,7 @@ struct PatchPlan {
                     operations.append(.delete(cell: source[path.section].cells[path.element].id.key))
                 }
                 for path in stage.elementUpdated {
-                    let node = source[path.section].cells[path.element]
-                    updatedCells[node.id] = node
+                    updatedCells.insert(source[path.section].cells[path.element].id)
                 }
                 updatedSourceSections.formUnion(stage.sectionUpdated)
             case .placeSections:
@@ -175,14 +174,15 @@ struct PatchPlan {
         for (index, section) in source.enumerated() {
             oldSectionIndex[section.id] = index
         }
-        // Old cells by key, built only when some cell moves (kept cells are found in order).
-        var oldCellsByKey: [AnyListID: String]?
-        func oldHTML(ofMoved key: AnyListID) -> String? {
+        // Old cells by key, with their nodes, built only when some cell moves (kept cells are
+        // found in order). The old rendering's sections and cells are those of `source`, one to one.
+        var oldCellsByKey: [AnyListID: (html: String, node: CellNode)]?
+        func oldCell(ofMoved key: AnyListID) -> (html: String, node: CellNode)? {
             if oldCellsByKey == nil {
-                var table = [AnyListID: String](minimumCapacity: old.cellCount)
-                for section in old.sections {
-                    for cell in section.cells {
-                        table[AnyListID(cell.key)] = cell.html
+                var table = [AnyListID: (html: String, node: CellNode)](minimumCapacity: old.cellCount)
+                for (section, nodes) in zip(old.sections, source) {
+                    for (cell, node) in zip(section.cells, nodes.cells) {
+                        table[node.id] = (cell.html, node)
                     }
                 }
                 oldCellsByKey = table
@@ -207,7 +207,13 @@ struct PatchPlan {
                     operations.append(.moveSection(section: key, after: previousSection))
                 }
                 if updatedSourceSections.contains(sourceIndex) {
-                    let shell = try adapter.renderSection(section, cells: [])
+                    let previous = source[sourceIndex]
+                    let shell = try adapter.renderSection(
+                        key: key,
+                        header: Self.rerender(section.header, previous: previous.header, oldHTML: header, with: adapter.renderHeader),
+                        footer: Self.rerender(section.footer, previous: previous.footer, oldHTML: footer, with: adapter.renderFooter),
+                        cells: []
+                    )
                     if shell.header != header || shell.footer != footer {
                         operations.append(.reloadSection(section: key, header: shell.header, footer: shell.footer))
                         (opening, closing, header, footer) = (shell.opening, shell.closing, shell.header, shell.footer)
@@ -224,6 +230,7 @@ struct PatchPlan {
 
             // Cells that stay in place appear in the old section in the same order.
             let oldCells = sourceIndex.map { old.sections[$0].cells } ?? []
+            let oldNodes = sourceIndex.map { source[$0].cells } ?? []
             var oldCursor = 0
             var cells: [RenderedCell] = []
             cells.reserveCapacity(section.cells.count)
@@ -238,15 +245,17 @@ struct PatchPlan {
                     html = rendered.html
                 case .moved:
                     operations.append(.move(cell: cellKey, section: key, after: previousCell))
-                    html = try rerender(node, oldHTML: oldHTML(ofMoved: node.id) ?? "", adapter: adapter,
-                                        options: options, updated: updatedCells[node.id], operations: &operations)
+                    let moved = oldCell(ofMoved: node.id)
+                    html = try rerender(node, previous: moved?.node, oldHTML: moved?.html ?? "", adapter: adapter,
+                                        options: options, updated: updatedCells.contains(node.id), operations: &operations)
                 case .kept:
                     while oldCursor < oldCells.count, !oldCells[oldCursor].key.utf8.elementsEqual(cellKey.utf8) {
                         oldCursor += 1
                     }
-                    let previous = oldCursor < oldCells.count ? oldCells[oldCursor].html : ""
-                    html = try rerender(node, oldHTML: previous, adapter: adapter, options: options,
-                                        updated: updatedCells[node.id], operations: &operations)
+                    let found = oldCursor < oldCells.count
+                    html = try rerender(node, previous: found ? oldNodes[oldCursor] : nil,
+                                        oldHTML: found ? oldCells[oldCursor].html : "", adapter: adapter,
+                                        options: options, updated: updatedCells.contains(node.id), operations: &operations)
                 }
                 cells.append(RenderedCell(key: cellKey, html: html))
                 previousCell = cellKey
@@ -262,23 +271,22 @@ struct PatchPlan {
         return (operations, RenderedList(sections: newSections))
     }
 
-    /// Renders a surviving cell again when it was updated (and its old component agrees) or when the
-    /// options ask for it; emits a `reload` only for a changed rendering. Returns the cell's HTML.
+    /// Renders a surviving cell again when it was updated or when the options ask for it, unless
+    /// its previous component declines (`shouldRender(next:)` is false, which wins over
+    /// `alwaysRenderVisibleComponents`, as in Carbon); emits a `reload` only for a changed
+    /// rendering. Returns the cell's HTML.
     private func rerender(
         _ node: CellNode,
+        previous: CellNode?,
         oldHTML: String,
         adapter: HTMLAdapter,
         options: UpdaterOptions,
-        updated previous: CellNode?,
+        updated: Bool,
         operations: inout [PatchOperation]
     ) throws(RenderError) -> String {
-        let mustRender: Bool
-        if let previous {
-            mustRender = previous.component.shouldRender(next: node.component) || options.alwaysRenderVisibleComponents
-        } else {
-            mustRender = options.alwaysRenderVisibleComponents
-        }
-        guard mustRender else {
+        guard updated || options.alwaysRenderVisibleComponents,
+              previous.map({ $0.component.shouldRender(next: node.component) }) ?? true
+        else {
             return oldHTML
         }
         let rendered = try adapter.renderCell(node)
@@ -286,6 +294,22 @@ struct PatchPlan {
             operations.append(.reload(cell: node.id.key, html: rendered.html))
         }
         return rendered.html
+    }
+
+    /// The HTML of a header or footer of an updated section: the old HTML when both renders have one
+    /// and the previous component declines to render the next (`shouldRender(next:)`), else the
+    /// next node rendered (nil when it has none).
+    static func rerender(
+        _ node: ViewNode?,
+        previous: ViewNode?,
+        oldHTML: String?,
+        with render: (ViewNode) -> String
+    ) -> String? {
+        guard let node else { return nil }
+        if let previous, let oldHTML, !previous.component.shouldRender(next: node.component) {
+            return oldHTML
+        }
+        return render(node)
     }
 }
 

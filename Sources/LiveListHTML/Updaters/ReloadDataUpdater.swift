@@ -1,7 +1,10 @@
 public import LiveList
 
 /// An updater that never diffs: whenever the rendering changed, it sends one `reset` that replaces the
-/// whole list (Carbon's `ReloadDataUpdater`). Duplicate and NUL keys are still refused.
+/// whole list (Carbon's `UITableViewReloadDataUpdater`). Duplicate and NUL keys are still refused.
+///
+/// Every cell, header and footer is rendered again on each render, unless the previous component of
+/// the same id says it need not be (`shouldRender(next:)`), as Carbon's `reloadData` does.
 public struct ReloadDataUpdater: Updater {
     public typealias Adapter = HTMLAdapter
 
@@ -32,7 +35,49 @@ public struct ReloadDataUpdater: Updater {
         to target: [Section]
     ) throws -> ListChangeset? {
         try Self.checkUniqueKeys(target)
-        return state.reset(to: try adapter.render(target))
+        return state.reset(to: try render(target, from: source, adapter: adapter))
+    }
+
+    /// Renders every section and cell of `target`, except where the previous component of the same
+    /// id declines to render the next one (`shouldRender(next:)` is false, as Carbon asks it when
+    /// `reloadData` renders a cell again): that element keeps its previous HTML.
+    private func render(_ target: [Section], from source: [Section], adapter: HTMLAdapter) throws(RenderError) -> RenderedList {
+        let old = rendering
+        guard old.sections.count == source.count else {
+            return try adapter.render(target)
+        }
+        // The previous sections and cells by id, with their HTML: the rendering is `source`'s, one to one.
+        var oldSections = [AnyListID: (section: Section, rendered: RenderedSection)](minimumCapacity: source.count)
+        var oldCells = [AnyListID: (node: CellNode, html: String)](minimumCapacity: old.cellCount)
+        for (section, rendered) in zip(source, old.sections) {
+            oldSections[section.id] = (section, rendered)
+            for (node, cell) in zip(section.cells, rendered.cells) {
+                oldCells[node.id] = (node, cell.html)
+            }
+        }
+        var sections: [RenderedSection] = []
+        sections.reserveCapacity(target.count)
+        for section in target {
+            var cells: [RenderedCell] = []
+            cells.reserveCapacity(section.cells.count)
+            for node in section.cells {
+                if let previous = oldCells[node.id], !previous.node.component.shouldRender(next: node.component) {
+                    cells.append(RenderedCell(key: node.id.key, html: previous.html))
+                } else {
+                    cells.append(try adapter.renderCell(node))
+                }
+            }
+            let previous = oldSections[section.id]
+            sections.append(try adapter.renderSection(
+                key: section.id.key,
+                header: PatchPlan.rerender(section.header, previous: previous?.section.header,
+                                           oldHTML: previous?.rendered.header, with: adapter.renderHeader),
+                footer: PatchPlan.rerender(section.footer, previous: previous?.section.footer,
+                                           oldHTML: previous?.rendered.footer, with: adapter.renderFooter),
+                cells: cells
+            ))
+        }
+        return RenderedList(sections: sections)
     }
 
     static func checkUniqueKeys(_ sections: [Section]) throws(DiffError) {
