@@ -58,6 +58,18 @@ public enum CellsBuilder {
         cells.buildCells()
     }
 
+    /// A component without an id cannot be a cell: this overload exists to say so.
+    @available(*, unavailable, message: "a cell needs an id: conform the component to IdentifiableComponent, or write .identified(by:)")
+    public static func buildExpression(_ component: some Component) -> [CellNode] {
+        fatalError("unavailable")
+    }
+
+    /// A section cannot hold a section: this overload exists to say so.
+    @available(*, unavailable, message: "a Section cannot be a cell: list sections in renderer.render { } or Group { }, cells inside a Section")
+    public static func buildExpression(_ section: Section) -> [CellNode] {
+        fatalError("unavailable")
+    }
+
     /// :nodoc:
     @inlinable
     public static func buildBlock(_ parts: [CellNode]...) -> [CellNode] {

@@ -35,6 +35,24 @@ public enum SectionsBuilder {
         sections.buildSections()
     }
 
+    /// A component is a cell, not a section: this overload exists to say so.
+    @available(
+        *, unavailable,
+        message: """
+            a component is a cell: put it in a Section { }, or list cells alone in renderer.render { } with no Section \
+            beside them; a cell needs an id (IdentifiableComponent, or .identified(by:))
+            """
+    )
+    public static func buildExpression(_ component: some Component) -> [Section] {
+        fatalError("unavailable")
+    }
+
+    /// A cell is not a section: this overload exists to say so.
+    @available(*, unavailable, message: "a cell goes in a Section { }, not beside sections")
+    public static func buildExpression(_ cell: CellNode) -> [Section] {
+        fatalError("unavailable")
+    }
+
     /// :nodoc:
     @inlinable
     public static func buildBlock(_ parts: [Section]...) -> [Section] {
