@@ -69,7 +69,10 @@ public struct AnyListID: Sendable {
     }
 
     /// The key of an id whose type is not known to be ``ListKeyConvertible`` at compile time.
-    @usableFromInline
+    ///
+    /// Inlinable, so that where the id's type is known (a cell of a concrete component) the casts
+    /// are resolved by the compiler and cost nothing at run time.
+    @inlinable
     static func key(of id: some Hashable & Sendable) -> String {
         if let convertible = id as? any ListKeyConvertible {
             return convertible.listKey
@@ -80,7 +83,8 @@ public struct AnyListID: Sendable {
         return String(describing: id)
     }
 
-    private static func rawKey(of value: some RawRepresentable) -> String? {
+    @usableFromInline
+    static func rawKey(of value: some RawRepresentable) -> String? {
         (value.rawValue as? any ListKeyConvertible)?.listKey
     }
 
