@@ -8,7 +8,7 @@ public import ListDiff
 ///     CellNode(HelloMessage(name: "Mia"))          // the component's own id
 ///     CellNode(id: 0, Label(text: "Apple"))        // an id for a component without one
 ///
-/// A cell node is the element type of the differ (``ListDiff/Differentiable``): cells are matched
+/// A cell node is the element type of the differ (`ListDiff.Differentiable`): cells are matched
 /// by ``id`` across the whole list, and a matched cell is updated when its previous component asks
 /// for it (see ``isContentEqual(to:)``).
 public struct CellNode: Sendable {

@@ -31,7 +31,7 @@
 ///         HelloMessage(name: "Jules")
 ///     }
 ///
-/// When the updater throws (``ListDiff/DiffError`` for a duplicate id, with the updaters of this
+/// When the updater throws (`ListDiff.DiffError` for a duplicate id, with the updaters of this
 /// module), the render is refused as a whole: ``data`` and the updater stay as they were, and the
 /// next render is diffed against the last one that succeeded.
 public final class Renderer<U: Updater>: Sendable {

@@ -1,7 +1,7 @@
 public import ListDiff
 
 /// An updater that diffs the previous sections against the next ones and returns the staged
-/// changeset (see ``ListDiff/StagedChangeset``): for tests and for consumers that apply changes
+/// changeset (see `ListDiff.StagedChangeset`): for tests and for consumers that apply changes
 /// themselves.
 ///
 ///     let renderer = Renderer(adapter: EmptyAdapter(), updater: StagedChangesetUpdater())
@@ -22,7 +22,7 @@ public struct StagedChangesetUpdater<Adapter: LiveList.Adapter>: Updater, Sendab
     ///   - source: The sections of the last successful render.
     ///   - target: The sections to render.
     /// - Returns: The changes, in stages; empty when nothing changed.
-    /// - Throws: ``ListDiff/DiffError`` naming the key of a duplicate section or cell id.
+    /// - Throws: `ListDiff.DiffError` naming the key of a duplicate section or cell id.
     @inlinable
     public func performUpdates(
         adapter: Adapter,

@@ -38,6 +38,6 @@ public protocol Updater: Sendable {
     ///   - source: The sections of the last successful render.
     ///   - target: The sections to render.
     /// - Returns: What applies the change.
-    /// - Throws: When the sections are bad input, such as ``ListDiff/DiffError`` for a duplicate id.
+    /// - Throws: When the sections are bad input, such as `ListDiff.DiffError` for a duplicate id.
     mutating func performUpdates(adapter: Adapter, from source: [Section], to target: [Section]) throws -> Output
 }

@@ -4,7 +4,7 @@ public import LiveList
 ///
 /// As in Carbon, a component renders its content and the adapter hosts it: the list root, the section
 /// elements, the header and footer elements, the cells container and the cell elements belong to the
-/// adapter, whose tags and classes are configurable; a component's ``Component/body`` goes inside. The
+/// adapter, whose tags and classes are configurable; a component's `body` goes inside. The
 /// `data-*` attributes are fixed, since the client finds elements by them:
 ///
 ///     <div class="livelist" data-list="todo" data-version="4" data-animate="true" …>
