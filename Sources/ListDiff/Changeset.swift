@@ -18,10 +18,12 @@ public struct Changeset: Equatable, Sendable {
         /// Section deletes, together with the elements still in them.
         case deleteSections = 4
 
+        /// Stages compare in the order they are applied.
         public static func < (lhs: Stage, rhs: Stage) -> Bool {
             lhs.rawValue < rhs.rawValue
         }
 
+        /// The stage's name, as in `removeAndUpdate`.
         public var description: String {
             switch self {
             case .removeAndUpdate: "removeAndUpdate"

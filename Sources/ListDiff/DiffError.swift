@@ -2,7 +2,9 @@
 public enum DiffError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Where a duplicate was found.
     public enum Side: String, Sendable {
+        /// The previous collection.
         case source
+        /// The next collection.
         case target
     }
 
@@ -11,6 +13,7 @@ public enum DiffError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Two elements of one list share an identifier (elements are unique across all sections).
     case duplicateElementIdentifier(String, in: Side)
 
+    /// The error in words, naming the duplicate key and the collection that holds it.
     public var description: String {
         switch self {
         case let .duplicateSectionIdentifier(id, side):

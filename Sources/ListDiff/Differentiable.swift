@@ -67,6 +67,7 @@ public struct ArraySection<Model: Differentiable, Element: Differentiable>: Diff
         self.elements = elements
     }
 
+    /// The model's identifier: sections are matched by their models.
     @inlinable
     public var differenceIdentifier: Model.DifferenceIdentifier {
         model.differenceIdentifier

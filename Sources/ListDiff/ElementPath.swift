@@ -12,6 +12,7 @@ public struct ElementPath: Hashable, Sendable, CustomStringConvertible {
         self.section = section
     }
 
+    /// `[section, element]`.
     public var description: String {
         "[\(section), \(element)]"
     }
@@ -24,6 +25,7 @@ public struct SectionMove: Hashable, Sendable {
     /// The index after the stage.
     public var target: Int
 
+    /// Creates a move of a section from a source index to a target index.
     @inlinable
     public init(source: Int, target: Int) {
         self.source = source
@@ -38,6 +40,7 @@ public struct ElementMove: Hashable, Sendable {
     /// The path after the stage.
     public var target: ElementPath
 
+    /// Creates a move of an element from a source path to a target path.
     @inlinable
     public init(source: ElementPath, target: ElementPath) {
         self.source = source

@@ -105,7 +105,10 @@ public struct StagedChangeset: Equatable, Sendable {
 }
 
 extension StagedChangeset: RandomAccessCollection {
+    /// The index of the first stage.
     public var startIndex: Int { stages.startIndex }
+    /// The index after the last stage.
     public var endIndex: Int { stages.endIndex }
+    /// The stage at `position`.
     public subscript(position: Int) -> Changeset { stages[position] }
 }

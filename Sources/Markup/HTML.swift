@@ -30,11 +30,13 @@ public struct HTMLText: HTML, Sendable {
     /// The unescaped text.
     public var text: String
 
+    /// Creates text from a string, escaped when written.
     @inlinable
     public init(_ text: String) {
         self.text = text
     }
 
+    /// Writes the text, escaped.
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         writer.appendText(text)
@@ -49,11 +51,13 @@ public struct UnsafeRawHTML: HTML, Sendable {
     /// The markup.
     public var markup: String
 
+    /// Wraps markup that is written as it is, unescaped: never pass it text a user typed.
     @inlinable
     public init(_ markup: String) {
         self.markup = markup
     }
 
+    /// Writes the markup as it is.
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         writer.appendRaw(markup)
@@ -62,24 +66,30 @@ public struct UnsafeRawHTML: HTML, Sendable {
 
 /// No content.
 public struct EmptyHTML: HTML, Sendable {
+    /// Creates the empty content.
     @inlinable
     public init() {}
 
+    /// Writes nothing.
     @inlinable
     public func render(into writer: inout HTMLWriter) {}
 }
 
 /// Two pieces of content, one after the other (what a builder block of several lines becomes).
 public struct HTMLPair<First: HTML, Second: HTML>: HTML {
+    /// The first part.
     public var first: First
+    /// The second part.
     public var second: Second
 
+    /// Creates the sequence of two parts.
     @inlinable
     public init(_ first: First, _ second: Second) {
         self.first = first
         self.second = second
     }
 
+    /// Writes the first part, then the second.
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         first.render(into: &writer)
@@ -89,9 +99,12 @@ public struct HTMLPair<First: HTML, Second: HTML>: HTML {
 
 /// One of two kinds of content (what `if`/`else` and `switch` become).
 public enum HTMLEither<First: HTML, Second: HTML>: HTML {
+    /// The `if` branch, or the first case.
     case first(First)
+    /// The `else` branch, or a later case.
     case second(Second)
 
+    /// Writes the branch that was taken.
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         switch self {
@@ -105,6 +118,7 @@ extension HTMLPair: Sendable where First: Sendable, Second: Sendable {}
 extension HTMLEither: Sendable where First: Sendable, Second: Sendable {}
 
 extension Optional: HTML where Wrapped: HTML {
+    /// Writes the wrapped content, or nothing.
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         if let content = self {
@@ -114,6 +128,7 @@ extension Optional: HTML where Wrapped: HTML {
 }
 
 extension Array: HTML where Element: HTML {
+    /// Writes every element, in order.
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         for content in self {
@@ -125,6 +140,7 @@ extension Array: HTML where Element: HTML {
 /// Builds ``HTML`` from statements: elements, strings (escaped), `if`, `if`/`else`, `switch`, `for`.
 @resultBuilder
 public enum HTMLBuilder {
+    /// A line of a builder closure that is already HTML: itself.
     @inlinable
     public static func buildExpression<Content: HTML>(_ content: Content) -> Content {
         content
@@ -136,16 +152,19 @@ public enum HTMLBuilder {
         HTMLText(text)
     }
 
+    /// An empty closure: no content.
     @inlinable
     public static func buildBlock() -> EmptyHTML {
         EmptyHTML()
     }
 
+    /// The first line of a closure: itself.
     @inlinable
     public static func buildPartialBlock<Content: HTML>(first: Content) -> Content {
         first
     }
 
+    /// Each next line, appended to the lines before it.
     @inlinable
     public static func buildPartialBlock<Accumulated: HTML, Next: HTML>(
         accumulated: Accumulated,
@@ -154,26 +173,31 @@ public enum HTMLBuilder {
         HTMLPair(accumulated, next)
     }
 
+    /// An `if` without `else`: the content, or nothing.
     @inlinable
     public static func buildOptional<Content: HTML>(_ content: Content?) -> Content? {
         content
     }
 
+    /// The `if` branch of an `if`/`else` or the first case of a `switch`.
     @inlinable
     public static func buildEither<First: HTML, Second: HTML>(first: First) -> HTMLEither<First, Second> {
         .first(first)
     }
 
+    /// The `else` branch of an `if`/`else` or a later case of a `switch`.
     @inlinable
     public static func buildEither<First: HTML, Second: HTML>(second: Second) -> HTMLEither<First, Second> {
         .second(second)
     }
 
+    /// A `for` loop: every iteration's content, in order.
     @inlinable
     public static func buildArray<Content: HTML>(_ contents: [Content]) -> [Content] {
         contents
     }
 
+    /// Content inside `if #available`.
     @inlinable
     public static func buildLimitedAvailability<Content: HTML>(_ content: Content) -> Content {
         content
@@ -185,6 +209,7 @@ public struct AnyHTML: HTML {
     /// The content.
     public let base: any HTML
 
+    /// Wraps any content.
     @inlinable
     public init(_ base: any HTML) {
         if let erased = base as? AnyHTML {
@@ -194,6 +219,7 @@ public struct AnyHTML: HTML {
         }
     }
 
+    /// Writes the wrapped content.
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         base.render(into: &writer)

@@ -60,22 +60,39 @@ extension HTMLAttribute {
         HTMLAttribute(name: "aria-" + name, value: value)
     }
 
+    /// `class="value"`, the value escaped.
     public static func `class`(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "class", value: value) }
+    /// `id="value"`, the value escaped.
     public static func id(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "id", value: value) }
+    /// `title="value"`, the value escaped.
     public static func title(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "title", value: value) }
+    /// `lang="value"`, the value escaped.
     public static func lang(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "lang", value: value) }
+    /// `role="value"`, the value escaped.
     public static func role(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "role", value: value) }
+    /// `style="value"`, the value escaped.
     public static func style(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "style", value: value) }
+    /// `type="value"`, the value escaped.
     public static func type(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "type", value: value) }
+    /// `name="value"`, the value escaped.
     public static func name(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "name", value: value) }
+    /// `value="value"`, the value escaped.
     public static func value(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "value", value: value) }
+    /// `placeholder="value"`, the value escaped.
     public static func placeholder(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "placeholder", value: value) }
+    /// `for="value"`, the value escaped.
     public static func `for`(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "for", value: value) }
+    /// `method="value"`, the value escaped.
     public static func method(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "method", value: value) }
+    /// `alt="value"`, the value escaped.
     public static func alt(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "alt", value: value) }
+    /// `rel="value"`, the value escaped.
     public static func rel(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "rel", value: value) }
+    /// `tabindex="value"`, the value escaped.
     public static func tabindex(_ value: Int) -> HTMLAttribute { HTMLAttribute(name: "tabindex", value: String(value)) }
+    /// `datetime="value"`, the value escaped.
     public static func datetime(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "datetime", value: value) }
+    /// `autocomplete="value"`, the value escaped.
     public static func autocomplete(_ value: String) -> HTMLAttribute { HTMLAttribute(name: "autocomplete", value: value) }
 
     /// `href`, refusing script URLs (see ``safeURL(_:)``).
@@ -85,11 +102,17 @@ extension HTMLAttribute {
     /// `action`, refusing script URLs (see ``safeURL(_:)``).
     public static func action(_ url: String) -> HTMLAttribute { HTMLAttribute(name: "action", value: safeURL(url)) }
 
+    /// The boolean attribute `checked`, without a value.
     public static let checked = HTMLAttribute(name: "checked", value: nil)
+    /// The boolean attribute `disabled`, without a value.
     public static let disabled = HTMLAttribute(name: "disabled", value: nil)
+    /// The boolean attribute `hidden`, without a value.
     public static let hidden = HTMLAttribute(name: "hidden", value: nil)
+    /// The boolean attribute `readonly`, without a value.
     public static let readonly = HTMLAttribute(name: "readonly", value: nil)
+    /// The boolean attribute `required`, without a value.
     public static let required = HTMLAttribute(name: "required", value: nil)
+    /// The boolean attribute `selected`, without a value.
     public static let selected = HTMLAttribute(name: "selected", value: nil)
 
     /// Returns `url`, or `#` when its scheme would run script (`javascript:`, `vbscript:`, `data:`),

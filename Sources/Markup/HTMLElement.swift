@@ -7,6 +7,7 @@ public struct HTMLElement<Content: HTML>: HTML {
     /// The content.
     public var content: Content
 
+    /// Creates an element from its tag, attributes and content.
     @inlinable
     public init(_ tag: HTMLTag, attributes: [HTMLAttribute] = [], content: Content) {
         self.tag = tag
@@ -14,6 +15,7 @@ public struct HTMLElement<Content: HTML>: HTML {
         self.content = content
     }
 
+    /// Writes the start tag, the content and the end tag (none for a void tag).
     @inlinable
     public func render(into writer: inout HTMLWriter) {
         writer.bytes.append(0x3C)  // <
@@ -70,19 +72,34 @@ public func element<Content: HTML>(
 }
 
 extension HTMLTag {
+    /// The `<div>` tag.
     public static let div = HTMLTag(known: "div")
+    /// The `<span>` tag.
     public static let span = HTMLTag(known: "span")
+    /// The `<ul>` tag.
     public static let ul = HTMLTag(known: "ul")
+    /// The `<ol>` tag.
     public static let ol = HTMLTag(known: "ol")
+    /// The `<li>` tag.
     public static let li = HTMLTag(known: "li")
+    /// The `<section>` tag.
     public static let section = HTMLTag(known: "section")
+    /// The `<article>` tag.
     public static let article = HTMLTag(known: "article")
+    /// The `<header>` tag.
     public static let header = HTMLTag(known: "header")
+    /// The `<footer>` tag.
     public static let footer = HTMLTag(known: "footer")
+    /// The `<main>` tag.
     public static let main = HTMLTag(known: "main")
+    /// The `<p>` tag.
     public static let p = HTMLTag(known: "p")
+    /// The `<h2>` tag.
     public static let h2 = HTMLTag(known: "h2")
+    /// The `<h3>` tag.
     public static let h3 = HTMLTag(known: "h3")
+    /// The `<tbody>` tag.
     public static let tbody = HTMLTag(known: "tbody")
+    /// The `<tr>` tag.
     public static let tr = HTMLTag(known: "tr")
 }

@@ -83,7 +83,6 @@ public struct AnyComponent: Component {
         return compare(base)
     }
 
-    /// Whether the browser should report the base's visibility.
     /// The underlying component's content, type-erased.
     public var body: AnyHTML {
         AnyHTML(base.body)
@@ -98,6 +97,7 @@ public struct AnyComponent: Component {
         render(base)
     }
 
+    /// Whether the browser should report the base's visibility: the base's answer.
     @inlinable
     public var reportsVisibility: Bool {
         base.reportsVisibility

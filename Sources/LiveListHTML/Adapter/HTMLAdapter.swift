@@ -23,10 +23,12 @@ public import LiveList
 public struct HTMLAdapter: Adapter {
     /// The tag and classes of an element that the adapter owns.
     public struct Container: Sendable, Equatable {
+        /// The tag name.
         public var tag: HTMLTag
         /// The `class` attribute, or nil for none.
         public var classes: String?
 
+        /// Creates a container from a tag and its classes.
         public init(_ tag: HTMLTag, classes: String? = nil) {
             self.tag = tag
             self.classes = classes
@@ -44,6 +46,7 @@ public struct HTMLAdapter: Adapter {
         /// The cell's node, with its component.
         public var node: CellNode
 
+        /// Creates a context (for tests and custom dispatch; the server fills it).
         public init(list: String, cellKey: String, sectionKey: String, node: CellNode) {
             self.list = list
             self.cellKey = cellKey
@@ -211,6 +214,7 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A key holds NUL, which no HTML attribute can carry. `kind` is `cell` or `section`.
     case invalidKey(String, kind: String)
 
+    /// The error in words.
     public var description: String {
         switch self {
         case let .invalidKey(key, kind):

@@ -2,12 +2,15 @@ public import LiveList
 
 /// A header of plain text: `Section(id: "a", header: Header("Groceries")) { … }`.
 public struct Header: Component, Equatable {
+    /// The text, escaped when rendered.
     public var text: String
 
+    /// Creates a header of the given text.
     public init(_ text: String) {
         self.text = text
     }
 
+    /// The text in a `<span class="livelist-header-text">`.
     public var body: some HTML {
         span(.class("livelist-header-text")) { text }
     }
@@ -15,12 +18,15 @@ public struct Header: Component, Equatable {
 
 /// A footer of plain text.
 public struct Footer: Component, Equatable {
+    /// The text, escaped when rendered.
     public var text: String
 
+    /// Creates a footer of the given text.
     public init(_ text: String) {
         self.text = text
     }
 
+    /// The text in a `<span class="livelist-footer-text">`.
     public var body: some HTML {
         span(.class("livelist-footer-text")) { text }
     }
@@ -28,16 +34,21 @@ public struct Footer: Component, Equatable {
 
 /// A cell of text with an optional detail line: the cells of JSON-driven lists.
 public struct TextCell: IdentifiableComponent, Equatable {
+    /// The id of the cell.
     public var id: String
+    /// The main text.
     public var text: String
+    /// The detail line, if any.
     public var detail: String?
 
+    /// Creates a cell from its id, text and optional detail line.
     public init(id: String, text: String, detail: String? = nil) {
         self.id = id
         self.text = text
         self.detail = detail
     }
 
+    /// The text in a `<span class="livelist-text">`, and the detail in a `<small class="livelist-detail">`.
     public var body: some HTML {
         span(.class("livelist-text")) { text }
         if let detail {

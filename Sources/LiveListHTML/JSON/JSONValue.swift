@@ -1,12 +1,20 @@
 /// A parsed JSON value (RFC 8259), objects keeping their members in document order.
 public enum JSONValue: Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, kept as the text it was written with.
     case number(String)
+    /// A string, unescaped.
     case string(String)
+    /// An array of values.
     case array([JSONValue])
+    /// An object's members, in document order (a duplicate name is the parser's to refuse).
     case object([(key: String, value: JSONValue)])
 
+    /// Values are equal when they have the same kind and contents: numbers by their text, objects
+    /// member by member in order.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
@@ -40,6 +48,7 @@ public struct JSONSyntaxError: Error, Equatable, Sendable, CustomStringConvertib
     /// What is wrong.
     public var reason: String
 
+    /// `at byte OFFSET: REASON`.
     public var description: String {
         "at byte \(offset): \(reason)"
     }

@@ -329,10 +329,12 @@ public struct PatchMismatch: Error, Sendable, CustomStringConvertible {
     /// The operation that could not apply.
     public var operation: PatchOperation
 
+    /// Creates the error for the operation that did not apply.
     public init(_ operation: PatchOperation) {
         self.operation = operation
     }
 
+    /// The error in words, naming the operation.
     public var description: String {
         "the operation \(operation.name) does not apply to this state"
     }

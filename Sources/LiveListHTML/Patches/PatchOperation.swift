@@ -53,6 +53,7 @@ public struct ListChangeset: Sendable, Equatable {
     /// The operations, in order.
     public var operations: [PatchOperation]
 
+    /// Creates a changeset from its list, the version it applies to, the version it makes, whether it animates, and its operations.
     public init(list: String, from: Int, version: Int, animate: Bool, operations: [PatchOperation]) {
         self.list = list
         self.from = from
@@ -78,6 +79,7 @@ public struct ListSnapshot: Sendable, Equatable {
     /// For JSON-driven lists: the exact PUT body that produced this state (valid JSON), else nil.
     public var state: [UInt8]?
 
+    /// Creates a snapshot of a list at a version, with its rendering and the state it was rendered from, if any.
     public init(list: String, version: Int, rendering: RenderedList, state: [UInt8]? = nil) {
         self.list = list
         self.version = version

@@ -5,6 +5,7 @@ public struct RenderedCell: Sendable, Equatable {
     /// The cell element's HTML, the same string in `insert`, `reload`, `reset` and the snapshot.
     public var html: String
 
+    /// Creates a rendered cell from its key and HTML.
     public init(key: String, html: String) {
         self.key = key
         self.html = html
@@ -27,6 +28,7 @@ public struct RenderedSection: Sendable, Equatable {
     /// The cells, in order.
     public var cells: [RenderedCell]
 
+    /// Creates a rendered section from its key, its HTML around the cells, its header and footer, and its cells.
     public init(key: String, opening: String, closing: String, header: String?, footer: String?, cells: [RenderedCell]) {
         self.key = key
         self.opening = opening
@@ -56,6 +58,7 @@ public struct RenderedList: Sendable, Equatable {
     /// The sections, in order.
     public var sections: [RenderedSection]
 
+    /// Creates a rendering from its sections; empty by default.
     public init(sections: [RenderedSection] = []) {
         self.sections = sections
     }

@@ -19,6 +19,7 @@ public import LiveList
 /// operation (`insertSection`, `moveSection` or `reloadSection`) followed by its cells' `move`, `insert`
 /// and `reload` in target order; last, the `deleteSection`s, which take along the cells still in them.
 public struct PatchUpdater: Updater {
+    /// The HTML adapter, which renders the cells, headers, footers and sections.
     public typealias Adapter = HTMLAdapter
 
     /// The options, sent to the browser as the root's data attributes and each changeset's `animate`.

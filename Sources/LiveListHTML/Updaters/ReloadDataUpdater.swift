@@ -6,12 +6,14 @@ public import LiveList
 /// Every cell, header and footer is rendered again on each render, unless the previous component of
 /// the same id says it need not be (`shouldRender(next:)`), as Carbon's `reloadData` does.
 public struct ReloadDataUpdater: Updater {
+    /// The HTML adapter, which renders the cells, headers, footers and sections.
     public typealias Adapter = HTMLAdapter
 
     /// The options, sent to the browser as the root's data attributes. Resets are never animated.
     public var options: UpdaterOptions
     private var state: VersionedRendering
 
+    /// Creates an updater for the list `list`, starting at `version`, with `options` sent to the browser.
     public init(list: String, version: Int = 0, options: UpdaterOptions = UpdaterOptions()) {
         state = VersionedRendering(list: list, version: version)
         self.options = options
