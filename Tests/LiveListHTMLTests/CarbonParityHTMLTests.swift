@@ -1,3 +1,4 @@
+import Foundation
 import LiveListHTML
 import LiveListTestSupport
 import Testing
@@ -164,10 +165,16 @@ private struct Label: Component, Equatable {
     var body: some HTML { text }
 }
 
-/// Versions seen by a completion.
+/// Versions seen by a completion, which may run on any thread.
 private final class Versions: @unchecked Sendable {
+    private let lock = NSLock()
     private var values: [Int] = []
 
-    func append(_ value: Int) { values.append(value) }
-    var all: [Int] { values }
+    func append(_ value: Int) {
+        lock.withLock { values.append(value) }
+    }
+
+    var all: [Int] {
+        lock.withLock { values }
+    }
 }
