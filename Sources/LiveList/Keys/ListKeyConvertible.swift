@@ -1,5 +1,10 @@
 /// A type whose values name cells and sections with a stable string: their *list key*.
 ///
+/// Conforming is optional: any `Hashable` and `Sendable` value can be an id, named by its
+/// description when it does not conform (see ``AnyListID``). Conform to choose the key yourself,
+/// for a type whose description is long, changes between processes (a `Set`, a `Dictionary`) or
+/// does not tell values apart.
+///
 /// The key is what the differ matches, what the HTML layer writes into `data-cell` and
 /// `data-section` attributes, and what browsers and JSON clients send back. It must therefore be
 /// the same for equal values in every process, on every platform and in every release: never
