@@ -176,14 +176,19 @@ struct PatchPlan {
             oldSectionIndex[section.id] = index
         }
         // Old cells by key, with their nodes, built only when some cell moves (kept cells are
-        // found in order). The old rendering's sections and cells are those of `source`, one to one.
-        var oldCellsByKey: [AnyListID: (html: String, node: CellNode)]?
-        func oldCell(ofMoved key: AnyListID) -> (html: String, node: CellNode)? {
+        // found in order).
+        var oldCellsByKey: [AnyListID: (html: String?, node: CellNode?)]?
+        func oldCell(ofMoved key: AnyListID) -> (html: String?, node: CellNode?)? {
             if oldCellsByKey == nil {
-                var table = [AnyListID: (html: String, node: CellNode)](minimumCapacity: old.cellCount)
-                for (section, nodes) in zip(old.sections, source) {
-                    for (cell, node) in zip(section.cells, nodes.cells) {
-                        table[node.id] = (cell.html, node)
+                var table = [AnyListID: (html: String?, node: CellNode?)](minimumCapacity: old.cellCount)
+                for section in old.sections {
+                    for cell in section.cells {
+                        table[AnyListID(cell.key), default: (nil, nil)].html = cell.html
+                    }
+                }
+                for section in source {
+                    for node in section.cells {
+                        table[node.id, default: (nil, nil)].node = node
                     }
                 }
                 oldCellsByKey = table
@@ -254,7 +259,10 @@ struct PatchPlan {
                         oldCursor += 1
                     }
                     let found = oldCursor < oldCells.count
-                    html = try rerender(node, previous: found ? oldNodes[oldCursor] : nil,
+                    // The node of the previous render, when the rendering and `source` agree (they do
+                    // when the updater is driven by one renderer).
+                    let previous = oldCursor < oldNodes.count && oldNodes[oldCursor].id == node.id ? oldNodes[oldCursor] : nil
+                    html = try rerender(node, previous: previous,
                                         oldHTML: found ? oldCells[oldCursor].html : "", adapter: adapter,
                                         options: options, updated: updatedCells.contains(node.id), operations: &operations)
                 }
