@@ -300,6 +300,31 @@ final class Locked<Value>: @unchecked Sendable {
         requireSendable(Renderer(adapter: EmptyAdapter(), updater: StagedChangesetUpdater()))
     }
 
+    // MARK: - Documentation
+
+    /// The example of the DocC overview (Sources/LiveList/LiveList.docc/LiveList.md).
+    @Test func doccOverviewExample() throws {
+        struct Greeting: IdentifiableComponent, Equatable {
+            var name: String
+            var id: String { name }
+            var body: some HTML { span { "Hello \(name)" } }
+        }
+        let renderer = Renderer(adapter: EmptyAdapter(), updater: StagedChangesetUpdater())
+        try renderer.render {
+            Section(id: "greet") {
+                Greeting(name: "Vincent")
+                Greeting(name: "Jules")
+            }
+        }
+        let changes = try renderer.render {
+            Section(id: "greet") {
+                Greeting(name: "Jules")
+                Greeting(name: "Mia")
+            }
+        }
+        #expect(changes.changeCount == 2)
+    }
+
     // MARK: - Names shared with DifferenceKit
 
     @Test func moduleQualifiedNamesDisambiguateFromDifferenceKit() throws {

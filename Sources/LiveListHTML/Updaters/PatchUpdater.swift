@@ -175,25 +175,34 @@ struct PatchPlan {
         for (index, section) in source.enumerated() {
             oldSectionIndex[section.id] = index
         }
-        // Old cells by key, with their nodes, built only when some cell moves (kept cells are
-        // found in order).
-        var oldCellsByKey: [AnyListID: (html: String?, node: CellNode?)]?
-        func oldCell(ofMoved key: AnyListID) -> (html: String?, node: CellNode?)? {
-            if oldCellsByKey == nil {
-                var table = [AnyListID: (html: String?, node: CellNode?)](minimumCapacity: old.cellCount)
+        // Old cells' HTML by key, built only when some cell moves (kept cells are found in order).
+        var oldHTMLByKey: [AnyListID: String]?
+        func oldHTML(ofMoved key: AnyListID) -> String? {
+            if oldHTMLByKey == nil {
+                var table = [AnyListID: String](minimumCapacity: old.cellCount)
                 for section in old.sections {
                     for cell in section.cells {
-                        table[AnyListID(cell.key), default: (nil, nil)].html = cell.html
+                        table[AnyListID(cell.key)] = cell.html
                     }
                 }
+                oldHTMLByKey = table
+            }
+            return oldHTMLByKey?[key]
+        }
+        // Old nodes by key, built only when a moved cell must be rendered again (its previous
+        // component is asked `shouldRender(next:)`).
+        var oldNodesByKey: [AnyListID: CellNode]?
+        func oldNode(ofMoved key: AnyListID) -> CellNode? {
+            if oldNodesByKey == nil {
+                var table = [AnyListID: CellNode](minimumCapacity: old.cellCount)
                 for section in source {
                     for node in section.cells {
-                        table[node.id, default: (nil, nil)].node = node
+                        table[node.id] = node
                     }
                 }
-                oldCellsByKey = table
+                oldNodesByKey = table
             }
-            return oldCellsByKey?[key]
+            return oldNodesByKey?[key]
         }
 
         var newSections: [RenderedSection] = []
@@ -251,20 +260,27 @@ struct PatchPlan {
                     html = rendered.html
                 case .moved:
                     operations.append(.move(cell: cellKey, section: key, after: previousCell))
-                    let moved = oldCell(ofMoved: node.id)
-                    html = try rerender(node, previous: moved?.node, oldHTML: moved?.html ?? "", adapter: adapter,
-                                        options: options, updated: updatedCells.contains(node.id), operations: &operations)
+                    let previousHTML = oldHTML(ofMoved: node.id) ?? ""
+                    if updatedCells.contains(node.id) || options.alwaysRenderVisibleComponents {
+                        html = try rerender(node, previous: oldNode(ofMoved: node.id), oldHTML: previousHTML,
+                                            adapter: adapter, operations: &operations)
+                    } else {
+                        html = previousHTML
+                    }
                 case .kept:
                     while oldCursor < oldCells.count, !oldCells[oldCursor].key.utf8.elementsEqual(cellKey.utf8) {
                         oldCursor += 1
                     }
-                    let found = oldCursor < oldCells.count
-                    // The node of the previous render, when the rendering and `source` agree (they do
-                    // when the updater is driven by one renderer).
-                    let previous = oldCursor < oldNodes.count && oldNodes[oldCursor].id == node.id ? oldNodes[oldCursor] : nil
-                    html = try rerender(node, previous: previous,
-                                        oldHTML: found ? oldCells[oldCursor].html : "", adapter: adapter,
-                                        options: options, updated: updatedCells.contains(node.id), operations: &operations)
+                    let previousHTML = oldCursor < oldCells.count ? oldCells[oldCursor].html : ""
+                    if updatedCells.contains(node.id) || options.alwaysRenderVisibleComponents {
+                        // The node of the previous render, where the rendering and `source` agree (they
+                        // do when the updater is driven by one renderer).
+                        let previous = oldCursor < oldNodes.count && oldNodes[oldCursor].id == node.id ? oldNodes[oldCursor] : nil
+                        html = try rerender(node, previous: previous, oldHTML: previousHTML,
+                                            adapter: adapter, operations: &operations)
+                    } else {
+                        html = previousHTML
+                    }
                 }
                 cells.append(RenderedCell(key: cellKey, html: html))
                 previousCell = cellKey
@@ -280,8 +296,8 @@ struct PatchPlan {
         return (operations, RenderedList(sections: newSections))
     }
 
-    /// Renders a surviving cell again when it was updated or when the options ask for it, unless
-    /// its previous component declines (`shouldRender(next:)` is false, which wins over
+    /// Renders again a surviving cell that was updated, or that the options ask to render again,
+    /// unless its previous component declines (`shouldRender(next:)` is false, which wins over
     /// `alwaysRenderVisibleComponents`, as in Carbon); emits a `reload` only for a changed
     /// rendering. Returns the cell's HTML.
     private func rerender(
@@ -289,13 +305,9 @@ struct PatchPlan {
         previous: CellNode?,
         oldHTML: String,
         adapter: HTMLAdapter,
-        options: UpdaterOptions,
-        updated: Bool,
         operations: inout [PatchOperation]
     ) throws(RenderError) -> String {
-        guard updated || options.alwaysRenderVisibleComponents,
-              previous.map({ $0.component.shouldRender(next: node.component) }) ?? true
-        else {
+        if let previous, !previous.component.shouldRender(next: node.component) {
             return oldHTML
         }
         let rendered = try adapter.renderCell(node)
