@@ -90,16 +90,28 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     }
 
     /// Opens `DIR/lock` and takes an exclusive, non-blocking flock on it, writing this process's pid.
+    ///
+    /// A lock that names this very process was released a moment ago (an in-process restart after
+    /// `unlock()`) but may still be held for an instant by a child this process is spawning, which
+    /// shares the descriptor between its fork and its exec (close-on-exec ends that): it is asked
+    /// again for up to a second before the directory counts as in use.
     private static func takeLock(_ directory: String) throws(StoreError) -> Int32 {
         let path = directory + "/" + lockFile
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw StoreError("cannot open \(path): \(errorText())")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        let ownPID = String(getpid())
+        var attempts = 0
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let busy = errno == EWOULDBLOCK
             let message = errorText()
             let holder = (try? read(path)).map { String(decoding: $0, as: UTF8.self).filter(\.isNumber) } ?? ""
+            if busy && holder == ownPID && attempts < 100 {
+                attempts += 1
+                usleep(10_000)
+                continue
+            }
             close(descriptor)
             if busy {
                 let who = holder.isEmpty ? "another livelist process" : "another livelist process (pid \(holder))"
