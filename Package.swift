@@ -10,7 +10,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "LiveList",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "LiveList", targets: ["LiveList"]),

@@ -19,7 +19,7 @@ let strict: [SwiftSetting] = [
 ///   (`swift package --package-path Benchmarks benchmark`).
 let package = Package(
     name: "LiveListBenchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         // Named explicitly: a path dependency is otherwise known by its folder's name, which depends on
         // where the repository was cloned.

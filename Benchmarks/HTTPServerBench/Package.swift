@@ -8,7 +8,7 @@ import PackageDescription
 /// reference server's SwiftNIO stays in `../HummingbirdReference`).
 let package = Package(
     name: "HTTPServerBench",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         // Named explicitly: a path dependency is otherwise known by its folder's name.
         .package(name: "LiveList", path: "../.."),

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A renderer keeps the sections of a list and brings its adapter up to date each time it is
 /// given new ones, through its updater.
 ///
@@ -43,7 +45,7 @@ public final class Renderer<U: Updater>: Sendable {
         var completion: (@Sendable (Result<U.Output, any Error>) -> Void)?
     }
 
-    private let state: Locked<State>
+    private let state: Mutex<State>
 
     /// Creates a renderer with no sections.
     ///
@@ -51,7 +53,7 @@ public final class Renderer<U: Updater>: Sendable {
     ///   - adapter: The adapter, handed to the updater on each render.
     ///   - updater: The updater.
     public init(adapter: U.Adapter, updater: U) {
-        state = Locked(State(adapter: adapter, updater: updater))
+        state = Mutex(State(adapter: adapter, updater: updater))
     }
 
     /// The adapter, handed to the updater on each render.
