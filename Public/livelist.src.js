@@ -18,7 +18,7 @@
     O = new WeakMap(), // animated element -> [class, style, token]: restored when it settles
     H = new WeakMap(), // cell element -> the HTML it was made from (its outerHTML for the page's own)
     L = { moveBefore: true, delay: 1000, max: 30000, ms: 300 };
-  let es, timer, tries = 0, stopped = 0, now = '';
+  let es, timer, tries = 0, stopped = 0, now = '', scrolled = -1e9;
   const Q = new Map(); // form body -> [form, submitter]: actions not sent yet, sent when the stream is back
 
   const meta = n => (D.querySelector(`meta[name="${n}"]`) || {}).content,
@@ -231,7 +231,8 @@
   // Before the ops: first rects (FLIP), whether the list sits at its end, the first visible cells.
   function pre(s, cs) {
     const x = { n: [[], [], []] }, keep = opt(s, 'keepOffset'), sc = (keep || opt(s, 'stickBottom')) && (x.sc = scroller(s.root));
-    if (cs.animate !== false && opt(s, 'animate') && !matchMedia('(prefers-reduced-motion: reduce)').matches) {
+    if (cs.animate !== false && opt(s, 'animate') && (opt(s, 'animateScrolling') || performance.now() - scrolled > 150) &&
+      !matchMedia('(prefers-reduced-motion: reduce)').matches) {
       x.f = new Map();
       for (const [k, e] of s.secs) x.f.set('s' + k, rect(e));
       for (const [k, e] of s.cells) x.f.set('c' + k, rect(e));
@@ -325,6 +326,9 @@
     };
   }
 
+  // When the person last scrolled (capture: scroll events do not bubble): changes are not animated
+  // during a scroll unless the list asks for it (data-animate-scrolling).
+  D.addEventListener('scroll', () => { scrolled = performance.now() }, { capture: true, passive: true });
   D.addEventListener('visibilitychange', () => D.hidden ? close() : es || connect());
   W.addEventListener('offline', lost);
   W.addEventListener('online', () => { if (now != 'connected' && !stopped) tries = 0, shown('reconnecting'), connect() });

@@ -26,7 +26,7 @@ finally for function if import in instanceof let new null of return super switch
 undefined var void while with yield async await static get set""".split())
 GLOBALS = set("""document window Map WeakMap Set Error Math Promise JSON Object Array CustomEvent
 IntersectionObserver EventSource AbortController fetch setTimeout clearTimeout getComputedStyle matchMedia
-innerHeight encodeURIComponent requestAnimationFrame NaN Infinity console FormData URLSearchParams
+innerHeight encodeURIComponent requestAnimationFrame NaN Infinity console FormData URLSearchParams performance
 navigator""".split())
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 NUMBER = re.compile(r"(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")

@@ -69,12 +69,13 @@ def inner_html(snapshot):
     return "".join(section_html(section) for section in snapshot["sections"])
 
 
-def root_html(snapshot, animate=False, reloads=True, keep=False, bottom=False, version=None, extra=""):
+def root_html(snapshot, animate=False, reloads=True, keep=False, bottom=False, scrolling=False, version=None, extra=""):
     """The list root of the page at `snapshot` (what the server renders), with the updater's options."""
     flag = lambda value: "true" if value else "false"
     v = snapshot["version"] if version is None else version
     return (f'<div class="livelist{" " + extra if extra else ""}" data-list="{html.escape(snapshot["list"])}" '
             f'data-version="{v}" data-animate="{flag(animate)}" data-animate-reloads="{flag(reloads)}" '
+            f'data-animate-scrolling="{flag(animate and scrolling)}" '
             f'data-keep-offset="{flag(keep)}" data-stick-bottom="{flag(bottom)}">{inner_html(snapshot)}</div>')
 
 

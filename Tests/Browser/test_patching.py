@@ -335,6 +335,20 @@ def test_reduced_motion_and_the_options_turn_animation_off(browser, server):
     assert transient_state(browser)["reload"] == 0
 
 
+def test_changes_during_a_scroll_animate_only_when_the_list_asks(browser, server):
+    """Carbon's isAnimationEnabledWhileScrolling: data-animate-scrolling="false" (the default) applies a
+    change that arrives while the person scrolls at once; "true" animates it as usual."""
+    root = "document.querySelector('[data-list]')"
+    scroll_then_apply = f"document.dispatchEvent(new Event('scroll')); return LiveList.apply({root}, arguments[0])"
+    open_page(browser, server, "scrolling-still", two_sections(animate=True, extra="tall"))
+    assert browser.execute_script(scroll_then_apply, ANIMATED_STEP)
+    assert transient_state(browser) == {"move": 0, "styled": 0, "enter": 0, "reload": 0, "exit": 0}
+    open_page(browser, server, "scrolling-animated", two_sections(animate=True, scrolling=True, extra="tall"))
+    assert browser.execute_script(scroll_then_apply, ANIMATED_STEP)
+    state = transient_state(browser)
+    assert state["move"] >= 1 and state["enter"] == 1, state
+
+
 # --- The viewport -------------------------------------------------------------------------------------
 
 def long_list(version=1, count=100, **options):
