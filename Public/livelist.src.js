@@ -54,10 +54,16 @@
     // Keeps focus in a cell that is replaced or removed: the control at the same place in `n`.
     spot = (e, a = D.activeElement) => e.contains(a) ? [...e.querySelectorAll('*')].indexOf(a) : -1,
     refocus = (n, i) => { const c = n && i >= 0 && n.querySelectorAll('*')[i]; c && c.focus && c.focus({ preventScroll: true }) },
+    // Cells report by key; a header or footer (the section's first or last child) by section and part,
+    // seen under "part\0section" (keys never hold a NUL).
     io = W.IntersectionObserver && new IntersectionObserver(list => {
       for (const x of list) {
-        const e = x.target, k = e.dataset.cell, s = S.get(e.closest('[data-list]')), v = x.isIntersecting;
-        if (s && s.cells.get(k) == e && v != s.seen.has(k)) { v ? s.seen.add(k) : s.seen.delete(k); send(s, v ? 'visible' : 'hidden', k) }
+        const e = x.target, k = e.dataset.cell, s = S.get(e.closest('[data-list]')), v = x.isIntersecting,
+          p = k == null && e.parentNode, o = p ? { section: p.dataset.section, part: e.nextElementSibling ? 'header' : 'footer' } : { cell: k },
+          id = p ? o.part + '\0' + o.section : k;
+        if (s && (p ? e.isConnected && s.secs.get(o.section) == p : s.cells.get(k) == e) && v != s.seen.has(id)) {
+          v ? s.seen.add(id) : s.seen.delete(id); send(s, v ? 'visible' : 'hidden', o);
+        }
       }
     }),
     watch = e => io && e.dataset.visibility == 'true' && io.observe(e),
@@ -84,10 +90,17 @@
   }
   const flush = () => { for (const [k, a] of [...Q]) Q.delete(k), post(...a) };
 
-  function send(s, type, cell) {
+  function send(s, type, o) {
     const k = meta('livelist-csrf');
     k && fetch(url(`/lists/${enc(s.name)}/actions`), { method: 'POST', credentials: 'same-origin', keepalive: true,
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': k }, body: JSON.stringify({ type, cell }) }).catch(() => {});
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': k }, body: JSON.stringify({ type, ...o }) }).catch(() => {});
+  }
+  // Headers and footers that report visibility: observed from load and after every changeset (a new or
+  // reloaded one is a new element; observing one twice is harmless), forgotten once gone.
+  function sups(s) {
+    for (const e of s.sup || []) e.isConnected || (unwatch(e), s.sup.delete(e));
+    s.sup = s.sup || new Set();
+    for (const e of s.root.querySelectorAll('[data-section] > [data-visibility]')) s.sup.add(e), watch(e);
   }
 
   function st(root) {
@@ -101,6 +114,7 @@
     s.secs = new Map(); s.cells = new Map();
     for (const e of s.root.children) if (e.dataset.section != null) s.secs.set(e.dataset.section, e), box(s, e, 1);
     for (const e of s.root.querySelectorAll('[data-cell]')) s.cells.set(e.dataset.cell, e), H.set(e, e.outerHTML), watch(e);
+    sups(s);
   }
 
   // The cells container: the child that is neither header (first) nor footer (last). With two children
@@ -216,6 +230,7 @@
     try { for (const o of ops) (OPS.hasOwnProperty(o.op) ? OPS[o.op] : fail)(s, o, x) } catch (_) { s.bad = 1; resync(s); return false }
     s.bad = 0;
     root.dataset.version = cs.version;
+    sups(s);
     settle(s, x);
     const t = x.n.map((l, i) => l.length ? ['Added', 'Removed', 'Moved'][i] + ': ' + (l.length > 3 ? l.length + ' items' : l.join(', ')) : '').filter(t => t).join('. ');
     t && say('livelist-news', t);
@@ -343,7 +358,7 @@
   });
   D.addEventListener('click', e => {
     const t = e.target, c = t.closest && t.closest('[data-cell]'), s = c && S.get(c.closest('[data-list]'));
-    s && !t.closest('input,select,textarea,button,label,a[href],[contenteditable]') && send(s, 'select', c.dataset.cell);
+    s && !t.closest('input,select,textarea,button,label,a[href],[contenteditable]') && send(s, 'select', { cell: c.dataset.cell });
   });
   // A held reload lands when focus leaves its cell.
   D.addEventListener('focusout', e => {

@@ -171,6 +171,30 @@ def test_without_a_csrf_token_nothing_is_posted(browser, server):
     assert server.requests_to("/lists/acts/actions") == []
 
 
+def test_headers_and_footers_that_ask_for_it_report_visibility(browser, server):
+    server.route("/lists/sights/actions", status(204))
+    cells = [{"key": f"v{i}", "html": f'<li class="livelist-cell" data-cell="v{i}"><span class="livelist-text">{i}</span></li>'}
+             for i in range(80)]
+    header = '<header class="livelist-header" data-visibility="true">Top</header>'
+    footer = '<footer class="livelist-footer" data-visibility="true">Bottom</footer>'
+    snapshot = {"protocol": 1, "list": "sights", "version": 1, "sections": [
+        {"key": "s", "header": header, "footer": footer, "cells": cells,
+         "html": f'<section class="livelist-section" data-section="s">{header}<ul class="livelist-cells"></ul>{footer}</section>'}]}
+    browser.get(server.page("sights", page(root_html(snapshot, extra="tall"), csrf="tok")))
+
+    def reported():
+        state = {}
+        for post in server.requests_to("/lists/sights/actions"):
+            body = json.loads(post["body"])
+            assert "cell" not in body and body["section"] == "s", body
+            state[body["part"]] = body["type"]
+        return state
+
+    wait_for(lambda: reported() == {"header": "visible"}, message="the header shown at first, the footer not")
+    browser.execute_script("scrollTo(0, document.body.scrollHeight)")
+    wait_for(lambda: reported() == {"header": "hidden", "footer": "visible"}, message="the footer shown after scrolling")
+
+
 def test_cells_that_ask_for_it_report_visibility(browser, server):
     server.route("/lists/seen/actions", status(204))
     flag = ' data-visibility="true"'

@@ -81,11 +81,9 @@ public protocol Component: Sendable {
 
     /// Whether the browser should report when this component's element enters and leaves the
     /// visible area. Only then are ``contentWillDisplay()`` and ``contentDidEndDisplay()`` called
-    /// (for the web, the cell element carries `data-visibility="true"`; the browser observes it and
-    /// posts a `visible` or `hidden` action, which the server hands to the component of the cell
-    /// with that key in the list's current render).
-    ///
-    /// Reported for cells only: a header's or footer's component is not observed by the browser.
+    /// (for the web, the cell, header or footer element carries `data-visibility="true"`; the browser
+    /// observes it and posts a `visible` or `hidden` action, which the server hands to the component
+    /// of that cell, or of that section's header or footer, in the list's current render).
     ///
     /// Default: `false`: reporting visibility costs the browser an observer and a request for every
     /// change.
@@ -97,7 +95,7 @@ public protocol Component: Sendable {
     /// element intersects the viewport, a request later. Unlike Carbon's, it receives no content:
     /// what is shown is HTML in the browser, not a view the server could touch.
     ///
-    /// Called only when ``reportsVisibility`` is `true`, for cells. Default: does nothing.
+    /// Called only when ``reportsVisibility`` is `true`. Default: does nothing.
     func contentWillDisplay()
 
     /// Invoked every time after the component's element has left the visible area.
@@ -105,7 +103,7 @@ public protocol Component: Sendable {
     /// Not for a cell deleted while visible: Carbon's table calls it then, but the browser stops
     /// observing a removed element, and the server no longer holds its component.
     ///
-    /// Called only when ``reportsVisibility`` is `true`, for cells. Default: does nothing.
+    /// Called only when ``reportsVisibility`` is `true`. Default: does nothing.
     func contentDidEndDisplay()
 }
 

@@ -498,6 +498,15 @@ public actor HostedList {
     /// Handles a browser event; false when nothing handles its type.
     package func handle(_ action: ListAction) async -> Bool {
         var known = false
+        if action.cell == nil, action.type == "visible" || action.type == "hidden",
+            let key = action.fields["section"], let part = action.fields["part"],
+            let component = findSupplementary(part, ofSection: key)
+        {
+            // A header or footer that reports its visibility: `{"type": "visible", "section": KEY,
+            // "part": "header"}` (docs/PROTOCOL.md).
+            if action.type == "visible" { component.contentWillDisplay() } else { component.contentDidEndDisplay() }
+            return true
+        }
         if let cell = action.cell, let (node, section) = findCell(cell) {
             switch action.type {
             case "select":
@@ -518,6 +527,14 @@ public actor HostedList {
         }
         await actionHandler(action)
         return true
+    }
+
+    /// The component of a section's `header` or `footer`, when it reports its visibility.
+    private func findSupplementary(_ part: String, ofSection key: String) -> AnyComponent? {
+        guard let section = renderer.data.first(where: { $0.id.key.utf8.elementsEqual(key.utf8) }) else { return nil }
+        let node = part == "header" ? section.header : part == "footer" ? section.footer : nil
+        guard let node, node.component.reportsVisibility else { return nil }
+        return node.component
     }
 
     private func findCell(_ key: String) -> (CellNode, String)? {

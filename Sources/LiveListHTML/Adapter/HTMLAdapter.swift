@@ -181,6 +181,9 @@ public struct HTMLAdapter: Adapter {
     private func renderSupplementary(_ node: ViewNode, in container: Container) -> String {
         var writer = HTMLWriter(capacity: 128)
         open(container, into: &writer)
+        if node.component.reportsVisibility {
+            writer.appendAttribute(name: "data-visibility", value: "true")
+        }
         writer.bytes.append(0x3E)
         node.renderBody(into: &writer)
         close(container, into: &writer)
