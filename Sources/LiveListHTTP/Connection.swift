@@ -268,7 +268,7 @@ final class Connection: @unchecked Sendable {
                 loop.count { $0.protocolErrors += 1 }
                 currentIsHead = false
                 currentKeepAlive = false
-                send(HTTPResponse.error(error, formatter: configuration.errorFormatter))
+                send(presented(HTTPResponse.error(error, formatter: configuration.errorFormatter)))
                 closeAfterFlush = true
             }
         }
@@ -292,7 +292,14 @@ final class Connection: @unchecked Sendable {
             HTTPError(.serviceUnavailable, code: "overloaded", detail: "the server holds too many request bodies now; retry shortly"),
             formatter: configuration.errorFormatter)
         response.headers.set("Retry-After", "1")
-        return response
+        return presented(response)
+    }
+
+    /// One of the server's own refusals, as the layer above presents it (`errorPresenter`), given the
+    /// header fields read so far.
+    private func presented(_ response: HTTPResponse) -> HTTPResponse {
+        guard let present = configuration.errorPresenter else { return response }
+        return present(response, parser.headersSoFar)
     }
 
     /// Takes `bytes` more of the server's body budget; false (taking nothing) past it.
@@ -554,9 +561,9 @@ final class Connection: @unchecked Sendable {
         currentKeepAlive = false
         readEOF = false
         phase = .reading
-        send(HTTPResponse.error(
+        send(presented(HTTPResponse.error(
             HTTPError(.requestTimeout, code: "request_timeout", detail: "the \(what) did not arrive in time"),
-            formatter: configuration.errorFormatter))
+            formatter: configuration.errorFormatter)))
         closeAfterFlush = true
         flush()
         updateInterest()

@@ -126,6 +126,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration = .seconds(10)
     /// Shapes the server's own error responses.
     public var errorFormatter: HTTPErrorFormatter = defaultHTTPErrorFormatter
+    /// Presents the server's own refusals of a request once its request line was read (a body too
+    /// large, a malformed header, a timeout, the body budget): called with the formatted response
+    /// and the header fields read so far (all of them once the head was whole), so that the layer
+    /// above can, say, answer a browser with an HTML page. Nil (the default) sends the formatted
+    /// response as it is.
+    public var errorPresenter: (@Sendable (HTTPResponse, HTTPHeaders) -> HTTPResponse)?
     /// Certificate and key for TLS on every connection; nil serves plain HTTP.
     public var tls: TLSConfiguration?
     /// What the event loops wait on. `.automatic` (the default) reads `LIVELIST_EVENT_LOOP`

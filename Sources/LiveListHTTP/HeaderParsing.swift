@@ -17,7 +17,14 @@ extension HTTPRequest {
     /// Whether the client ranks `text/html` strictly above `application/json` in `Accept`: a browser's
     /// navigation does; `*/*` and `application/json` do not.
     package var prefersHTML: Bool {
-        guard let accept = headers.joinedValues("Accept") else { return false }
+        headers.prefersHTML
+    }
+}
+
+extension HTTPHeaders {
+    /// Whether these fields' `Accept` ranks `text/html` strictly above `application/json`.
+    package var prefersHTML: Bool {
+        guard let accept = joinedValues("Accept") else { return false }
         return HeaderParsing.quality(of: "text", "html", in: accept) > HeaderParsing.quality(of: "application", "json", in: accept)
     }
 }

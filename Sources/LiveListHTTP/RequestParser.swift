@@ -64,6 +64,8 @@ package struct RequestParser {
     private var rawTarget: [UInt8] = []
     private var headers = HTTPHeaders()
     private var trailers = HTTPHeaders()
+    /// The header fields of the request being read (or refused), as far as they were read.
+    package var headersSoFar: HTTPHeaders { headers }
     private var sectionBytes = 0
     private var sectionCount = 0
     private var body: [UInt8] = []

@@ -57,6 +57,23 @@ import Glibc
         #expect(try alive(server))
     }
 
+    /// The HTTP layer's own refusals, once the request line was read, answer a browser with an HTML page
+    /// and a script with the JSON error, like the routes' refusals.
+    @Test func theHTTPLayersRefusalsAreAPageForBrowsers() throws {
+        let server = try LiveServer()
+        defer { server.stop(); server.removeData() }
+        let tooLarge = "PUT /lists/big HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 999999999999\r\n"
+        let page = try raw(tooLarge + "Accept: text/html,application/xhtml+xml,*/*;q=0.8\r\n\r\n", port: server.port)
+        #expect(page.hasPrefix("HTTP/1.1 413 "), "\(page.prefix(80))")
+        #expect(page.contains("Content-Type: text/html") && page.contains("<a class=\"button-link\" href=\"/\">"), "\(page.prefix(400))")
+        let json = try raw(tooLarge + "Accept: */*\r\n\r\n", port: server.port)
+        #expect(json.hasPrefix("HTTP/1.1 413 ") && json.contains("Content-Type: application/json") && json.contains("\"error\":"), "\(json.prefix(300))")
+        // A malformed field after Accept: the fields read so far decide.
+        let malformed = try raw("GET / HTTP/1.1\r\nHost: t\r\nAccept: text/html\r\nBad Field: x\r\n\r\n", port: server.port)
+        #expect(malformed.hasPrefix("HTTP/1.1 400 ") && malformed.contains("Content-Type: text/html"), "\(malformed.prefix(300))")
+        #expect(try alive(server))
+    }
+
     @Test func conditionalPutsFollowRFC9110() throws {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }

@@ -15,7 +15,13 @@ enum ErrorPages {
     /// returned unchanged. Every routed answer passes through here (LiveListApp.handler), so the
     /// routes, the router's 404 and 405 and the static files need no change.
     static func negotiated(_ response: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
-        guard response.status.code >= 400, request.prefersHTML,
+        negotiated(response, headers: request.headers)
+    }
+
+    /// The same for a request known by its header fields only (the HTTP layer's own refusals, whose
+    /// request never reached the routes).
+    static func negotiated(_ response: HTTPResponse, headers: HTTPHeaders) -> HTTPResponse {
+        guard response.status.code >= 400, headers.prefersHTML,
               response.headers["Content-Type"] == "application/json",
               case let .bytes(body) = response.body,
               let (code, detail) = errorFields(body) else {

@@ -122,6 +122,8 @@ public final class LiveListApp: Sendable {
         http.port = configuration.port
         http.errorFormatter = liveListErrorFormatter
         http.serverName = "LiveList"
+        // The HTTP layer's own refusals get an HTML page too when a browser asks for one.
+        http.errorPresenter = { response, headers in ErrorPages.negotiated(response, headers: headers) }
         http.limits.body = configuration.maximumBodyBytes
         http.requestBodyBudget = configuration.bodyBudgetBytes
         http.maxConnections = configuration.maximumConnections
