@@ -83,6 +83,8 @@
           e.value = ''; (a == b || a == D.body) && e.focus();
         }
         now && shown(now);
+        // The server took it, so it is back: reconnect now rather than after the stream's backoff.
+        now && now != 'connected' && !stopped && (tries = 0, connect());
       }, () => {
         Q.set(body, [f, d, b]); lost(); setTimeout(flush, 4 * L.delay);
         say('livelist-news', 'Not sent yet: kept until the server is back');
