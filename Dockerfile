@@ -1,5 +1,6 @@
 # LiveList in a container: built in the official Swift image with the standard library linked statically,
-# run in Debian slim with only the binary (stripped), Public/, Templates/ and the libraries it links.
+# run in Debian slim with only the binary (stripped; Public/ and Templates/ are compiled into it) and the
+# libraries it links.
 #
 #     docker build -t livelist .
 #     docker run -p 8080:8080 -v livelist-data:/data -e LIVELIST_WRITE_TOKEN=secret livelist
@@ -20,8 +21,6 @@ COPY Package.* ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
-COPY Public ./Public
-COPY Templates ./Templates
 # Without symbol tables and debug sections (a quarter of the binary): nothing in the image reads them.
 RUN swift build -c release --static-swift-stdlib -Xlinker --strip-all --product livelist
 
@@ -37,16 +36,12 @@ RUN useradd --system --user-group --uid 10001 --home-dir /app --no-create-home -
     && chown livelist:livelist /data
 WORKDIR /app
 COPY --from=build /build/.build/release/livelist /app/livelist
-COPY --from=build /build/Public /app/Public
-COPY --from=build /build/Templates /app/Templates
 # Configuration comes from the environment (every flag has a LIVELIST_ variable). Inside the container
 # the server listens on all addresses; set LIVELIST_WRITE_TOKEN (docker run -e) so that writes need
 # "Authorization: Bearer TOKEN": without a token the server refuses every write from the network.
 ENV LIVELIST_HOST=0.0.0.0 \
     LIVELIST_PORT=8080 \
     LIVELIST_DATA=/data \
-    LIVELIST_PUBLIC=/app/Public \
-    LIVELIST_TEMPLATES=/app/Templates \
     LIVELIST_LOG_LEVEL=info
 USER livelist
 EXPOSE 8080

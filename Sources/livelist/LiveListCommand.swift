@@ -38,11 +38,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port; 0 picks a free one (env LIVELIST_PORT).")
     var port = Int(env("LIVELIST_PORT") ?? "") ?? 8080
 
-    @Option(name: .customLong("public"), help: "Static files served at the root (env LIVELIST_PUBLIC).")
-    var publicDirectory = env("LIVELIST_PUBLIC") ?? "Public"
+    @Option(name: .customLong("public"), help: "A directory of static files served at the root instead of the built-in ones (env LIVELIST_PUBLIC).")
+    var publicDirectory: String?
 
-    @Option(name: .customLong("templates"), help: "Mustache page templates (env LIVELIST_TEMPLATES).")
-    var templatesDirectory = env("LIVELIST_TEMPLATES") ?? "Templates"
+    @Option(name: .customLong("templates"), help: "A directory of Mustache page templates used instead of the built-in ones (env LIVELIST_TEMPLATES).")
+    var templatesDirectory: String?
 
     @Option(name: .customLong("data"), help: "Where lists are stored (env LIVELIST_DATA).")
     var dataDirectory = env("LIVELIST_DATA") ?? "data"
@@ -112,8 +112,8 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port
-        configuration.publicDirectory = publicDirectory
-        configuration.templatesDirectory = templatesDirectory
+        configuration.publicDirectory = (publicDirectory ?? env("LIVELIST_PUBLIC")).flatMap { $0.isEmpty ? nil : $0 }
+        configuration.templatesDirectory = (templatesDirectory ?? env("LIVELIST_TEMPLATES")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.dataDirectory = dataDirectory
         configuration.writeToken = (writeToken ?? env("LIVELIST_WRITE_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.metricsToken = (metricsToken ?? env("LIVELIST_METRICS_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }

@@ -16,7 +16,8 @@ public final class LiveListApp: Sendable {
     let keys: SessionKeys
     let sessions: SessionTable
     let templates: Templates
-    let staticFiles: StaticFiles
+    /// `Public/`: the directory configured, or the built-in files.
+    let staticFiles: HTTPHandler
     /// `/livelist.js?v=HASH` and `/livelist.css?v=HASH`: cache-busted, served as immutable.
     let scriptURL: String
     let stylesheetURL: String
@@ -41,18 +42,25 @@ public final class LiveListApp: Sendable {
         keys = SessionKeys(secret: try store.secret())
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
         templates = try await Templates(directory: configuration.templatesDirectory)
-        guard let files = StaticFiles(directory: configuration.publicDirectory, errorFormatter: liveListErrorFormatter) else {
-            throw StartupError("the public directory \(configuration.publicDirectory) does not exist")
+        let read: (String) -> [UInt8]?
+        if let directory = configuration.publicDirectory {
+            guard let files = StaticFiles(directory: directory, errorFormatter: liveListErrorFormatter) else {
+                throw StartupError("the public directory \(directory) does not exist")
+            }
+            staticFiles = files.handler
+            read = { file in try? FileListStore.read(directory + "/" + file) }
+        } else {
+            staticFiles = BuiltInStaticFiles(errorFormatter: liveListErrorFormatter).handler
+            read = BuiltInFiles.publicFile
         }
-        staticFiles = files
-        scriptURL = Self.bustedURL("livelist.js", in: configuration.publicDirectory)
-        stylesheetURL = Self.bustedURL("livelist.css", in: configuration.publicDirectory)
-        siteStylesheetURL = Self.bustedURL("site.css", in: configuration.publicDirectory)
-        dragScriptURL = Self.bustedURL("livelist-drag.js", in: configuration.publicDirectory)
+        scriptURL = Self.bustedURL("livelist.js", read)
+        stylesheetURL = Self.bustedURL("livelist.css", read)
+        siteStylesheetURL = Self.bustedURL("site.css", read)
+        dragScriptURL = Self.bustedURL("livelist-drag.js", read)
     }
 
-    private static func bustedURL(_ file: String, in directory: String) -> String {
-        guard let bytes = try? FileListStore.read(directory + "/" + file) else {
+    private static func bustedURL(_ file: String, _ read: (String) -> [UInt8]?) -> String {
+        guard let bytes = read(file) else {
             return "/" + file
         }
         return "/\(file)?v=\(contentHash(bytes))"
@@ -91,7 +99,7 @@ public final class LiveListApp: Sendable {
             }
             return nil
         })
-        router.fallback = staticFiles.handler
+        router.fallback = staticFiles
         let routes = router.handler
         let metrics = self.metrics
         let accessLog = configuration.accessLog

@@ -5,10 +5,13 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// The port. Default 8080; 0 picks a free one.
     public var port = 8080
-    /// Static files served at the root (`/livelist.js`). Default `Public`.
-    public var publicDirectory = "Public"
-    /// Mustache templates of the pages. Default `Templates`.
-    public var templatesDirectory = "Templates"
+    /// A directory of static files served at the root (`/livelist.js`) instead of the built-in ones.
+    /// Default nil: the files of the repository's `Public/`, compiled into the server, so that an app
+    /// serves its pages from any working directory.
+    public var publicDirectory: String?
+    /// A directory of Mustache page templates (`page.mustache`, `index.mustache`) used instead of the
+    /// built-in ones. Default nil: the repository's `Templates/`, compiled into the server.
+    public var templatesDirectory: String?
     /// Where lists are stored. Default `data`.
     public var dataDirectory = "data"
     /// When set, writes need `Authorization: Bearer TOKEN`; when nil, only loopback clients that came

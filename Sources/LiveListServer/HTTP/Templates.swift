@@ -1,21 +1,27 @@
 import LiveListEngine
 import Mustache
 
-/// The page templates, parsed once at start-up from `--templates`: `page.mustache` (one list) and
-/// `index.mustache` (the lists being served). A missing or broken template stops start-up.
+/// The page templates, parsed once at start-up from `--templates`, or the built-in ones (`Templates/` of
+/// the repository, compiled in): `page.mustache` (one list) and `index.mustache` (the lists being
+/// served). A missing or broken template stops start-up.
 struct Templates: Sendable {
     let library: MustacheLibrary
 
     static let required = ["page", "index"]
 
-    init(directory: String) async throws(StartupError) {
+    init(directory: String?) async throws(StartupError) {
+        let place = directory ?? "the built-in templates"
         do {
-            library = try await MustacheLibrary(directory: directory)
+            if let directory {
+                library = try await MustacheLibrary(directory: directory)
+            } else {
+                library = MustacheLibrary(templates: try BuiltInFiles.templates.mapValues { try MustacheTemplate(string: $0) })
+            }
         } catch {
-            throw StartupError("cannot load the templates in \(directory): \(error)")
+            throw StartupError("cannot load the templates in \(place): \(error)")
         }
         for name in Self.required where library.getTemplate(named: name) == nil {
-            throw StartupError("the template \(directory)/\(name).mustache is missing")
+            throw StartupError("the template \(name).mustache is missing in \(place)")
         }
     }
 
