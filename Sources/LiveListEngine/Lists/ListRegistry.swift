@@ -140,7 +140,9 @@ public actor ListRegistry {
 
     /// Claims `name` for an app list: refused when a list of that name exists; a JSON list's tombstone
     /// or a name that streams wait on is taken over (its version continues, its streams move over).
-    private func claimForApp(_ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil) async throws -> (HostedList, [Subscription]) {
+    private func claimForApp(
+        _ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil, configuration custom: ListConfiguration? = nil
+    ) async throws -> (HostedList, [Subscription]) {
         while true {
             var version = highWater[name.rawValue] ?? 0
             var moved: [Subscription] = []
@@ -159,18 +161,19 @@ public actor ListRegistry {
                 version = max(version, retired.version)
                 moved = retired.subscriptions
             }
-            let hosted = HostedList(name: name, owner: .app, version: version, configuration: configuration, store: store, perViewer: perViewer)
+            let hosted = HostedList(name: name, owner: .app, version: version, configuration: custom ?? configuration, store: store, perViewer: perViewer)
             lists[name] = hosted
             return (hosted, moved)
         }
     }
 
-    /// Registers an app list under `name` (see ``claimForApp(_:perViewer:)``) and runs its first
-    /// render; the streams that waited on the name then catch up on it.
+    /// Registers an app list under `name` (see ``claimForApp(_:perViewer:configuration:)``) and runs its
+    /// first render; the streams that waited on the name then catch up on it.
     private func hostApp(
-        _ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil, first: (HostedList) async throws -> Void
+        _ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil, configuration: ListConfiguration?,
+        first: (HostedList) async throws -> Void
     ) async throws -> HostedList {
-        let (hosted, moved) = try await claimForApp(name, perViewer: perViewer)
+        let (hosted, moved) = try await claimForApp(name, perViewer: perViewer, configuration: configuration)
         do {
             try await first(hosted)
         } catch {
@@ -182,20 +185,23 @@ public actor ListRegistry {
     }
 
     /// Registers a list that Swift code renders, rendering its first sections. Its versions continue
-    /// from the name's high-water mark.
+    /// from the name's high-water mark. `configuration` (adapter, updater options such as
+    /// `stickToBottom`, log sizes) replaces the registry's for this list only.
     ///
     /// - Throws: when the name is taken, or the sections are bad input.
-    public func hostApp(_ name: ListName, sections: [Section]) async throws -> HostedList {
-        try await hostApp(name) { hosted in _ = try await hosted.render(sections) }
+    public func hostApp(_ name: ListName, configuration: ListConfiguration? = nil, sections: [Section]) async throws -> HostedList {
+        try await hostApp(name, configuration: configuration) { hosted in _ = try await hosted.render(sections) }
     }
 
     /// Registers a list whose state the store keeps: the stored state when there is one (else
     /// `initial`), rendered by `render`. Change it with ``HostedList/updateState(_:_:)``, which persists
     /// each new state with its version before publishing it, in the list's ordered path.
+    /// `configuration` (adapter, updater options such as `stickToBottom`, log sizes) replaces the
+    /// registry's for this list only.
     ///
     /// - Throws: when the name is taken, the stored state no longer decodes as `State`, or the store fails.
     public func hostApp<State: Codable & Equatable & Sendable>(
-        _ name: ListName, state initial: State, render: @escaping @Sendable (State) -> [Section]
+        _ name: ListName, configuration: ListConfiguration? = nil, state initial: State, render: @escaping @Sendable (State) -> [Section]
     ) async throws -> HostedList {
         var state = initial
         if let stored = try store.appState(name: name.rawValue) {
@@ -206,14 +212,17 @@ public actor ListRegistry {
             }
             highWater[name.rawValue] = max(highWater[name.rawValue] ?? 0, stored.version)
         }
-        return try await hostApp(name) { [state] hosted in try await hosted.host(state: state, render: render) }
+        return try await hostApp(name, configuration: configuration) { [state] hosted in try await hosted.host(state: state, render: render) }
     }
 
     /// Registers a list whose render reads the viewer (per-session rendering): each viewing stream holds
     /// its own renderer, fed by `render` for its viewer, with the list's shared versions. Call
-    /// ``HostedList/refresh()`` when the app's state changes.
-    public func hostApp(_ name: ListName, perViewer render: @escaping @Sendable (Viewer) -> [Section]) async throws -> HostedList {
-        try await hostApp(name, perViewer: render) { hosted in _ = try await hosted.refresh() }
+    /// ``HostedList/refresh()`` when the app's state changes. `configuration` replaces the registry's
+    /// for this list only.
+    public func hostApp(
+        _ name: ListName, configuration: ListConfiguration? = nil, perViewer render: @escaping @Sendable (Viewer) -> [Section]
+    ) async throws -> HostedList {
+        try await hostApp(name, perViewer: render, configuration: configuration) { hosted in _ = try await hosted.refresh() }
     }
 
     /// The list named `name`, if it exists.

@@ -1,5 +1,5 @@
 /// Who views a list: the browser session, when the page set one. A list whose render reads the viewer
-/// (``ListRegistry/hostApp(_:perViewer:)``) renders once per viewing stream instead of once per version.
+/// (``ListRegistry/hostApp(_:configuration:perViewer:)``) renders once per viewing stream instead of once per version.
 public struct Viewer: Sendable, Hashable {
     /// The session id of the viewer's browser, or nil (curl, a first page view, a crawler).
     public var session: String?

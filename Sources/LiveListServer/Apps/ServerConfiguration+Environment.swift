@@ -1,0 +1,42 @@
+import Foundation
+
+extension ServerConfiguration {
+    /// The configuration that the `LIVELIST_*` environment variables describe, as the `livelist`
+    /// executable reads them (the README's table), for an app that has no flags of its own:
+    /// `LIVELIST_HOST`, `LIVELIST_PORT`, `LIVELIST_DATA`, `LIVELIST_PUBLIC`, `LIVELIST_TEMPLATES`,
+    /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_METRICS_TOKEN`, `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
+    /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated). An unset or empty variable
+    /// leaves its default.
+    ///
+    /// - Parameter environment: the variables; nil reads the process's environment.
+    /// - Throws: `StartupError` when `LIVELIST_PORT` is not a port number, or only one of the TLS files is set.
+    public static func fromEnvironment(_ environment: [String: String]? = nil) throws(StartupError) -> ServerConfiguration {
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        func value(_ name: String) -> String? {
+            environment[name].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        var configuration = ServerConfiguration()
+        if let host = value("LIVELIST_HOST") { configuration.host = host }
+        if let text = value("LIVELIST_PORT") {
+            guard let port = Int(text), (0 ... 65_535).contains(port) else {
+                throw StartupError("LIVELIST_PORT: \(text) is not a port number (0 to 65535)")
+            }
+            configuration.port = port
+        }
+        if let data = value("LIVELIST_DATA") { configuration.dataDirectory = data }
+        configuration.publicDirectory = value("LIVELIST_PUBLIC")
+        configuration.templatesDirectory = value("LIVELIST_TEMPLATES")
+        configuration.writeToken = value("LIVELIST_WRITE_TOKEN")
+        configuration.metricsToken = value("LIVELIST_METRICS_TOKEN")
+        configuration.isSecure = value("LIVELIST_SECURE_COOKIES") == "1"
+        configuration.tlsCertificate = value("LIVELIST_TLS_CERT")
+        configuration.tlsKey = value("LIVELIST_TLS_KEY")
+        guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
+            throw StartupError("LIVELIST_TLS_CERT and LIVELIST_TLS_KEY go together")
+        }
+        configuration.trustedProxies = Set((value("LIVELIST_TRUSTED_PROXIES") ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty })
+        return configuration
+    }
+}

@@ -1,0 +1,102 @@
+public import LiveListEngine
+public import LiveListHTML
+
+/// An app's actions as values: a `String`-backed type (an enum, usually) whose raw values are the names
+/// the page sends with `POST /lists/NAME/actions` (docs/PROTOCOL.md, "Actions").
+///
+///     enum TodoAction: String, ListActions { case add, enter, toggle, delete }
+///
+/// Enter in a field of the actions form sends `enter` (the form's default button): declare it when the
+/// app's fields should do something on Enter.
+public protocol ListActions: RawRepresentable, Sendable where RawValue == String {}
+
+/// A browser action decoded as the app's own type: which action, about which cell, with the form's fields.
+public struct TypedAction<Kind: ListActions>: Sendable {
+    /// The action.
+    public var kind: Kind
+    /// The key of the cell it is about, if any.
+    public var cell: String?
+    /// The form's other fields (or the JSON body's other string members).
+    public var fields: [String: String]
+    /// The session that sent it.
+    public var session: String?
+
+    /// The typed form of `action`; nil when its type is not one of `Kind`'s.
+    public init?(_ action: ListAction) {
+        guard let kind = Kind(rawValue: action.type) else { return nil }
+        self.kind = kind
+        cell = action.cell.flatMap { $0.isEmpty ? nil : $0 }
+        fields = action.fields
+        session = action.session
+    }
+
+    /// The cell's key read as `ID` (`action.cell(as: Int.self)`); nil without a cell or when it does not parse.
+    public func cell<ID: LosslessStringConvertible>(as type: ID.Type) -> ID? {
+        cell.flatMap { ID($0) }
+    }
+}
+
+extension HostedList {
+    /// Sets what the list does with its app's actions, decoded as `Kind`; actions of other types (and
+    /// selections, visibility changes) are ignored by `handler`.
+    public func onAction<Kind: ListActions>(_ kind: Kind.Type, _ handler: @escaping @Sendable (TypedAction<Kind>) async -> Void) {
+        onAction { action in
+            if let typed = TypedAction<Kind>(action) {
+                await handler(typed)
+            }
+        }
+    }
+
+    /// Sets how the app's actions, decoded as `Kind`, change the list's stored state (a list registered
+    /// with ``ListRegistry/hostApp(_:configuration:state:render:)``): each runs `change` on the latest
+    /// state in the list's ordered write path (``updateState(_:_:)``), so concurrent actions never
+    /// overwrite each other. A change that throws, or a state that cannot be stored, leaves the list as
+    /// it was; `onError` hears why.
+    public func onAction<Kind: ListActions, State: Codable & Equatable & Sendable>(
+        _ kind: Kind.Type, changing state: State.Type, onError: (@Sendable (any Error) -> Void)? = nil,
+        _ change: @escaping @Sendable (TypedAction<Kind>, inout State) throws -> Void
+    ) {
+        onAction(kind) { [unowned self] action in
+            do {
+                try await updateState(state) { state in try change(action, &state) }
+            } catch {
+                onError?(error)
+            }
+        }
+    }
+}
+
+/// The id of the page's actions form (`Templates/page.mustache`): the buttons and fields of cells point
+/// at it with `form=`, so that they post without JavaScript (the server answers 303 back to the page);
+/// with JavaScript, `livelist.js` posts the same form and the page changes through the stream.
+public let actionsFormID = "livelist-actions"
+
+/// A submit button that sends `action` about `cell` (`action=NAME:CELL`) through the page's actions form,
+/// working without JavaScript:
+///
+///     actionButton(TodoAction.delete, cell: item.id, .aria("label", "Delete \(item.title)")) { "✕" }
+public func actionButton<Kind: ListActions, Content: HTML>(
+    _ action: Kind, cell: (any LosslessStringConvertible)? = nil, _ attributes: HTMLAttribute...,
+    @HTMLBuilder content: () -> Content
+) -> HTMLElement<Content> {
+    let value = action.rawValue + ":" + (cell.map { String(describing: $0) } ?? "")
+    return HTMLElement(
+        buttonTag,
+        attributes: [.custom("form", actionsFormID), .name("action"), .value(value)] + attributes,
+        content: content()
+    )
+}
+
+/// A text field of the page's actions form, posted with every action as the field `name` (read it in
+/// ``TypedAction/fields``); Enter in it sends the `enter` action.
+public func actionField(_ name: String, value: String? = nil, _ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
+    var all: [HTMLAttribute] = [.custom("form", actionsFormID), .name(name)]
+    if let value {
+        all.append(.value(value))
+    }
+    return HTMLElement(inputTag, attributes: all + attributes, content: EmptyHTML())
+}
+
+// Names that HTMLTag accepts, written out: these never fail.
+private let buttonTag = HTMLTag("button")!
+private let inputTag = HTMLTag("input", isVoid: true)!

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import LiveListServer
+
+/// The API an app author serves their own lists with: typed actions, their HTML helpers, per-list
+/// configuration, and the configuration from the environment.
+@Suite struct AppAPITests {
+    enum Action: String, ListActions { case add, toggle }
+
+    struct Items: Codable, Equatable, Sendable {
+        var titles: [String] = []
+        var done: Set<Int> = []
+    }
+
+    struct Row: IdentifiableComponent, Equatable {
+        var id: Int
+        var title: String
+        var body: some HTML {
+            span { title }
+            actionButton(Action.toggle, cell: id, .aria("label", "Toggle \(title)")) { "Toggle" }
+        }
+    }
+
+    static func render(_ items: Items) -> [Section] {
+        [Section(id: "items", cells: items.titles.enumerated().map { CellNode(Row(id: $0.offset, title: $0.element)) })]
+    }
+
+    @Test func aTypedActionDecodesItsTypeAndCell() {
+        let typed = TypedAction<Action>(ListAction(type: "toggle", cell: "12", fields: ["text": "x"], session: "s"))
+        #expect(typed?.kind == .toggle)
+        #expect(typed?.cell(as: Int.self) == 12)
+        #expect(typed?.fields == ["text": "x"])
+        #expect(TypedAction<Action>(ListAction(type: "select", cell: "1")) == nil)
+        #expect(TypedAction<Action>(ListAction(type: "add", cell: ""))?.cell == nil, "a button without a cell sends NAME:")
+    }
+
+    @Test func theHelpersPointAtThePagesActionsForm() {
+        let button = actionButton(Action.toggle, cell: 3, .class("b")) { "Done" }.renderedString()
+        #expect(button == #"<button form="livelist-actions" name="action" value="toggle:3" class="b">Done</button>"#)
+        #expect(actionButton(Action.add) { "Add" }.renderedString().contains(#"value="add:""#))
+        let field = actionField("text", value: "<milk>", .placeholder("New")).renderedString()
+        #expect(field == #"<input form="livelist-actions" name="text" value="&lt;milk&gt;" placeholder="New">"#)
+    }
+
+    @Test func typedActionsChangeTheStateThroughThePagesForm() async throws {
+        let server = try await RouteClient()
+        var chat = server.app.registry.configuration
+        chat.options.stickToBottom = true
+        let list = try await server.app.registry.hostApp(ListName("items")!, configuration: chat, state: Items(), render: Self.render)
+        await list.onAction(Action.self, changing: Items.self) { action, items in
+            switch action.kind {
+            case .add: items.titles.append(action.fields["text"] ?? "")
+            case .toggle: if let index = action.cell(as: Int.self) { items.done.insert(index) }
+            }
+        }
+        let page = try await server.get("/lists/items")
+        #expect(page.text.contains(#"data-stick-bottom="true""#), "the list's own options")
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let csrf = try #require(page.text.components(separatedBy: #"name="csrf" value=""#).dropFirst().first?.prefix { $0 != "\"" })
+        let form = [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", cookie)]
+        let added = try await server.post("/lists/items/actions", headers: form, body: Array("csrf=\(csrf)&action=add%3A&text=Milk".utf8))
+        #expect(added.status == 303)
+        let toggled = try await server.post("/lists/items/actions", headers: form, body: Array("csrf=\(csrf)&action=toggle%3A0".utf8))
+        #expect(toggled.status == 303)
+        let stored = try #require(try await server.app.registry.appState(ListName("items")!))
+        #expect(try JSONDecoder().decode(Items.self, from: Data(stored)) == Items(titles: ["Milk"], done: [0]))
+        #expect(try await server.get("/lists/items").text.contains(#"value="toggle:0""#))
+
+        // Another list keeps the server's options.
+        _ = try await server.app.registry.hostApp(ListName("plain")!, state: Items(), render: Self.render)
+        #expect(try await server.get("/lists/plain").text.contains(#"data-stick-bottom="false""#))
+    }
+
+    @Test func theEnvironmentConfiguresTheServer() throws {
+        let configuration = try ServerConfiguration.fromEnvironment([
+            "LIVELIST_PORT": "0", "LIVELIST_DATA": "/tmp/d", "LIVELIST_PUBLIC": "", "LIVELIST_TRUSTED_PROXIES": "127.0.0.1, ::1",
+        ])
+        #expect(configuration.port == 0)
+        #expect(configuration.dataDirectory == "/tmp/d")
+        #expect(configuration.publicDirectory == nil, "empty is unset: the built-in files")
+        #expect(configuration.trustedProxies == ["127.0.0.1", "::1"])
+        #expect(try ServerConfiguration.fromEnvironment([:]).port == 8080)
+        #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_PORT": "80a"]) }
+        #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_TLS_CERT": "c.pem"]) }
+    }
+}
