@@ -75,9 +75,11 @@ let package = Package(
         ),
 
         // libFuzzer harness of the request parser (Scripts/fuzz-parser.sh builds it with the fuzzer).
-        .executableTarget(name: "FuzzRequestParser", dependencies: ["LiveListHTTP"], swiftSettings: strict),
+        .executableTarget(name: "FuzzRequestParser", dependencies: ["LibFuzzerDriver", "LiveListHTTP"], swiftSettings: strict),
         // libFuzzer harness of the header helpers (Scripts/fuzz-headers.sh builds it with the fuzzer).
-        .executableTarget(name: "FuzzHeaders", dependencies: ["LiveListServer", "LiveListHTTP"], swiftSettings: strict),
+        .executableTarget(name: "FuzzHeaders", dependencies: ["LibFuzzerDriver", "LiveListServer", "LiveListHTTP"], swiftSettings: strict),
+        // The harnesses' shared main: libFuzzer's driver in a fuzzing build, a hint otherwise.
+        .target(name: "LibFuzzerDriver", swiftSettings: strict),
 
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
         .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),

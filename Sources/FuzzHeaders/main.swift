@@ -6,6 +6,7 @@
 //
 // Every helper gets the same input; beyond not trapping, each answer must keep the helper's promise
 // (checked below), or the harness stops the process and the fuzzer keeps the input.
+import LibFuzzerDriver
 import LiveListHTTP
 import LiveListServer
 #if canImport(Glibc)
@@ -98,27 +99,9 @@ enum HeaderFuzzing {
     }
 }
 
-#if FUZZING
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
 @main
 struct FuzzMain {
     static func main() {
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, { data, size in fuzz(data, size) }))
+        runLibFuzzer(harness: "FuzzHeaders", script: "Scripts/fuzz-headers.sh") { data, size in fuzz(data, size) }
     }
 }
-#else
-@main
-struct FuzzMain {
-    static func main() {
-        print("FuzzHeaders: build it with Scripts/fuzz-headers.sh (-sanitize=fuzzer,address -DFUZZING)")
-    }
-}
-#endif
