@@ -13,13 +13,14 @@ Exit status 0 when every check passes; the first failure is printed and ends it 
 """
 import http.client
 import json
-import queue
+import os
 import re
-import socket
 import sys
-import threading
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from sse_stream import EventStream  # noqa: E402  (Scripts/sse_stream.py, shared with Tests/Proxy)
 
 STORED = "container-check"
 STORED_TEXT = "kept on the volume"
@@ -62,56 +63,6 @@ class Server:
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
         return self.request("PUT", f"/lists/{name}", json.dumps(document), headers)
-
-
-class EventStream:
-    """An SSE stream read on a thread, its lines queued with their arrival times."""
-
-    def __init__(self, server, path):
-        self.connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
-        self.connection.request("GET", path, headers={"Accept": "text/event-stream"})
-        self.response = self.connection.getresponse()
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        try:
-            while True:
-                line = self.response.readline()
-                if not line:
-                    break
-                self.lines.put((time.monotonic(), line.decode().rstrip("\r\n")))
-        except Exception:  # closed under the reader: the stream is over
-            pass
-        self.lines.put((time.monotonic(), None))
-
-    def next_patch(self, seconds):
-        """(arrival time, id, data) of the next `patch` event."""
-        deadline = time.monotonic() + seconds
-        fields = {}
-        while True:
-            try:
-                arrived, line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                raise Failure(f"no event within {seconds} s")
-            if line is None:
-                raise Failure("the event stream ended")
-            if line.startswith(":"):
-                continue
-            if line == "":
-                if fields.get("event") == "patch":
-                    return arrived, fields.get("id"), fields.get("data")
-                fields = {}
-                continue
-            name, _, value = line.partition(":")
-            fields[name] = value[1:] if value.startswith(" ") else value
-
-    def close(self):
-        try:
-            self.connection.sock and self.connection.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.connection.close()
 
 
 def wait(server):
@@ -168,7 +119,7 @@ def proxy(server, token):
     pages(server, where)
     name = "proxied-check"
     writes(server, token, name, ["one"], where)
-    stream = EventStream(server, f"/lists/{name}/events")
+    stream = EventStream(server.host, server.port, f"/lists/{name}/events", error=Failure)
     try:
         check(stream.response.status == 200
               and stream.response.getheader("Content-Type", "").startswith("text/event-stream"),
@@ -177,7 +128,7 @@ def proxy(server, token):
         status, headers, body = server.put(name, state("one", "two"), token=token)
         check(status == 200, f"PUT replacing /lists/{name}{where}: {status} {body}")
         version = headers.get("ETag", "").strip('"')
-        arrived, event_id, data = stream.next_patch(5)
+        arrived, event_id, data = stream.next_event(5)
         check(event_id == version, f"the event after the PUT of version {version} has id {event_id}")
         check(json.loads(data).get("version") == int(version), "the event does not carry the new version")
         ok(f"an event of the PUT (version {version}) arrived{where} after {(arrived - sent) * 1000:.0f} ms")

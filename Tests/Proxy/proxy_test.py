@@ -25,6 +25,9 @@ import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "Scripts"))
+import sse_stream  # noqa: E402  (Scripts/sse_stream.py, shared with the container smoke test)
+
 BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
 NGINX = os.environ.get("LIVELIST_NGINX", "nginx")
 TOKEN = "proxy-test-token"
@@ -248,58 +251,12 @@ def state(*texts):
     return {"sections": [{"id": "s", "cells": [{"id": f"c{index}", "text": text} for index, text in enumerate(texts)]}]}
 
 
-class EventStream:
-    """An SSE stream read on a thread: every line with its arrival time, in a queue."""
+class EventStream(sse_stream.EventStream):
+    """An SSE stream through the proxy, closed when the tests end."""
 
     def __init__(self, port, path, headers=None):
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.connection.request("GET", path, headers=dict({"Accept": "text/event-stream"}, **(headers or {})))
-        self.response = self.connection.getresponse()
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__("127.0.0.1", port, path, headers, error=TestFailure)
         cleanups.append(self.close)
-
-    def _read(self):
-        try:
-            while True:
-                line = self.response.readline()
-                if not line:
-                    break
-                self.lines.put((time.monotonic(), line.decode().rstrip("\r\n")))
-        except Exception:  # closed under the reader: the stream is over
-            pass
-        self.lines.put((time.monotonic(), None))
-
-    def next_event(self, seconds, kind="patch"):
-        """The next event of `kind` as (arrival time, id, data), or (arrival time, None, comment) for a
-        heartbeat when kind is "comment"."""
-        deadline = time.monotonic() + seconds
-        fields = {}
-        while True:
-            try:
-                arrived, line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                raise TestFailure(f"no {kind} within {seconds} s")
-            if line is None:
-                raise TestFailure(f"the stream ended before a {kind}")
-            if line.startswith(":"):
-                if kind == "comment":
-                    return arrived, None, line
-                continue
-            if line == "":
-                if fields.get("event") == kind:
-                    return arrived, fields.get("id"), fields.get("data")
-                fields = {}
-                continue
-            name, _, value = line.partition(":")
-            fields[name] = value[1:] if value.startswith(" ") else value
-
-    def close(self):
-        try:
-            self.connection.sock and self.connection.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.connection.close()
 
 
 # ---------------------------------------------------------------- the tests
