@@ -143,15 +143,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
                 throw StoreError("\(path) is not LiveList's; move it out of the data directory")
             }
         }
-        for entry in try Self.list(directory + "/lists") {
-            let path = directory + "/lists/" + entry
-            if entry.hasSuffix(Self.temporarySuffix) {
-                unlink(path)
-                continue
-            }
-            guard entry.hasSuffix(".list"), let name = ListName(String(entry.dropLast(5))) else {
-                throw StoreError("\(path) is not a LiveList list file; move it out of the data directory")
-            }
+        for (name, path) in try Self.storedFiles(in: directory + "/lists", suffix: ".list", kind: "list file") {
             let version: Int
             switch try Self.parseList(try Self.read(path), path: path) {
             case let .list(list):
@@ -162,15 +154,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
             }
             stored.highWater[name.rawValue] = max(stored.highWater[name.rawValue] ?? 0, version)
         }
-        for entry in try Self.list(directory + "/apps") {
-            let path = directory + "/apps/" + entry
-            if entry.hasSuffix(Self.temporarySuffix) {
-                unlink(path)
-                continue
-            }
-            guard entry.hasSuffix(".state"), let name = ListName(String(entry.dropLast(6))) else {
-                throw StoreError("\(path) is not a LiveList app state; move it out of the data directory")
-            }
+        for (name, path) in try Self.storedFiles(in: directory + "/apps", suffix: ".state", kind: "app state") {
             let state = try Self.parseAppState(try Self.read(path), path: path)
             stored.appStates[name.rawValue] = state
             stored.highWater[name.rawValue] = max(stored.highWater[name.rawValue] ?? 0, state.version)
@@ -180,6 +164,24 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         }
         lock.withLock { _ in highWater = stored.highWater }
         return stored
+    }
+
+    /// The files `NAME.SUFFIX` of `folder`, with their list names: the temporary files of a write that
+    /// was interrupted are removed, and anything else refuses the folder (a `kind` of LiveList's only).
+    private static func storedFiles(in folder: String, suffix: String, kind: String) throws(StoreError) -> [(name: ListName, path: String)] {
+        var files: [(name: ListName, path: String)] = []
+        for entry in try list(folder) {
+            let path = folder + "/" + entry
+            if entry.hasSuffix(temporarySuffix) {
+                unlink(path)
+                continue
+            }
+            guard entry.hasSuffix(suffix), let name = ListName(String(entry.dropLast(suffix.count))) else {
+                throw StoreError("\(path) is not a LiveList \(kind); move it out of the data directory")
+            }
+            files.append((name, path))
+        }
+        return files
     }
 
     public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
