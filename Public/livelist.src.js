@@ -97,12 +97,14 @@
     k && fetch(url(`/lists/${enc(s.name)}/actions`), { method: 'POST', credentials: 'same-origin', keepalive: true,
       headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': k }, body: JSON.stringify({ type, ...o }) }).catch(() => {});
   }
-  // Headers and footers that report visibility: observed from load and after every changeset (a new or
-  // reloaded one is a new element; observing one twice is harmless), forgotten once gone.
+  // Headers and footers that report visibility (a section's first or last child): observed from load
+  // and after every changeset (a new or reloaded one is a new element), forgotten once gone. Only the
+  // sections' own children are looked at, never the cells.
   function sups(s) {
     for (const e of s.sup || []) e.isConnected || (unwatch(e), s.sup.delete(e));
     s.sup = s.sup || new Set();
-    for (const e of s.root.querySelectorAll('[data-section] > [data-visibility]')) s.sup.add(e), watch(e);
+    for (const x of s.secs.values()) for (const e of [x.firstElementChild, x.lastElementChild])
+      e && !s.sup.has(e) && e.dataset.visibility == 'true' && (s.sup.add(e), watch(e));
   }
 
   function st(root) {
