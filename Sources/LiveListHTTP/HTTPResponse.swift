@@ -41,6 +41,9 @@ public struct HTTPResponse: Sendable {
     /// such as the resource's path with its version. Without it, large bodies are kept under the
     /// hash of their content. Never sent.
     public var compressionKey: String?
+    /// The refusal this response answers, when it was made by ``error(_:formatter:)``: lets the layer
+    /// above present it again (an HTML page for a browser) from its fields instead of its body.
+    public var refusal: HTTPError?
 
     /// A response with the whole body.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
@@ -74,7 +77,9 @@ public struct HTTPResponse: Sendable {
     /// The response for an error, shaped by `formatter`.
     public static func error(_ error: HTTPError, formatter: HTTPErrorFormatter = defaultHTTPErrorFormatter) -> HTTPResponse {
         let (contentType, body) = formatter(error)
-        return HTTPResponse(status: error.status, headers: ["Content-Type": contentType], body: body)
+        var response = HTTPResponse(status: error.status, headers: ["Content-Type": contentType], body: body)
+        response.refusal = error
+        return response
     }
 
     /// A Server-Sent Events stream: `text/event-stream`, `Cache-Control: no-cache`,

@@ -7,7 +7,7 @@ import LiveListHTTP
 
 /// The JSON error answer of the contract: `{"error": CODE, "detail": TEXT}` (docs/PROTOCOL.md).
 func errorResponse(_ error: HTTPError, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-    var response = HTTPResponse.json(errorBody(error), status: error.status)
+    var response = HTTPResponse.error(error, formatter: liveListErrorFormatter)
     for (name, value) in headers {
         response.headers.set(name, value)
     }
@@ -17,12 +17,6 @@ func errorResponse(_ error: HTTPError, headers: HTTPHeaders = HTTPHeaders()) -> 
 /// The same, from its parts.
 func errorResponse(_ status: Int, _ code: String, _ detail: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
     errorResponse(HTTPError(HTTPStatus(status), code: code, detail: detail), headers: headers)
-}
-
-/// The body of an error answer, made by the HTTP layer's formatter so that its own refusals have the
-/// very same shape.
-func errorBody(_ error: HTTPError) -> [UInt8] {
-    liveListErrorFormatter(error).body
 }
 
 /// The formatter the HTTP layer uses for its own refusals, and the routes for theirs.

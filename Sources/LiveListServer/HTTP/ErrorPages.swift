@@ -21,32 +21,16 @@ enum ErrorPages {
     /// The same for a request known by its header fields only (the HTTP layer's own refusals, whose
     /// request never reached the routes).
     static func negotiated(_ response: HTTPResponse, headers: HTTPHeaders) -> HTTPResponse {
-        guard response.status.code >= 400, headers.prefersHTML,
-              response.headers["Content-Type"] == "application/json",
-              case let .bytes(body) = response.body,
-              let (code, detail) = errorFields(body) else {
+        guard response.status.code >= 400, headers.prefersHTML, let refusal = response.refusal else {
             return response
         }
         var page = response
-        page.body = .bytes(html(status: response.status, code: code, detail: detail))
+        page.body = .bytes(html(status: response.status, code: refusal.code, detail: refusal.detail))
         page.headers.set("Content-Type", "text/html; charset=utf-8")
         page.headers.set("Content-Security-Policy", contentSecurityPolicy)
         page.headers.set("Vary", "Accept")
         page.headers.set("Cache-Control", "no-store")
         return page
-    }
-
-    /// The code and detail of an error body this server wrote; nil for any other JSON.
-    static func errorFields(_ body: [UInt8]) -> (code: String, detail: String)? {
-        guard case let .object(members)? = try? JSONValue.parse(body, maximumDepth: 2) else { return nil }
-        var code: String?
-        var detail: String?
-        for (key, value) in members {
-            guard case let .string(text) = value else { continue }
-            if key == "error" { code = text } else if key == "detail" { detail = text }
-        }
-        guard let code, let detail else { return nil }
-        return (code, detail)
     }
 
     /// The page: the status as its title, a sentence for people, the code and detail for whoever
