@@ -1,4 +1,3 @@
-import LiveListHTML
 import LiveListHTTP
 import Markup
 
