@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LiveListServer
+import LiveListHTTP
 
 /// `Public/` and `Templates/` are compiled into the server (Scripts/embed-resources.py): the built-in
 /// copy must be the repository's, and an app configured with no directories must serve it.

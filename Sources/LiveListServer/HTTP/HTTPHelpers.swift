@@ -63,15 +63,6 @@ extension HeaderParsing {
 }
 
 
-/// FNV-1a 64 of `bytes` in hex: a content hash for cache-busting URLs (not a security measure).
-func contentHash(_ bytes: [UInt8]) -> String {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in bytes {
-        hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-    }
-    return String(hash, radix: 16)
-}
-
 /// A list's events go out on an HTTP stream as Server-Sent Events (`event: patch`, docs/PROTOCOL.md),
 /// framed once per event by the HTTP layer's one SSE framer and shared by every stream they go to.
 extension HTTPStream: EventSink {

@@ -50,7 +50,7 @@ public final class LiveListApp: Sendable {
             staticFiles = files.handler
             read = { file in try? FileListStore.read(directory + "/" + file) }
         } else {
-            staticFiles = BuiltInStaticFiles(errorFormatter: liveListErrorFormatter).handler
+            staticFiles = MemoryFiles(BuiltInFiles.publicFiles, errorFormatter: liveListErrorFormatter).handler
             read = BuiltInFiles.publicFile
         }
         scriptURL = Self.bustedURL("livelist.js", read)
