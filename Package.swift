@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "LiveListHTTP", targets: ["LiveListHTTP"]),
         .library(name: "LiveListEngine", targets: ["LiveListEngine"]),
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
+        // Several nodes on one PostgreSQL: a store of its own, the only product that brings SwiftNIO
+        // (through postgres-nio); an app that depends on LiveListServer alone does not build it.
+        .library(name: "LiveListPostgres", targets: ["LiveListPostgres"]),
         .executable(name: "livelist", targets: ["livelist"]),
         // For this package's tests and its benchmarks package only (a seeded generator, a browser model).
         .library(name: "LiveListTestSupport", targets: ["LiveListTestSupport"]),
@@ -27,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // `swift package generate-documentation`: the DocC catalogues, built by Scripts/test.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -52,6 +56,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The ListStore of several nodes on one PostgreSQL: versions assigned in transactions, recent
+        // versions kept for the other nodes, LISTEN/NOTIFY, advisory locks (docs/DEPLOYMENT.md).
+        .target(
+            name: "LiveListPostgres",
+            dependencies: [
+                "LiveListEngine",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System calls the Glibc module does not export (epoll, eventfd, accept4 on Linux, with portable
@@ -68,6 +83,7 @@ let package = Package(
             name: "livelist",
             dependencies: [
                 "LiveListServer",
+                "LiveListPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

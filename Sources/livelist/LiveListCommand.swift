@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LiveListPostgres
 import LiveListServer
 import Logging
 
@@ -26,8 +27,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve live lists: HTML pages kept in sync over Server-Sent Events, JSON for scripts.",
         discussion: """
             Every option falls back to an environment variable (LIVELIST_HOST, LIVELIST_PORT, LIVELIST_PUBLIC,
-            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_WRITE_TOKEN, LIVELIST_METRICS_TOKEN, LIVELIST_LOG_LEVEL),
-            then to its default. Without a write token, only loopback clients that came through no proxy may PUT
+            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_DATABASE_URL, LIVELIST_WRITE_TOKEN, LIVELIST_METRICS_TOKEN,
+            LIVELIST_LOG_LEVEL), then to its default. With a database URL, several livelist processes share
+            their lists on one PostgreSQL (docs/DEPLOYMENT.md). Without a write token, only loopback clients that came through no proxy may PUT
             or DELETE; without a metrics token, only they may read /metrics.
             """
     )
@@ -46,6 +48,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("data"), help: "Where lists are stored (env LIVELIST_DATA).")
     var dataDirectory = env("LIVELIST_DATA") ?? "data"
+
+    @Option(help: "Keep lists in PostgreSQL, shared by every node given the same URL, instead of --data: postgres://USER[:PASSWORD]@HOST:PORT/DATABASE?sslmode=disable (env LIVELIST_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(help: "Seconds to wait for the database at start-up before giving up.")
+    var databaseWait: Double = 30
 
     @Option(help: "Bearer token required for PUT and DELETE (env LIVELIST_WRITE_TOKEN).")
     var writeToken: String?
@@ -145,9 +153,25 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.accessLog = { line in accessLogger.info("\(line)") }
         }
 
+        var store: (any ListStore)?
+        var storeDescription = "data in \(configuration.dataDirectory)"
+        if let text = (databaseURL ?? env("LIVELIST_DATABASE_URL")).flatMap({ $0.isEmpty ? nil : $0 }) {
+            let url: DatabaseURL
+            do {
+                url = try DatabaseURL(text)
+            } catch {
+                throw ValidationError("--database-url: \(error)")
+            }
+            var options = PostgresListStore.Options()
+            options.maximumJSONLists = maxLists
+            options.keptVersions = logCount
+            store = try await Self.connect(url, options: options, waiting: databaseWait, logger: logger)
+            storeDescription = "lists in \(url)"
+        }
+
         let app: LiveListApp
         do {
-            app = try await LiveListApp(configuration: configuration)
+            app = try await LiveListApp(configuration: configuration, store: store)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
@@ -161,7 +185,7 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let banner = "data in \(configuration.dataDirectory), writes \(configuration.writeToken == nil ? "from loopback only" : "with the write token")"
+        let banner = "\(storeDescription), writes \(configuration.writeToken == nil ? "from loopback only" : "with the write token")"
         let listenHost = configuration.host
         let scheme = configuration.tlsCertificate == nil ? "http" : "https"
         try await app.run { port in
@@ -171,6 +195,28 @@ struct ServeCommand: AsyncParsableCommand {
             demo.stop()
         }
         logger.info("LiveList stopped")
+    }
+}
+
+extension ServeCommand {
+    /// Connects to the database, trying again with backoff for `seconds` (a database that starts with
+    /// the node, as in docker-compose.yml), then gives up with the last error.
+    static func connect(_ url: DatabaseURL, options: PostgresListStore.Options, waiting seconds: Double, logger: Logger) async throws -> PostgresListStore {
+        let deadline = ContinuousClock.now + .milliseconds(Int(max(0, seconds) * 1000))
+        var pause = Duration.milliseconds(250)
+        while true {
+            do {
+                return try await PostgresListStore.connect(url: url, options: options, logger: Logger(label: "livelist.postgres"))
+            } catch {
+                guard ContinuousClock.now + pause < deadline else {
+                    logger.critical("cannot start: \(error)")
+                    throw ExitCode(1)
+                }
+                logger.warning("waiting for the database: \(error)")
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(4))
+            }
+        }
     }
 }
 

@@ -160,11 +160,41 @@ public actor HostedList {
     }
 
     /// A failed store write: its cause (which names the store's files) stays out of the detail, for
-    /// the operator's log only.
+    /// the operator's log only. A shared store's refusals keep their kind: unreachable, at its limit of
+    /// lists, or written first by another process (``ListWriteError/staleVersion``).
     private func storageFailed(_ what: String, _ error: any Error) -> ListWriteError {
         var failure = ListWriteError(.storageFailed, code: "storage_failed", detail: what)
+        if let error = error as? StoreError {
+            switch error.kind {
+            case .failed:
+                break
+            case .unavailable:
+                failure = ListWriteError(.unavailable, code: "store_unavailable", detail: "\(what): the database cannot be reached now; try again shortly")
+            case let .limitReached(limit):
+                failure = ListWriteError(.limitReached, code: "too_many_lists", detail: "the server holds its limit of \(limit) JSON lists")
+            case let .stale(version):
+                failure.staleVersion = version
+            }
+        }
         failure.cause = "\(name): \(what): \(error)"
         return failure
+    }
+
+    /// How often a write runs again after another process of a shared store wrote first.
+    private static let staleRetries = 16
+
+    /// Runs `write` in the ordered path; when another process of a shared store wrote the list first,
+    /// catches up on what it wrote and runs `write` again, on the latest state.
+    private func retryingStale<T>(_ write: () throws(ListWriteError) -> T) throws(ListWriteError) -> T {
+        var attempts = 0
+        while true {
+            do throws(ListWriteError) {
+                return try write()
+            } catch where error.staleVersion != nil && attempts < Self.staleRetries {
+                attempts += 1
+                try catchUpWithStore()
+            }
+        }
     }
 
     /// The next version, or `version_exhausted` past ``ListVersion/maximum``.
@@ -286,6 +316,10 @@ public actor HostedList {
     /// persists the body with its new version, then publishes. Nothing is published or acknowledged
     /// before the store has the body; a write that cannot be stored leaves the list as it was.
     func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
+        try retryingStale { () throws(ListWriteError) in try putOnce(state: state, body: body, precondition: precondition) }
+    }
+
+    private func putOnce(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
         guard !isRetired else { return .retired(version: renderer.updater.version) }
         guard var json else { preconditionFailure("only a JSON list takes a PUT") }
         let current = renderer.updater.version
@@ -322,8 +356,12 @@ public actor HostedList {
     /// re-created list continues after it); its viewers get a final, empty reset; single-list streams
     /// then end, and multiplexed streams go on (and see the list again if it is re-created).
     func delete() throws(ListWriteError) -> WriteOutcome {
+        try retryingStale { () throws(ListWriteError) in try deleteOnce() }
+    }
+
+    private func deleteOnce() throws(ListWriteError) -> WriteOutcome {
         guard !isRetired else { return .retired(version: renderer.updater.version) }
-        guard var json, json.exists else {
+        guard let json, json.exists else {
             throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
         }
         let from = renderer.updater.version
@@ -336,6 +374,14 @@ public actor HostedList {
         } catch {
             throw storageFailed("the deletion could not be stored", error)
         }
+        return .changed(final, json: finishDeletion(final))
+    }
+
+    /// After a deletion is stored (here or by another process): the list is gone at the final
+    /// changeset's version; its viewers get that final empty reset, and single-list streams end.
+    /// Returns the final changeset's JSON.
+    private func finishDeletion(_ final: ListChangeset) -> [UInt8] {
+        guard var json else { preconditionFailure("only a JSON list is deleted") }
         json.remove()
         source = .json(json)
         setExists(false)
@@ -349,7 +395,7 @@ public actor HostedList {
                 subscriptions.removeValue(forKey: subscription.id)
             }
         }
-        return .changed(final, json: encoded)
+        return encoded
     }
 
     /// Retires an unused actor of a list that does not exist and that no stream waits on, so the
@@ -385,11 +431,28 @@ public actor HostedList {
         guard case .rendered = source else { preconditionFailure("only an app list rendered by Swift code takes a state") }
         let kept = try StateSource(state: state, render: render)
         source = .state(kept)
+        if store.isShared, version > 0 {
+            // Other processes serve this state at its stored version: render it at that very version,
+            // so that their viewers' versions hold here too.
+            try resetRenderer(to: kept.sections, at: version)
+            log.start(at: version, rendering: renderer.updater.snapshot.rendering)
+            setExists(true)
+            return
+        }
         let changeset = try renderer.render(kept.sections)
         setExists(true)
         if let changeset {
             // The first rendering of a restarted list: a version of its own, stored with the state.
-            try store.saveAppState(name: name.rawValue, version: changeset.version, bytes: kept.bytes)
+            do {
+                try store.saveAppState(name: name.rawValue, version: changeset.version, bytes: kept.bytes)
+            } catch {
+                // Another process of a shared store stored the first state: serve what it stored.
+                guard case .stale = error.kind else { throw error }
+                try resetRenderer(to: [], at: changeset.from)
+                try catchUpWithStore()
+                log.start(at: version, rendering: renderer.updater.snapshot.rendering)
+                return
+            }
             publish(changeset)
         }
     }
@@ -403,6 +466,21 @@ public actor HostedList {
     ///   then unchanged), or when the versions are exhausted.
     @discardableResult
     public func updateState<State: Codable & Equatable & Sendable>(
+        _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
+    ) throws -> Bool {
+        var attempts = 0
+        while true {
+            do {
+                return try updateStateOnce(type, change)
+            } catch let error as ListWriteError where error.staleVersion != nil && attempts < Self.staleRetries {
+                // Another process of a shared store changed the state first: change the latest one.
+                attempts += 1
+                try catchUpWithStore()
+            }
+        }
+    }
+
+    private func updateStateOnce<State: Codable & Equatable & Sendable>(
         _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
     ) throws -> Bool {
         guard case let .state(kept) = source else {
@@ -425,6 +503,79 @@ public actor HostedList {
             publish(changeset)
         }
         return true
+    }
+
+    // MARK: - Other processes' writes
+
+    /// Catches up with what other processes wrote to a shared store: renders each stored version after
+    /// this one, in order, and publishes it as if it were written here, so that every process sends
+    /// the same diffs under the same versions. When the store no longer holds every version in between,
+    /// one diff spans them. Nothing to do with a store of one process, or once `noticed` is reached.
+    ///
+    /// A list rendered by Swift code without a stored state is each process's own and does not follow.
+    package func catchUpWithStore(noticed: Int? = nil) throws(ListWriteError) {
+        guard store.isShared, !isRetired else { return }
+        if let noticed, noticed <= renderer.updater.version { return }
+        switch source {
+        case .json, .state: break
+        case .rendered, .perViewer: return
+        }
+        let update: StoredUpdate?
+        do {
+            update = try store.update(of: name.rawValue, after: renderer.updater.version)
+        } catch {
+            throw storageFailed("the list could not be read", error)
+        }
+        guard let update else { return }
+        for step in update.steps where step.version > renderer.updater.version {
+            do {
+                try apply(step)
+            } catch {
+                var failure = ListWriteError(.internal, code: "internal", detail: "\(name) could not follow version \(step.version) of the store")
+                failure.cause = "\(name): version \(step.version) of the store does not render: \(error)"
+                throw failure
+            }
+        }
+    }
+
+    /// Renders one stored version written by another process and publishes the diff to it.
+    private func apply(_ step: StoredUpdate.Step) throws {
+        if case let .json(json) = source, case let .json(body) = step.content {
+            // Limits are not applied to what another process accepted.
+            let state = try JSONListState.decode(body, limits: JSONListLimits(
+                maximumSections: .max, maximumCells: .max, maximumIDLength: .max, maximumTextLength: .max))
+            let changeset = try renderer.render(state.listSections) ?? renderer.updater.advanceVersion()
+            var followed = json
+            followed.set(state, body: body)
+            source = .json(followed)
+            setExists(true)
+            publish(skipping(changeset, to: step.version))
+        } else if case let .json(json) = source, case .deleted = step.content {
+            guard json.exists else {
+                try resetRenderer(to: [], at: step.version)
+                return
+            }
+            let final = ListChangeset(list: name.rawValue, from: renderer.updater.version, version: step.version, animate: false,
+                                      operations: [.reset(html: "", sections: [])])
+            _ = finishDeletion(final)
+        } else if case let .state(kept) = source, case let .state(bytes) = step.content {
+            let next = try kept.replaced(by: bytes)
+            let changeset = try renderer.render(next.sections) ?? renderer.updater.advanceVersion()
+            source = .state(next)
+            publish(skipping(changeset, to: step.version))
+        } else {
+            // Not this list's kind (a name another process uses otherwise): only its version moves on.
+            renderer.updater.skipVersion(to: step.version)
+        }
+    }
+
+    /// `changeset`, ending at `version` instead (the renderer moves there too).
+    private func skipping(_ changeset: ListChangeset, to version: Int) -> ListChangeset {
+        guard version > changeset.version else { return changeset }
+        renderer.updater.skipVersion(to: version)
+        var skipped = changeset
+        skipped.version = version
+        return skipped
     }
 
     // MARK: - Reading
@@ -556,6 +707,10 @@ public actor HostedList {
     package func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil, viewer: Viewer = .anonymous) -> Bool {
         guard !isRetired else { return false }
         guard !sink.isClosed else { return true }
+        if let since, since > renderer.updater.version {
+            // A viewer that another process of a shared store served further: follow the store first.
+            try? catchUpWithStore(noticed: since)
+        }
         let current = renderer.updater.version
         guard exists else {
             // No such list (not yet, or no longer): an empty reset at its version. A multiplexed stream

@@ -32,6 +32,8 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
         case limitReached
         /// The store could not keep the write; nothing changed.
         case storageFailed
+        /// The store cannot be reached now (a database restarting); nothing changed. Try again shortly.
+        case unavailable
         /// A fault of the server itself.
         case `internal`
     }
@@ -44,6 +46,9 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
     /// For the operator's log only, never for an answer: what went wrong inside the server (a store
     /// error names the store's files).
     package var cause: String?
+    /// Set when a shared store refused the write because another process wrote the list first (at
+    /// this version): the list catches up and the write runs again.
+    package var staleVersion: Int?
 
     public init(_ kind: Kind, code: String, detail: String) {
         self.kind = kind
@@ -95,7 +100,8 @@ public actor ListRegistry {
         self.limits = limits
         let stored = try store.load()
         highWater = stored.highWater
-        quota = ListQuota(limit: limits.maximumJSONLists, count: stored.jsonLists.count)
+        // A shared store counts the lists of every process itself, in the creating write's transaction.
+        quota = ListQuota(limit: store.isShared ? .max : limits.maximumJSONLists, count: stored.jsonLists.count)
         for (rawName, list) in stored.jsonLists.sorted(by: { $0.key < $1.key }) {
             guard let name = ListName(rawName) else {
                 throw StoreError("stored list \"\(rawName)\" has an invalid name")
@@ -326,6 +332,61 @@ public actor ListRegistry {
     private func retireIfUnused(_ hosted: HostedList) async {
         guard !hosted.exists, let version = await hosted.retireIfUnused() else { return }
         forget(hosted, version: version)
+    }
+
+    // MARK: - Other processes
+
+    /// Whether other processes write to the store too (several nodes on one database).
+    public nonisolated var isStoreShared: Bool { store.isShared }
+
+    /// The store's state, for `/healthz` and `/readyz`.
+    public nonisolated var storeHealth: StoreHealth { store.health }
+
+    /// Whether this process holds the store's lease `name` now (always, with a store of one process):
+    /// timers that must run on one node at a time, such as the demo lists', tick only while it does.
+    public nonisolated func holdsLease(_ name: String) -> Bool {
+        store.holdsLease(name)
+    }
+
+    /// Follows a shared store's notices until they end: each list that another process wrote catches up
+    /// in its ordered path (its streams get the same diffs as that process's), and after a reconnection
+    /// every list does. Returns at once with a store of one process. `log` gets failures to follow.
+    public func followStore(log: @escaping @Sendable (String) -> Void = { _ in }) async {
+        guard store.isShared else { return }
+        for await notice in store.notices() {
+            switch notice {
+            case let .changed(name, version):
+                await noticed(name, version: version, log: log)
+            case .reconnected:
+                await catchUpEverything(log: log)
+            }
+        }
+    }
+
+    /// Another process wrote `name` at `version`.
+    private func noticed(_ name: String, version: Int, log: @Sendable (String) -> Void) async {
+        guard let listName = ListName(name) else { return }
+        let hosted = actor(for: listName)
+        do {
+            try await hosted.catchUpWithStore(noticed: version)
+        } catch {
+            log("cannot follow \(name) to version \(version): \(error.cause ?? error.detail)")
+        }
+        await retireIfUnused(hosted)
+    }
+
+    /// Every list catches up with the store (after notices may have been missed).
+    private func catchUpEverything(log: @Sendable (String) -> Void) async {
+        let versions: [String: Int]
+        do {
+            versions = try store.versions()
+        } catch {
+            log("cannot read the stored versions: \(error)")
+            return
+        }
+        for (name, version) in versions.sorted(by: { $0.key < $1.key }) {
+            await noticed(name, version: version, log: log)
+        }
     }
 
     // MARK: - Streams

@@ -8,6 +8,12 @@ import Synchronization
 /// Every `save` returns only once the data is durable: a write that returned survives `kill -9`. A list's
 /// writes reach the store in version order, one at a time (each list has one ordered write path, see
 /// docs/ARCHITECTURE.md), so a store never sees two writes of one list at once.
+///
+/// A store that several processes share (``isShared``, such as the PostgreSQL store of the `livelist`
+/// executable) sees the writes of every process. It then refuses a write whose version does not follow
+/// the list's stored version with ``StoreError/Kind/stale(version:)``: the list catches up on what
+/// another process wrote (``update(of:after:)``) and runs the write again on the latest state. Its
+/// ``notices()`` tell the engine of other processes' writes. See docs/ARCHITECTURE.md ("Several nodes").
 public protocol ListStore: Sendable {
     /// Everything stored, read once at start-up.
     func load() throws(StoreError) -> StoredLists
@@ -24,6 +30,91 @@ public protocol ListStore: Sendable {
     func appState(name: String) throws(StoreError) -> StoredLists.AppState?
     /// The server's secret for session tokens (32 random bytes), created on first use.
     func secret() throws(StoreError) -> [UInt8]
+
+    /// Whether other processes write to this store too. Default false.
+    var isShared: Bool { get }
+    /// What a shared store holds of `name` beyond `version`: nil when it holds nothing newer.
+    func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate?
+    /// Every list's stored version, for catching up after notices may have been missed.
+    func versions() throws(StoreError) -> [String: Int]
+    /// Writes of other processes (and the store's reconnections), for as long as the store is open.
+    /// A store that no other process writes has none.
+    func notices() -> AsyncStream<StoreNotice>
+    /// Whether this process holds the lease `name` now: work that must run on one process at a time
+    /// (the demo lists' timers) runs only while it does. Always true for a store of one process.
+    func holdsLease(_ name: String) -> Bool
+    /// The store's state for `/healthz` and `/readyz`.
+    var health: StoreHealth { get }
+}
+
+extension ListStore {
+    public var isShared: Bool { false }
+    public func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? { nil }
+    public func versions() throws(StoreError) -> [String: Int] { [:] }
+    public func notices() -> AsyncStream<StoreNotice> { AsyncStream { $0.finish() } }
+    public func holdsLease(_ name: String) -> Bool { true }
+    public var health: StoreHealth { StoreHealth(isReachable: true, description: "embedded") }
+}
+
+/// What a shared store holds of one list beyond a version this process has: the versions in order, each
+/// with what the list was at it, so that each process renders every version itself and publishes the same
+/// diffs as the process that wrote them.
+public struct StoredUpdate: Sendable, Equatable {
+    /// What a list is at one version.
+    public enum Content: Sendable, Equatable {
+        /// A JSON-driven list's PUT body.
+        case json([UInt8])
+        /// A deleted JSON-driven list.
+        case deleted
+        /// A Swift app's state.
+        case state([UInt8])
+        /// Only a version reservation (a list rendered by each process on its own).
+        case reserved
+    }
+
+    /// One stored version.
+    public struct Step: Sendable, Equatable {
+        public var version: Int
+        public var content: Content
+
+        public init(version: Int, content: Content) {
+            self.version = version
+            self.content = content
+        }
+    }
+
+    /// Every version after the one asked after, in order, when the store still holds each of them;
+    /// otherwise only the latest (the process then publishes one diff that spans the versions missed).
+    /// Never empty.
+    public var steps: [Step]
+
+    /// The latest version.
+    public var version: Int { steps.last?.version ?? 0 }
+
+    public init(steps: [Step]) {
+        self.steps = steps
+    }
+}
+
+/// A shared store's news.
+public enum StoreNotice: Sendable, Equatable {
+    /// Some process wrote `name` at `version`.
+    case changed(name: String, version: Int)
+    /// The store reconnected: notices may have been missed, so every list should catch up.
+    case reconnected
+}
+
+/// Whether the store can be used, for `/healthz` and `/readyz`.
+public struct StoreHealth: Sendable, Equatable {
+    /// Whether the store answers now (false while a database is unreachable).
+    public var isReachable: Bool
+    /// One line for people, such as `embedded`, `database: ok` or `database: unreachable for 12 s`.
+    public var description: String
+
+    public init(isReachable: Bool, description: String) {
+        self.isReachable = isReachable
+        self.description = description
+    }
 }
 
 /// What a store holds.
@@ -66,9 +157,29 @@ public struct StoredLists: Sendable, Equatable {
 
 /// A store that cannot be used, with a message for the operator.
 public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of failure.
+    public enum Kind: Sendable, Equatable {
+        /// The store failed: a disk error, a corrupt file, a refused query.
+        case failed
+        /// The store cannot be reached now (a database down or restarting); try again later.
+        case unavailable
+        /// A shared store holds `version` of the list, which the write did not follow: another process
+        /// wrote first. Catch up and write again.
+        case stale(version: Int)
+        /// A shared store holds its limit of JSON-driven lists.
+        case limitReached(limit: Int)
+    }
+
+    public var kind: Kind
     public var description: String
 
     public init(_ description: String) {
+        kind = .failed
+        self.description = description
+    }
+
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
         self.description = description
     }
 }

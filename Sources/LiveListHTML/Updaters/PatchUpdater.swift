@@ -81,6 +81,12 @@ public struct PatchUpdater: Updater {
         )
     }
 
+    /// Moves on to `version` (when it is ahead) keeping the rendering: another process of a shared store
+    /// took the versions in between, and this one rendered its writes after the fact.
+    package mutating func skipVersion(to version: Int) {
+        state.skip(to: version)
+    }
+
     /// Creates a version without a change of the rendering, for an event that is a change to the list
     /// as a whole: a list that comes into existence empty. The changeset has no operations.
     public mutating func advanceVersion() -> ListChangeset {

@@ -24,6 +24,12 @@ struct VersionedRendering: Sendable {
         return from
     }
 
+    /// Moves on to `newVersion` keeping the rendering: the versions in between were taken elsewhere (by
+    /// another process of a shared store, whose writes this one renders after the fact).
+    mutating func skip(to newVersion: Int) {
+        version = max(version, newVersion)
+    }
+
     /// Takes `newRendering` as a new version when it differs from the current one, and returns the
     /// reset that replaces a viewer's list with it; nil when nothing changed.
     mutating func reset(to newRendering: RenderedList) -> ListChangeset? {

@@ -32,6 +32,7 @@ extension ListWriteError.Kind {
         case .preconditionFailed: .preconditionFailed
         case .notFound: .notFound
         case .storageFailed, .internal: .internalServerError
+        case .unavailable: .serviceUnavailable
         }
     }
 }

@@ -70,7 +70,13 @@ public final class LiveListApp: Sendable {
     public var handler: HTTPHandler {
         var router = Router(errorFormatter: liveListErrorFormatter)
         router.on(.GET, "/") { [self] request in await index(request) }
-        router.on(.GET, "/healthz") { _ in Self.healthz() }
+        if registry.isStoreShared {
+            router.on(.GET, "/healthz") { [self] _ in storeHealthz() }
+            router.on(.GET, "/readyz") { [self] _ in readyz() }
+        } else {
+            router.on(.GET, "/healthz") { _ in Self.healthz() }
+            router.on(.GET, "/readyz") { _ in Self.healthz() }
+        }
         router.on(.GET, "/metrics") { [self] request in await serveMetrics(request) }
         router.on(.GET, "/events") { [self] request in await multiplexedEvents(request) }
         router.on(.GET, "/lists/:name") { [self] request in await page(request) }
@@ -150,8 +156,13 @@ public final class LiveListApp: Sendable {
             throw StartupError("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
         server.shutdownOnSignals()
+        // Other nodes' writes on a shared store reach this node's lists and streams.
+        let registry = self.registry
+        let errorLog = configuration.errorLog
+        let follower = Task { await registry.followStore { line in errorLog?(line) } }
         onStart(server.port)
         await server.waitUntilStopped()
+        follower.cancel()
     }
 
     /// The event loop backend the running server chose (`epoll` or `poll`); nil before `run` started it.

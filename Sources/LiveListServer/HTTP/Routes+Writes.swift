@@ -94,6 +94,11 @@ extension LiveListApp {
     /// and answered without its cause, which can name the server's files.
     func writeFailure(_ error: ListWriteError, _ request: HTTPRequest) -> HTTPResponse {
         let status = error.kind.status
+        if error.kind == .unavailable {
+            // The database is restarting: nothing changed, and the write may be sent again shortly.
+            configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
+            return errorResponse(HTTPError(status, code: error.code, detail: error.detail), headers: ["Retry-After": "2"])
+        }
         guard status.code >= 500 else {
             return errorResponse(HTTPError(status, code: error.code, detail: error.detail))
         }

@@ -7,6 +7,7 @@ struct StateSource {
     private(set) var value: any Sendable
     private(set) var bytes: [UInt8]
     private let render: @Sendable (any Sendable) -> [Section]
+    private let decode: @Sendable ([UInt8]) throws -> any Sendable
 
     init<State: Codable & Equatable & Sendable>(state: State, render: @escaping @Sendable (State) -> [Section]) throws {
         value = state
@@ -15,6 +16,17 @@ struct StateSource {
             guard let state = value as? State else { return [] }
             return render(state)
         }
+        decode = { bytes in try JSONDecoder().decode(State.self, from: Data(bytes)) }
+    }
+
+    /// The source with the state that `bytes` encode (stored by another process of a shared store).
+    ///
+    /// - Throws: when `bytes` do not decode as the state's type.
+    func replaced(by bytes: [UInt8]) throws -> StateSource {
+        var source = self
+        source.value = try decode(bytes)
+        source.bytes = bytes
+        return source
     }
 
     /// What the state renders.

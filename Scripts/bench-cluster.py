@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Several nodes on one PostgreSQL against one node, on 127.0.0.1 only, bounded in time, in one run.
+
+Run it inside Scripts/with-postgres.sh, which starts a PostgreSQL of its own and exports its URL:
+
+    Scripts/with-postgres.sh Scripts/bench-cluster.py [--streams 1000] [--rounds 5] [--binary PATH]
+
+1. Fan-out: one PUT's event to 3 × N streams spread over three nodes sharing the database, against
+   3N streams on one node with the embedded file store (the baseline). Each stream's arrival is timed
+   from the moment the PUT is sent (its commit included). p50/p99/max: medians of --rounds rounds.
+2. PUT throughput with 8 writers on keep-alive connections (bench-writes.py's load): the file store,
+   one node on PostgreSQL, and three nodes on PostgreSQL with the writers spread over them; all on one
+   list, then each writer on a list of its own. Medians of --rounds runs of --seconds.
+
+Build the release binary first: swift build -c release --product livelist.
+"""
+import argparse
+import importlib.util
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livelist_server import Server, default_binary  # noqa: E402
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), os.path.join(os.path.dirname(__file__), name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fanout_tools = load("bench-fanout")
+write_tools = load("bench-writes")
+
+DATABASE_URL = os.environ.get("LIVELIST_TEST_DATABASE_URL")
+PSQL = os.environ.get("LIVELIST_TEST_PSQL", "psql")
+
+
+def fresh_database(label):
+    name = f"bench_{label}_{os.getpid()}_{int(time.time() * 1000) % 100000}"
+    subprocess.run([PSQL, DATABASE_URL, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    return urllib.parse.urlunsplit(urllib.parse.urlsplit(DATABASE_URL)._replace(path="/" + name))
+
+
+def start_nodes(binary, count, database):
+    return [Server(binary, "--no-demo", "--max-connections", "20000", *(["--database-url", database] if database else []))
+            for _ in range(count)]
+
+
+def fanout_rounds(nodes, per_node, rounds):
+    """One epoll loop over every node's streams; the PUT goes to the first node."""
+    import select
+    name = "fan"
+    fanout_tools.put(nodes[0].port, name, ["a", "start"])
+    time.sleep(0.5)
+    streams = []
+    for node in nodes:
+        streams += fanout_tools.open_streams(node.port, name, per_node)
+    by_fd = {s.fileno(): s for s in streams}
+    poller = select.epoll()
+    for s in streams:
+        poller.register(s.fileno(), select.EPOLLIN)
+    time.sleep(0.5)
+    for fd, _ in poller.poll(0.1):
+        try:
+            by_fd[fd].recv(65536)
+        except BlockingIOError:
+            pass
+    p50s, p99s, maxima = [], [], []
+    for round_ in range(rounds):
+        marker = f"round-{len(nodes)}-{round_}".encode()
+        pending = {fd: b"" for fd in by_fd}
+        arrivals = []
+        sent = time.perf_counter()
+        writer = threading.Thread(target=fanout_tools.put, args=(nodes[0].port, name, ["a", marker.decode()]))
+        writer.start()
+        deadline = sent + 60
+        while pending and time.perf_counter() < deadline:
+            for fd, _ in poller.poll(1):
+                try:
+                    data = by_fd[fd].recv(65536)
+                except BlockingIOError:
+                    continue
+                if fd not in pending:
+                    continue
+                pending[fd] += data
+                if marker in pending[fd]:
+                    arrivals.append(time.perf_counter())
+                    del pending[fd]
+        writer.join()
+        if pending:
+            raise RuntimeError(f"{len(pending)} of {len(streams)} streams never got round {round_}")
+        latencies = sorted((t - sent) * 1000 for t in arrivals)
+        p50s.append(latencies[len(latencies) // 2])
+        p99s.append(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))])
+        maxima.append(latencies[-1])
+        time.sleep(0.3)
+    for s in streams:
+        s.close()
+    return statistics.median(p50s), statistics.median(p99s), statistics.median(maxima)
+
+
+def throughput(nodes, writers, seconds, shared):
+    """PUTs per second of `writers` threads spread over `nodes`."""
+    import http.client
+    import json
+    stop = time.time() + seconds
+    counts = [0] * writers
+    errors = []
+    barrier = threading.Barrier(writers)
+
+    def writer(index):
+        node = nodes[index % len(nodes)]
+        connection = http.client.HTTPConnection("127.0.0.1", node.port, timeout=30)
+        name = "shared" if shared else f"own{index}"
+        step = 0
+        barrier.wait()
+        while time.time() < stop:
+            step += 1
+            connection.request("PUT", "/lists/" + name, body=write_tools.body(step, index), headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            data = response.read()
+            if response.status >= 300:
+                errors.append((response.status, data[:200]))
+                continue
+            counts[index] += 1
+        connection.close()
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
+    began = time.time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.time() - began), errors
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=default_binary())
+    parser.add_argument("--streams", type=int, default=1000, help="streams per node of the cluster")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3)
+    parser.add_argument("--writers", type=int, default=8)
+    args = parser.parse_args()
+    if not DATABASE_URL:
+        sys.exit("bench-cluster: run it inside Scripts/with-postgres.sh (LIVELIST_TEST_DATABASE_URL is not set)")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+    print(f"## Fan-out of one change ({args.rounds} rounds, medians; ms from the PUT sent to each stream's event)\n")
+    print("| setup | streams | p50 | p99 | max |")
+    print("|---|---:|---:|---:|---:|")
+    fanout_results = {}
+    for label, count, database in (("one node, file store", 1, None), ("three nodes, PostgreSQL", 3, fresh_database("fan"))):
+        per_node = args.streams * 3 // count
+        nodes = start_nodes(args.binary, count, database)
+        try:
+            p50, p99, worst = fanout_rounds(nodes, per_node, args.rounds)
+        finally:
+            for node in nodes:
+                node.close()
+        fanout_results[label] = (p50, p99)
+        print(f"| {label} | {count} × {per_node} | {p50:.1f} | {p99:.1f} | {worst:.1f} |", flush=True)
+
+    print(f"\n## PUT throughput ({args.writers} writers, medians of {args.rounds} runs of {args.seconds:g} s; ratio to the file store)\n")
+    print("| setup | one list | ratio | a list per writer | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    baseline = None
+    for label, count, use_database in (("one node, file store", 1, False), ("one node, PostgreSQL", 1, True),
+                                       ("three nodes, PostgreSQL", 3, True)):
+        database = fresh_database("put") if use_database else None
+        nodes = start_nodes(args.binary, count, database)
+        try:
+            results = []
+            for shared in (True, False):
+                runs, failures = [], []
+                for _ in range(args.rounds):
+                    rate, errors = throughput(nodes, args.writers, args.seconds, shared)
+                    runs.append(rate)
+                    failures += errors
+                if failures:
+                    print(f"<!-- {label}: {len(failures)} writes failed, first {failures[0]} -->")
+                results.append(statistics.median(runs))
+        finally:
+            for node in nodes:
+                node.close()
+        baseline = baseline or results
+        print(f"| {label} | {results[0]:.0f} | {results[0] / baseline[0]:.2f} | {results[1]:.0f} | {results[1] / baseline[1]:.2f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs COMMAND with a PostgreSQL of its own, for the tests and benchmarks of several nodes:
+#   - installs Debian's `postgresql` package when it is missing (as root);
+#   - initdb into a temporary folder (trust authentication, loopback only), started on a free port with
+#     its socket in that folder; PostgreSQL refuses to run as root, so as root it runs as `postgres`;
+#   - exports LIVELIST_TEST_DATABASE_URL (its `postgres` database, superuser `postgres`), and
+#     LIVELIST_TEST_PGCTL: a script that takes `stop` or `start` (for database-restart tests);
+#   - stops it and removes the folder when COMMAND ends, whatever happens.
+# It never touches a cluster that the package may have started on 5432.
+#
+#   Scripts/with-postgres.sh COMMAND [ARGS...]
+set -euo pipefail
+
+if [ $# -eq 0 ]; then
+    echo "usage: Scripts/with-postgres.sh COMMAND [ARGS...]" >&2
+    exit 2
+fi
+
+pg_bin() {
+    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+bin=$(pg_bin)
+if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "with-postgres: PostgreSQL is not installed (apt-get install postgresql)" >&2
+        exit 1
+    fi
+    echo "== installing postgresql" >&2
+    apt-get update -qq >&2
+    # The package starts a cluster of its own on 5432 where it can; the tests never use it.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+    bin=$(pg_bin)
+fi
+
+as_owner=()
+if [ "$(id -u)" -eq 0 ]; then
+    as_owner=(runuser -u postgres --)
+fi
+
+folder=$(mktemp -d /tmp/livelist-pg.XXXXXX)
+chmod 755 "$folder"
+[ ${#as_owner[@]} -gt 0 ] && chown postgres "$folder"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+cat > "$folder/pgctl.sh" <<SCRIPT
+#!/usr/bin/env bash
+# stop | start the test database (fast shutdown: connections are cut, as in a crash or a restart).
+set -euo pipefail
+case "\${1:-}" in
+    stop) ${as_owner[*]} "$bin/pg_ctl" -D "$folder/data" -m fast -w stop >/dev/null ;;
+    start) ${as_owner[*]} "$bin/pg_ctl" -D "$folder/data" -l "$folder/log" -w \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$folder -c max_connections=300" start >/dev/null ;;
+    *) echo "usage: \$0 stop|start" >&2; exit 2 ;;
+esac
+SCRIPT
+chmod 755 "$folder/pgctl.sh"
+
+cleanup() {
+    "$folder/pgctl.sh" stop 2>/dev/null || true
+    rm -rf "$folder"
+}
+trap cleanup EXIT
+
+"${as_owner[@]}" "$bin/initdb" -A trust -U postgres -D "$folder/data" >/dev/null
+"$folder/pgctl.sh" start
+
+export LIVELIST_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+export LIVELIST_TEST_PGCTL="$folder/pgctl.sh"
+export LIVELIST_TEST_PSQL="$bin/psql"
+echo "== PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (in $folder)" >&2
+status=0
+"$@" || status=$?
+exit $status

@@ -1,0 +1,654 @@
+public import LiveListEngine
+public import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+import Dispatch
+
+/// A ``ListStore`` on PostgreSQL that several `livelist` processes (nodes) share: every node serves
+/// every list. See docs/DEPLOYMENT.md ("Several nodes on one PostgreSQL") for its schema and its
+/// operation.
+///
+/// - A write's version is checked and taken in a transaction that locks the list's row: a write whose
+///   version does not follow the stored one is refused as stale, and the engine catches up and writes
+///   again, so racing writes on different nodes never share a version. Creations also take a
+///   transaction lock to count the lists against the limit.
+/// - Each write keeps its content in `livelist_history` (the last ``Options/keptVersions`` versions of
+///   each list, bodies up to ``Options/largestKeptContent``) and sends `NOTIFY livelist, 'NAME VERSION'`
+///   on commit. Every node listens, fetches the versions it lacks, and renders and publishes them as the
+///   writing node did, under the same versions.
+/// - The engine's store calls are synchronous (a list's ordered path runs on a queue of its own): each
+///   runs as a task on this store's own executor, off the cooperative pool, and is waited for at most
+///   ``Options/operationTimeout``. While the database is unreachable, calls fail at once as
+///   ``StoreError/Kind/unavailable`` (503 with `Retry-After`), and the listener reconnects with backoff.
+public final class PostgresListStore: ListStore, Sendable {
+    /// Settings of the store.
+    public struct Options: Sendable {
+        /// The most JSON-driven lists over all nodes (`--max-lists`). Default 1,000.
+        public var maximumJSONLists = 1_000
+        /// The versions of each list kept for other nodes to render (as many as the change log keeps).
+        /// Default 256.
+        public var keptVersions = 256
+        /// The largest body or state kept per version; a node behind a larger one renders one diff
+        /// over the versions it missed. Default 1 MiB.
+        public var largestKeptContent = 1 << 20
+        /// The longest a store call waits for the database before it answers unavailable. Default 5 s.
+        public var operationTimeout: Duration = .seconds(5)
+        /// The most pooled connections to the database (besides the listener and the leases). Default 16.
+        public var maximumConnections = 16
+
+        public init() {}
+    }
+
+    /// The schema version this release creates and understands.
+    static let schemaVersion = 1
+    /// The NOTIFY channel.
+    static let channel = "livelist"
+    /// Advisory lock keys: (namespace, key) pairs of `pg_advisory_xact_lock(int, int)`.
+    static let lockNamespace: Int32 = 0x4c69_7665  // "Live"
+    static let migrationLock: Int32 = 1
+    static let creationLock: Int32 = 2
+
+    let options: Options
+    let url: DatabaseURL
+    let logger: Logger
+    private let client: PostgresClient
+    private let executor = StoreExecutor()
+    private let state = Mutex(SharedState())
+    private let noticeBox: NoticeQueue
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    private struct SharedState {
+        var reachable = true
+        var unreachableSince: ContinuousClock.Instant?
+        var leases: [String: Bool] = [:]
+    }
+
+    /// Connects to the database at `url`, creates or migrates the schema (once, under an advisory lock,
+    /// whichever node comes first), and starts listening for other nodes' writes.
+    ///
+    /// - Throws: ``StoreError`` when the database cannot be reached or its schema is newer than this
+    ///   release understands.
+    public static func connect(url: DatabaseURL, options: Options = Options(), logger: Logger) async throws(StoreError) -> PostgresListStore {
+        let store = PostgresListStore(url: url, options: options, logger: logger)
+        store.start()
+        do {
+            try await store.migrate()
+        } catch {
+            store.close()
+            throw StoreError("cannot prepare the database \(url): \(Self.describe(error))")
+        }
+        return store
+    }
+
+    private init(url: DatabaseURL, options: Options, logger: Logger) {
+        self.url = url
+        self.options = options
+        self.logger = logger
+        var configuration = PostgresClient.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: .disable)
+        configuration.options.maximumConnections = max(2, options.maximumConnections)
+        configuration.options.connectTimeout = .seconds(3)
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        noticeBox = NoticeQueue()
+    }
+
+    /// Starts the client's pool and the listener, on this store's executor.
+    private func start() {
+        let client = self.client
+        let pool = Task(executorPreference: executor) { await client.run() }
+        let listener = Task(executorPreference: executor) { [self] in await listen() }
+        tasks.withLock { $0 += [pool, listener] }
+    }
+
+    /// Stops the pool, the listener and the leases (their locks are released with their connections).
+    public func close() {
+        for task in tasks.withLock({ tasks in defer { tasks.removeAll() }; return tasks }) {
+            task.cancel()
+        }
+        noticeBox.finish()
+    }
+
+    deinit {
+        close()
+    }
+
+    // MARK: - Schema
+
+    /// On a connection of its own: the pool may not run yet.
+    private func migrate() async throws {
+        let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockNamespace), \(Self.migrationLock))", logger: logger)
+            try await connection.query("CREATE TABLE IF NOT EXISTS livelist_schema (version integer NOT NULL)", logger: logger)
+            var found = 0
+            for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM livelist_schema", logger: logger).decode(Int.self) {
+                found = version
+            }
+            guard found <= Self.schemaVersion else {
+                throw StoreError("the database's LiveList schema is version \(found), newer than this release understands (\(Self.schemaVersion)); run a newer livelist")
+            }
+            if found < 1 {
+                try await connection.query("""
+                    CREATE TABLE livelist_lists (
+                        name text PRIMARY KEY,
+                        version bigint NOT NULL,
+                        kind text NOT NULL,
+                        content bytea,
+                        updated_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """, logger: logger)
+                try await connection.query("""
+                    CREATE TABLE livelist_history (
+                        name text NOT NULL,
+                        version bigint NOT NULL,
+                        kind text NOT NULL,
+                        content bytea,
+                        PRIMARY KEY (name, version)
+                    )
+                    """, logger: logger)
+                try await connection.query("CREATE TABLE livelist_meta (key text PRIMARY KEY, value bytea NOT NULL)", logger: logger)
+                try await connection.query("INSERT INTO livelist_schema (version) VALUES (1)", logger: logger)
+            }
+        }
+    }
+
+    // MARK: - ListStore
+
+    public var isShared: Bool { true }
+
+    public func load() throws(StoreError) -> StoredLists {
+        try blocking("loading the lists") { [client, logger] in
+            var stored = StoredLists()
+            let rows = try await client.query("SELECT name, version, kind, content FROM livelist_lists", logger: logger)
+            for try await (name, version, kind, content) in rows.decode((String, Int, String, ByteBuffer?).self) {
+                guard kind != Kind.none.rawValue else { continue }
+                stored.highWater[name] = version
+                switch Kind(rawValue: kind) {
+                case .json?: stored.jsonLists[name] = .init(version: version, body: content.map { Array(buffer: $0) } ?? [])
+                case .state?: stored.appStates[name] = .init(version: version, bytes: content.map { Array(buffer: $0) } ?? [])
+                default: break
+                }
+            }
+            return stored
+        }
+    }
+
+    public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
+        try blocking("reserving versions of \(name)") { [client, logger] in
+            _ = try await client.query("""
+                INSERT INTO livelist_lists (name, version, kind) VALUES (\(name), \(version), \(Kind.reserved.rawValue))
+                ON CONFLICT (name) DO UPDATE SET version = greatest(livelist_lists.version, excluded.version)
+                """, logger: logger)
+        }
+    }
+
+    public func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) {
+        try write(name: name, version: version, kind: .json, content: body)
+    }
+
+    public func deleteJSONList(name: String, version: Int) throws(StoreError) {
+        try write(name: name, version: version, kind: .deleted, content: nil)
+    }
+
+    public func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) {
+        try write(name: name, version: version, kind: .state, content: bytes)
+    }
+
+    public func appState(name: String) throws(StoreError) -> StoredLists.AppState? {
+        try blocking("reading the state of \(name)") { [client, logger] in
+            let rows = try await client.query(
+                "SELECT version, content FROM livelist_lists WHERE name = \(name) AND kind = \(Kind.state.rawValue)", logger: logger)
+            var found: StoredLists.AppState?
+            for try await (version, content) in rows.decode((Int, ByteBuffer?).self) {
+                found = .init(version: version, bytes: content.map { Array(buffer: $0) } ?? [])
+            }
+            return found
+        }
+    }
+
+    public func secret() throws(StoreError) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        let fresh = ByteBuffer(bytes: (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
+        return try blocking("reading the session secret") { [client, logger] in
+            // The first node to ask stores its secret; every node then signs with that one.
+            try await client.query(
+                "INSERT INTO livelist_meta (key, value) VALUES ('session_secret', \(fresh)) ON CONFLICT (key) DO NOTHING", logger: logger)
+            var secret: [UInt8] = []
+            for try await value in try await client.query("SELECT value FROM livelist_meta WHERE key = 'session_secret'", logger: logger)
+                .decode(ByteBuffer.self)
+            {
+                secret = Array(buffer: value)
+            }
+            guard secret.count == 32 else {
+                throw StoreError("the stored session secret does not hold 32 bytes; delete the row session_secret of livelist_meta to make a new one")
+            }
+            return secret
+        }
+    }
+
+    public func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? {
+        let kept = options.keptVersions
+        return try blocking("reading \(name)") { [client, logger] in
+            try await client.withTransaction(logger: logger) { connection -> StoredUpdate? in
+                // One snapshot of the database for both reads.
+                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+                var latest: StoredUpdate.Step?
+                let rows = try await connection.query(
+                    "SELECT version, kind, content FROM livelist_lists WHERE name = \(name)", logger: logger)
+                for try await (stored, kind, content) in rows.decode((Int, String, ByteBuffer?).self) {
+                    latest = Self.step(version: stored, kind: kind, content: content)
+                }
+                guard let latest, latest.version > version else { return nil }
+                guard latest.version - version <= kept else { return StoredUpdate(steps: [latest]) }
+                var steps: [StoredUpdate.Step] = []
+                let history = try await connection.query("""
+                    SELECT version, kind, content FROM livelist_history WHERE name = \(name) AND version > \(version)
+                    ORDER BY version
+                    """, logger: logger)
+                for try await (stored, kind, content) in history.decode((Int, String, ByteBuffer?).self) {
+                    steps.append(Self.step(version: stored, kind: kind, content: content))
+                }
+                // Every version in between, each with its content, or else only the latest.
+                let complete = steps.count == latest.version - version && steps.last?.version == latest.version
+                    && zip(steps, steps.dropFirst()).allSatisfy { $0.version + 1 == $1.version }
+                    && !steps.contains { $0.content == .reserved }
+                return StoredUpdate(steps: complete ? steps : [latest])
+            }
+        }
+    }
+
+    public func versions() throws(StoreError) -> [String: Int] {
+        try blocking("reading the versions") { [client, logger] in
+            var versions: [String: Int] = [:]
+            let rows = try await client.query(
+                "SELECT name, version FROM livelist_lists WHERE kind IN ('json', 'deleted', 'state')", logger: logger)
+            for try await (name, version) in rows.decode((String, Int).self) {
+                versions[name] = version
+            }
+            return versions
+        }
+    }
+
+    public func notices() -> AsyncStream<StoreNotice> {
+        let box = noticeBox
+        return AsyncStream { await box.next() }
+    }
+
+    public var health: StoreHealth {
+        let (reachable, since) = state.withLock { ($0.reachable, $0.unreachableSince) }
+        if reachable {
+            return StoreHealth(isReachable: true, description: "database: ok")
+        }
+        let seconds = since.map { Int((ContinuousClock.now - $0).components.seconds) } ?? 0
+        return StoreHealth(isReachable: false, description: "database: unreachable for \(seconds) s")
+    }
+
+    // MARK: - Writes
+
+    /// What a row holds.
+    enum Kind: String {
+        /// A name that was locked for a write that did not commit.
+        case none
+        case json
+        case deleted
+        case state
+        /// Versions reserved by a list that each node renders on its own.
+        case reserved
+    }
+
+    private static func step(version: Int, kind: String, content: ByteBuffer?) -> StoredUpdate.Step {
+        let bytes = content.map { Array(buffer: $0) } ?? []
+        switch Kind(rawValue: kind) {
+        case .json?: return .init(version: version, content: .json(bytes))
+        case .deleted?: return .init(version: version, content: .deleted)
+        case .state?: return .init(version: version, content: .state(bytes))
+        default: return .init(version: version, content: .reserved)
+        }
+    }
+
+    /// A write refused inside its transaction.
+    private enum Refusal: Error {
+        case stale(Int)
+        case limit(Int)
+    }
+
+    /// Writes `name` at `version` in one transaction: locks the row, checks that `version` follows the
+    /// stored one (else stale), counts the lists for a creation, stores the content and its history,
+    /// and notifies the other nodes on commit.
+    private func write(name: String, version: Int, kind: Kind, content: [UInt8]?) throws(StoreError) {
+        let options = self.options
+        let buffer = content.map { ByteBuffer(bytes: $0) }
+        try blocking("writing \(name)") { [client, logger] in
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query("""
+                        INSERT INTO livelist_lists (name, version, kind) VALUES (\(name), 0, \(Kind.none.rawValue))
+                        ON CONFLICT (name) DO NOTHING
+                        """, logger: logger)
+                    var stored = (version: 0, kind: Kind.none.rawValue)
+                    for try await row in try await connection.query(
+                        "SELECT version, kind FROM livelist_lists WHERE name = \(name) FOR UPDATE", logger: logger
+                    ).decode((Int, String).self) {
+                        stored = row
+                    }
+                    guard stored.version == version - 1 else { throw Refusal.stale(stored.version) }
+                    if kind == .json && stored.kind != Kind.json.rawValue {
+                        // A creation: one at a time over every node, counted against the limit.
+                        try await connection.query(
+                            "SELECT pg_advisory_xact_lock(\(Self.lockNamespace), \(Self.creationLock))", logger: logger)
+                        var count = 0
+                        for try await found in try await connection.query(
+                            "SELECT count(*) FROM livelist_lists WHERE kind = 'json'", logger: logger
+                        ).decode(Int.self) {
+                            count = found
+                        }
+                        guard count < options.maximumJSONLists else { throw Refusal.limit(options.maximumJSONLists) }
+                    }
+                    try await connection.query("""
+                        UPDATE livelist_lists SET version = \(version), kind = \(kind.rawValue), content = \(buffer), updated_at = now()
+                        WHERE name = \(name)
+                        """, logger: logger)
+                    let kept = (content?.count ?? 0) <= options.largestKeptContent ? buffer : nil
+                    let keptKind = kept == nil && content != nil ? Kind.reserved.rawValue : kind.rawValue
+                    try await connection.query("""
+                        INSERT INTO livelist_history (name, version, kind, content) VALUES (\(name), \(version), \(keptKind), \(kept))
+                        ON CONFLICT (name, version) DO UPDATE SET kind = excluded.kind, content = excluded.content
+                        """, logger: logger)
+                    try await connection.query(
+                        "DELETE FROM livelist_history WHERE name = \(name) AND version <= \(version - options.keptVersions)", logger: logger)
+                try await connection.query("SELECT pg_notify(\(Self.channel), \(name + " " + String(version)))", logger: logger)
+            }
+        }
+    }
+
+    // MARK: - Leases
+
+    public func holdsLease(_ name: String) -> Bool {
+        let (held, started) = state.withLock { state -> (Bool, Bool) in
+            if let held = state.leases[name] { return (held, true) }
+            state.leases[name] = false
+            return (false, false)
+        }
+        if !started {
+            let task = Task(executorPreference: executor) { [self] in await keepLease(name) }
+            tasks.withLock { $0.append(task) }
+        }
+        return held
+    }
+
+    /// Tries to take the lease `name` (a session advisory lock on a connection of its own) every
+    /// second until it has it, then checks every second that its connection still lives: the lock
+    /// goes with the connection, however the node ends.
+    private func keepLease(_ name: String) async {
+        var connection: PostgresConnection?
+        var id = 1_000
+        while !Task.isCancelled {
+            do {
+                if connection == nil {
+                    id += 1
+                    connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: id, logger: logger)
+                }
+                guard let current = connection else { continue }
+                var held = false
+                for try await taken in try await current.query(
+                    "SELECT pg_try_advisory_lock(\(Self.lockNamespace), hashtext(\(name)))", logger: logger
+                ).decode(Bool.self) {
+                    held = taken
+                }
+                setLease(name, held)
+            } catch {
+                setLease(name, false)
+                try? await connection?.close()
+                connection = nil
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+        setLease(name, false)
+        try? await connection?.close()
+    }
+
+    private func setLease(_ name: String, _ held: Bool) {
+        state.withLock { $0.leases[name] = held }
+    }
+
+    // MARK: - Listening
+
+    private var connectionConfiguration: PostgresConnection.Configuration {
+        PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: .disable)
+    }
+
+    /// Listens for other nodes' writes on a connection of its own; reconnects with backoff (0.1 s
+    /// doubling to 2 s) when the connection is lost, and after each (re)connection has every list
+    /// catch up (notices sent meanwhile are lost).
+    private func listen() async {
+        var backoff = Duration.milliseconds(100)
+        var id = 0
+        while !Task.isCancelled {
+            id += 1
+            do {
+                let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: id, logger: logger)
+                defer { Task { try? await connection.close() } }
+                try await connection.listen(on: Self.channel) { notifications in
+                    setReachable(true)
+                    backoff = .milliseconds(100)
+                    noticeBox.post(.reconnected)
+                    for try await notification in notifications {
+                        received(notification.payload)
+                    }
+                }
+                throw StoreError(.unavailable, "the database ended the listening connection")
+            } catch {
+                if Task.isCancelled { break }
+                if setReachable(false) {
+                    logger.error("the database \(url) is unreachable (\(Self.describe(error))); reconnecting")
+                }
+            }
+            try? await Task.sleep(for: backoff)
+            backoff = min(backoff * 2, .seconds(2))
+        }
+    }
+
+    /// `NAME VERSION`
+    private func received(_ payload: String) {
+        guard let space = payload.lastIndex(of: " "), let version = Int(payload[payload.index(after: space)...]) else {
+            logger.warning("ignoring a notification that is not NAME VERSION")
+            return
+        }
+        noticeBox.post(.changed(name: String(payload[..<space]), version: version))
+    }
+
+    /// Records reachability; true when it changed.
+    @discardableResult
+    private func setReachable(_ reachable: Bool) -> Bool {
+        let changed = state.withLock { state -> Bool in
+            guard state.reachable != reachable else { return false }
+            state.reachable = reachable
+            state.unreachableSince = reachable ? nil : .now
+            return true
+        }
+        if changed && reachable {
+            logger.notice("the database \(url) is reachable again")
+        }
+        return changed
+    }
+
+    // MARK: - Waiting
+
+    /// Runs `body` on this store's executor and waits for it, at most ``Options/operationTimeout``.
+    /// Fails at once as unavailable while the listener finds the database unreachable.
+    private func blocking<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) throws(StoreError) -> T {
+        guard state.withLock({ $0.reachable }) else {
+            throw StoreError(.unavailable, "\(what): the database \(url) is unreachable")
+        }
+        let outcome = Outcome<T>()
+        Task(executorPreference: executor) {
+            do {
+                outcome.finish(.success(try await body()))
+            } catch {
+                outcome.finish(.failure(error))
+            }
+        }
+        let timeout = options.operationTimeout.components
+        let nanoseconds = Int(timeout.seconds) * 1_000_000_000 + Int(timeout.attoseconds / 1_000_000_000)
+        guard let result = outcome.wait(until: .now() + .nanoseconds(nanoseconds)) else {
+            throw StoreError(.unavailable, "\(what): the database \(url) did not answer within \(options.operationTimeout)")
+        }
+        switch result.mapError(Self.unwrapped) {
+        case let .success(value):
+            return value
+        case let .failure(error as StoreError):
+            throw error
+        case let .failure(Refusal.stale(version)):
+            throw StoreError(.stale(version: version), "\(what): another node wrote version \(version) first")
+        case let .failure(Refusal.limit(limit)):
+            throw StoreError(.limitReached(limit: limit), "\(what): the database holds its limit of \(limit) JSON lists")
+        case let .failure(error):
+            throw StoreError(Self.isConnectionFailure(error) ? .unavailable : .failed, "\(what): \(Self.describe(error))")
+        }
+    }
+
+    /// The error inside a transaction's: what failed first (its begin, its body or its commit).
+    static func unwrapped(_ error: any Error) -> any Error {
+        guard let failed = error as? PostgresTransactionError else { return error }
+        return failed.beginError ?? failed.closureError ?? failed.commitError ?? error
+    }
+
+    /// Whether `error` means the database could not be reached (rather than refused a statement):
+    /// no connection, a lost one, or the server shutting down (SQLSTATE class 08 or 57).
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] {
+            return state.hasPrefix("08") || state.hasPrefix("57")
+        }
+        return true
+    }
+
+    /// An error for the log: the server's message when there is one.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return "\(message) (\(error.serverInfo?[.sqlState] ?? "?"))"
+        }
+        return "\(error.code)"
+    }
+}
+
+/// The result of a store call, handed from the task that ran it to the thread that waits.
+private final class Outcome<T: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<T, any Error>?
+
+    func finish(_ result: Result<T, any Error>) {
+        self.result = result
+        done.signal()
+    }
+
+    /// The result, or nil when `deadline` passed first.
+    func wait(until deadline: DispatchTime) -> Result<T, any Error>? {
+        guard done.wait(timeout: deadline) == .success else { return nil }
+        return result
+    }
+}
+
+/// A task executor on a Dispatch queue of its own: the store's tasks never wait for Swift's cooperative
+/// pool, whose threads may be the very ones blocked waiting for them (the registry loads the store
+/// from an actor on that pool).
+final class StoreExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "livelist.postgres")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
+
+/// Other nodes' writes waiting for the engine: coalesced per list (only the highest version noticed
+/// matters), so the queue is bounded by the number of lists however fast other nodes write.
+final class NoticeQueue: Sendable {
+    private struct Pending {
+        var versions: [String: Int] = [:]
+        var order: [String] = []
+        var head = 0
+        var reconnected = false
+        var finished = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let pending = Mutex(Pending())
+
+    func post(_ notice: StoreNotice) {
+        let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in
+            switch notice {
+            case .reconnected:
+                pending.reconnected = true
+            case let .changed(name, version):
+                if let known = pending.versions[name] {
+                    pending.versions[name] = max(known, version)
+                } else {
+                    pending.versions[name] = version
+                    pending.order.append(name)
+                }
+            }
+            defer { pending.waiter = nil }
+            return pending.waiter
+        }
+        waiter?.resume()
+    }
+
+    func finish() {
+        let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in
+            pending.finished = true
+            defer { pending.waiter = nil }
+            return pending.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The next notice, waiting for one; nil once finished or cancelled.
+    func next() async -> StoreNotice? {
+        while true {
+            if Task.isCancelled { return nil }
+            enum Step { case notice(StoreNotice), finished, wait }
+            let step = pending.withLock { pending -> Step in
+                if pending.finished { return .finished }
+                if pending.reconnected {
+                    // Every list catches up: what was pending is covered.
+                    pending.reconnected = false
+                    pending.versions.removeAll()
+                    pending.order.removeAll()
+                    pending.head = 0
+                    return .notice(.reconnected)
+                }
+                guard pending.head < pending.order.count else {
+                    pending.order.removeAll()
+                    pending.head = 0
+                    return .wait
+                }
+                let name = pending.order[pending.head]
+                pending.head += 1
+                let version = pending.versions.removeValue(forKey: name) ?? 0
+                return .notice(.changed(name: name, version: version))
+            }
+            switch step {
+            case let .notice(notice): return notice
+            case .finished: return nil
+            case .wait:
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        let resumeNow = pending.withLock { pending -> Bool in
+                            if pending.finished || pending.reconnected || pending.head < pending.order.count { return true }
+                            pending.waiter = continuation
+                            return false
+                        }
+                        if resumeNow { continuation.resume() }
+                    }
+                } onCancel: {
+                    self.finish()
+                }
+            }
+        }
+    }
+}

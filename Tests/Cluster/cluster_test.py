@@ -1,0 +1,404 @@
+"""Several livelist nodes on one PostgreSQL, end to end (run by Tests/Cluster/test_cluster.sh, which starts
+the database with Scripts/with-postgres.sh).
+
+Each test makes a database of its own and starts three real `livelist` binaries on free loopback ports,
+all with `--database-url` to it. The tests run in parallel, except the database restart, which runs
+alone at the end (it stops the one PostgreSQL). Everything started is stopped; the run is bounded.
+"""
+
+import concurrent.futures
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "Scripts"))
+import sse_stream  # noqa: E402
+
+BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
+DATABASE_URL = os.environ["LIVELIST_TEST_DATABASE_URL"]
+PGCTL = os.environ["LIVELIST_TEST_PGCTL"]
+PSQL = os.environ["LIVELIST_TEST_PSQL"]
+TIME_LIMIT = 300
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise TestFailure(message)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_database():
+    name = f"cluster_{os.getpid()}_{random.randrange(1 << 30)}"
+    subprocess.run([PSQL, DATABASE_URL, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    parts = urllib.parse.urlsplit(DATABASE_URL)
+    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
+
+
+class Node:
+    """One livelist process on a free port, sharing `database`."""
+
+    def __init__(self, database, *extra):
+        self.port = free_port()
+        self.log = tempfile.NamedTemporaryFile(prefix="livelist-node-", suffix=".log", delete=False)
+        self.process = subprocess.Popen(
+            [BINARY, "--port", str(self.port), "--database-url", database, "--heartbeat", "1", *extra],
+            stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, LIVELIST_LOG_LEVEL="info"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            check(self.process.poll() is None, f"node on {self.port} exited: {self.log_text()}")
+            try:
+                if self.request("GET", "/healthz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise TestFailure(f"node on {self.port} did not start: {self.log_text()}")
+
+    def log_text(self):
+        with open(self.log.name, errors="replace") as f:
+            return f.read()[-3000:]
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+            all_headers = {"Content-Type": "application/json"} if data is not None else {}
+            all_headers.update(headers or {})
+            connection.request(method, path, body=data, headers=all_headers)
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            connection.close()
+
+    def put(self, name, cells, headers=None):
+        body = {"sections": [{"id": "s", "cells": [{"id": c, "text": c} for c in cells]}]}
+        status, response_headers, data = self.request("PUT", f"/lists/{name}", body, headers)
+        return status, response_headers, json.loads(data) if data else None
+
+    def snapshot(self, name):
+        status, _, data = self.request("GET", f"/lists/{name}", headers={"Accept": "application/json"})
+        return status, json.loads(data) if status == 200 else None
+
+    def stream(self, name, last_event_id=None):
+        headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
+        return sse_stream.EventStream("127.0.0.1", self.port, f"/lists/{name}/events", headers, error=TestFailure)
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        os.unlink(self.log.name)
+
+
+class Cluster:
+    def __init__(self, count=3, *extra):
+        self.database = make_database()
+        self.nodes = []
+        try:
+            for _ in range(count):
+                self.nodes.append(Node(self.database, "--no-demo", *extra))
+        except Exception:
+            self.stop()
+            raise
+
+    def stop(self):
+        for node in self.nodes:
+            node.stop()
+
+
+def wait_until(condition, seconds, message):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise TestFailure(message)
+
+
+def test_a_write_reaches_every_node_and_its_streams(cluster):
+    a, b, c = cluster.nodes
+    status, _, created = a.put("shared", ["1", "2", "3"])
+    check(status == 201, f"create: {status}")
+    wait_until(lambda: b.snapshot("shared")[0] == 200 and c.snapshot("shared")[0] == 200, 5, "the list never reached b and c")
+    # From the version created: every later event reaches each stream, whenever it subscribed.
+    streams = [node.stream("shared", last_event_id=created["version"]) for node in (a, b, c)]
+    try:
+        latencies = []
+        for round_ in range(20):
+            writer = cluster.nodes[round_ % 3]
+            cells = [str(x) for x in random.sample(range(30), 8)]
+            start = time.monotonic()
+            status, _, write = writer.put("shared", cells)
+            check(status == 200, f"round {round_}: {status}")
+            datas = []
+            for stream in streams:
+                arrived, event_id, data = stream.next_event(5)
+                check(event_id == str(write["version"]), f"round {round_}: event {event_id}, write {write['version']}")
+                latencies.append(arrived - start)
+                datas.append(data)
+            check(len(set(datas)) == 1, f"round {round_}: the nodes sent different diffs")
+        latencies.sort()
+        p99 = latencies[int(len(latencies) * 0.99) - 1]
+        print(f"    cross-node event latency over {len(latencies)} events: p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
+              f"p99 {p99 * 1000:.1f} ms")
+        check(p99 < 0.25, f"p99 {p99 * 1000:.0f} ms is over 250 ms")
+        snapshots = [node.snapshot("shared")[1] for node in (a, b, c)]
+        check(snapshots[0] == snapshots[1] == snapshots[2], "the nodes disagree on the list")
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+def test_racing_creates_across_nodes_make_one_list(cluster):
+    for round_ in range(5):
+        name = f"race{round_}"
+        results = []
+        lock = threading.Lock()
+        barrier = threading.Barrier(12)
+
+        def writer(index):
+            node = cluster.nodes[index % 3]
+            barrier.wait()
+            status, _, body = node.put(name, [f"w{index}"])
+            with lock:
+                results.append((status, body["version"] if body and "version" in body else None))
+
+        threads = [threading.Thread(target=writer, args=(i,)) for i in range(12)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        statuses = sorted(s for s, _ in results)
+        versions = [v for _, v in results]
+        check(statuses.count(201) == 1, f"{name}: {statuses.count(201)} creations: {statuses}")
+        check(all(s in (200, 201) for s in statuses), f"{name}: statuses {statuses}")
+        check(len(set(versions)) == len(versions), f"{name}: a version acknowledged twice: {sorted(versions)}")
+        wait_until(lambda: len({json.dumps(node.snapshot(name)[1], sort_keys=True) for node in cluster.nodes}) == 1, 5,
+                   f"{name}: the nodes disagree after the race")
+        check(cluster.nodes[0].snapshot(name)[1]["version"] == max(versions), f"{name}: the last write is not served")
+
+
+def test_if_match_is_checked_across_nodes(cluster):
+    a, b, _ = cluster.nodes
+    status, _, created = a.put("cas", ["x"])
+    check(status == 201, f"create {status}")
+    version = created["version"]
+    status, _, _ = b.put("cas", ["y"], {"If-Match": f'"{version}"'})
+    check(status == 200, f"b with the current version: {status}")
+    status, _, refused = a.put("cas", ["z"], {"If-Match": f'"{version}"'})
+    check(status == 412, f"a with a stale version: {status} {refused}")
+
+
+def test_last_event_id_from_one_node_resumes_on_another(cluster):
+    a, b, c = cluster.nodes
+    _, _, created = a.put("resume", ["1", "2", "3", "4"])
+    stream = a.stream("resume", last_event_id=created["version"])
+    try:
+        a.put("resume", ["4", "3", "2", "1"])
+        _, seen, _ = stream.next_event(5)
+    finally:
+        stream.close()
+    # Three more writes on b while the viewer is away; it comes back on c.
+    for cells in (["4", "3", "5"], ["5", "6"], ["6", "7", "8"]):
+        status, _, write = b.put("resume", cells)
+        check(status == 200, f"write on b: {status}")
+    final = write["version"]
+    wait_until(lambda: c.snapshot("resume")[1]["version"] == final, 5, "c never caught up")
+    stream = c.stream("resume", last_event_id=seen)
+    try:
+        _, event_id, data = stream.next_event(5)
+        change = json.loads(data)
+        check(event_id == str(final), f"resumed at {event_id}, want {final}")
+        check(change["from"] == int(seen), f"the catch-up starts at {change['from']}, the viewer had {seen}")
+        check(all(op["op"] != "reset" for op in change["ops"]), f"the catch-up is a reset: {change['ops']}")
+    finally:
+        stream.close()
+
+
+def test_kill_9_of_a_node_loses_no_acknowledged_write(cluster):
+    a, b, c = cluster.nodes
+    acknowledged = {}
+    stop = threading.Event()
+
+    def writer(name):
+        count = 0
+        while not stop.is_set():
+            count += 1
+            try:
+                status, _, body = a.put(name, [str(count)], )
+            except OSError:
+                return
+            if status in (200, 201):
+                acknowledged[name] = (body["version"], str(count))
+
+    threads = [threading.Thread(target=writer, args=(f"k{i}",)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    a.kill()
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    check(acknowledged, "no write was acknowledged before the kill")
+    for name, (version, cell) in acknowledged.items():
+        for node in (b, c):
+            wait_until(lambda: (node.snapshot(name)[1] or {}).get("version", 0) >= version, 5,
+                       f"{name}: node {node.port} never served version {version}, which a acknowledged")
+    status, _, _ = b.put("after-kill", ["ok"])
+    check(status == 201, f"b writes after a's death: {status}")
+
+
+def test_sessions_minted_by_one_node_are_accepted_by_another(cluster):
+    a, b, _ = cluster.nodes
+    a.put("sessions", ["x"])
+    status, headers, page = a.request("GET", "/lists/sessions", headers={"Accept": "text/html"})
+    check(status == 200, f"page {status}")
+    cookie = headers.get("Set-Cookie", "").split(";")[0]
+    check(cookie, "the page set no session cookie")
+    marker = b'name="livelist-csrf" content="'
+    start = page.index(marker) + len(marker)
+    token = page[start:page.index(b'"', start)].decode()
+    wait_until(lambda: b.snapshot("sessions")[0] == 200, 5, "b never saw the list")
+    status, _, body = b.request("POST", "/lists/sessions/actions", {"type": "select", "cell": "x"},
+                                {"Cookie": cookie, "X-CSRF-Token": token})
+    check(status in (204, 422), f"b refused a's session and token: {status} {body}")
+    status, _, _ = b.request("POST", "/lists/sessions/actions", {"type": "select", "cell": "x"},
+                             {"Cookie": cookie, "X-CSRF-Token": "0" * 64})
+    check(status == 403, f"a forged token is refused on b: {status}")
+
+
+def test_demo_timers_run_on_one_node_and_the_todo_list_is_shared(_):
+    database = make_database()
+    nodes = []
+    try:
+        for _ in range(3):
+            nodes.append(Node(database, "--demo-interval", "0.2"))
+        # Every node shows the emoji list at the same versions: one ticker writes it.
+        time.sleep(1.5)
+        versions = [node.snapshot("emoji")[1]["version"] for node in nodes]
+        check(max(versions) - min(versions) <= 2, f"the nodes' emoji versions differ: {versions}")
+        first = versions[0]
+        time.sleep(1.0)
+        later = nodes[0].snapshot("emoji")[1]["version"]
+        # One ticker at 5 ticks/s: about 5 versions a second, not 15.
+        check(later - first <= 8, f"emoji moved {later - first} versions in a second: more than one node ticks")
+        check(later > first, "no node ticks")
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def test_database_restart_is_survived(cluster):
+    a, b, _ = cluster.nodes
+    _, _, created = a.put("restart", ["1"])
+    wait_until(lambda: b.snapshot("restart")[0] == 200, 5, "b never saw the list")
+    stream = b.stream("restart", last_event_id=created["version"])
+    try:
+        subprocess.run([PGCTL, "stop"], check=True)
+        try:
+            # Writes answer 503 with Retry-After, quickly; health stays 200 and readiness turns 503.
+            deadline = time.monotonic() + 10
+            while True:
+                start = time.monotonic()
+                status, headers, body = a.put("restart", ["2"])
+                took = time.monotonic() - start
+                check(took < 6, f"a write hung for {took:.1f} s while the database was down")
+                if status == 503:
+                    break
+                check(time.monotonic() < deadline, f"writes still answer {status} with the database down")
+                time.sleep(0.2)
+            check("Retry-After" in headers, f"503 without Retry-After: {headers}")
+            status, _, health = a.request("GET", "/healthz")
+            check(status == 200 and b"unreachable" in health, f"/healthz {status} {health!r}")
+            wait_until(lambda: a.request("GET", "/readyz")[0] == 503, 5, "/readyz stayed ready")
+        finally:
+            subprocess.run([PGCTL, "start"], check=True)
+        # Within seconds, writes succeed again, and b's stream catches up.
+        deadline = time.monotonic() + 15
+        while True:
+            status, _, write = a.put("restart", ["3", "4"])
+            if status == 200:
+                break
+            check(time.monotonic() < deadline, f"writes still fail after the restart: {status} {write}")
+            time.sleep(0.2)
+        wait_until(lambda: a.request("GET", "/readyz")[0] == 200, 10, "/readyz never recovered")
+        while True:
+            _, event_id, _ = stream.next_event(10)
+            if event_id == str(write["version"]):
+                break
+    finally:
+        stream.close()
+
+
+PARALLEL = [
+    test_a_write_reaches_every_node_and_its_streams,
+    test_racing_creates_across_nodes_make_one_list,
+    test_if_match_is_checked_across_nodes,
+    test_last_event_id_from_one_node_resumes_on_another,
+    test_kill_9_of_a_node_loses_no_acknowledged_write,
+    test_sessions_minted_by_one_node_are_accepted_by_another,
+    test_demo_timers_run_on_one_node_and_the_todo_list_is_shared,
+]
+ALONE = [test_database_restart_is_survived]
+
+
+def run(test):
+    cluster = Cluster() if test is not test_demo_timers_run_on_one_node_and_the_todo_list_is_shared else None
+    start = time.monotonic()
+    try:
+        test(cluster)
+        return test.__name__, None, time.monotonic() - start
+    except Exception as error:  # noqa: BLE001  (reported with the nodes' logs)
+        logs = "\n".join(f"--- node {n.port}\n{n.log_text()}" for n in (cluster.nodes if cluster else []))
+        return test.__name__, f"{type(error).__name__}: {error}\n{logs}", time.monotonic() - start
+    finally:
+        if cluster:
+            cluster.stop()
+
+
+def main():
+    selected = sys.argv[1:]
+    chosen = lambda tests: [t for t in tests if not selected or any(s in t.__name__ for s in selected)]  # noqa: E731
+    signal.alarm(TIME_LIMIT)
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run, chosen(PARALLEL)))
+    results += [run(test) for test in chosen(ALONE)]
+    for name, failure, seconds in results:
+        print(f"{'ok  ' if failure is None else 'FAIL'} {name} ({seconds:.1f} s)")
+        if failure:
+            failures += 1
+            print(failure)
+    print(f"cluster tests: {len(results) - failures} passed, {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

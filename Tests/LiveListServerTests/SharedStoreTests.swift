@@ -1,0 +1,254 @@
+import Foundation
+import LiveListHTML
+@testable import LiveListServer
+@testable import LiveListEngine
+import Synchronization
+import Testing
+
+/// One database in memory that several "nodes" share, each through its own ``SharedMemoryStore``:
+/// the semantics the PostgreSQL store gives (a version must follow the stored one, or the write is
+/// stale; recent versions kept with their content; every write noticed by every node), without a
+/// database, so that the engine's catching up is tested in process.
+final class SharedMemoryDatabase: @unchecked Sendable {
+    struct Row {
+        var version: Int
+        var content: StoredUpdate.Content
+    }
+
+    private struct Contents {
+        var rows: [String: Row] = [:]
+        var history: [String: [StoredUpdate.Step]] = [:]
+        var listeners: [AsyncStream<StoreNotice>.Continuation] = []
+    }
+
+    private let contents = Mutex(Contents())
+    let limit: Int
+    let kept: Int
+
+    init(limit: Int = 1_000, kept: Int = 256) {
+        self.limit = limit
+        self.kept = kept
+    }
+
+    func write(_ name: String, version: Int, content: StoredUpdate.Content) throws(StoreError) {
+        let listeners = try contents.withLock { (contents: inout Contents) throws(StoreError) -> [AsyncStream<StoreNotice>.Continuation] in
+            let stored = contents.rows[name]?.version ?? 0
+            guard stored == version - 1 else {
+                throw StoreError(.stale(version: stored), "\(name) is at \(stored)")
+            }
+            if case .json = content, contents.rows[name].map({ if case .json = $0.content { false } else { true } }) ?? true {
+                let count = contents.rows.values.filter { if case .json = $0.content { true } else { false } }.count
+                guard count < limit else { throw StoreError(.limitReached(limit: limit), "limit") }
+            }
+            contents.rows[name] = Row(version: version, content: content)
+            contents.history[name, default: []].append(.init(version: version, content: content))
+            contents.history[name] = contents.history[name].map { Array($0.suffix(kept)) }
+            return contents.listeners
+        }
+        for listener in listeners {
+            listener.yield(.changed(name: name, version: version))
+        }
+    }
+
+    func reserve(_ name: String, version: Int) {
+        contents.withLock { contents in
+            let row = contents.rows[name] ?? Row(version: 0, content: .reserved)
+            contents.rows[name] = Row(version: max(row.version, version), content: row.content)
+        }
+    }
+
+    func load() -> StoredLists {
+        contents.withLock { contents in
+            var stored = StoredLists()
+            for (name, row) in contents.rows {
+                stored.highWater[name] = row.version
+                switch row.content {
+                case let .json(body): stored.jsonLists[name] = .init(version: row.version, body: body)
+                case let .state(bytes): stored.appStates[name] = .init(version: row.version, bytes: bytes)
+                case .deleted, .reserved: break
+                }
+            }
+            return stored
+        }
+    }
+
+    func update(_ name: String, after version: Int) -> StoredUpdate? {
+        contents.withLock { contents in
+            guard let row = contents.rows[name], row.version > version else { return nil }
+            let steps = (contents.history[name] ?? []).filter { $0.version > version }
+            let complete = steps.count == row.version - version
+            return StoredUpdate(steps: complete ? steps : [.init(version: row.version, content: row.content)])
+        }
+    }
+
+    func versions() -> [String: Int] {
+        contents.withLock { contents in contents.rows.mapValues(\.version) }
+    }
+
+    func listen() -> AsyncStream<StoreNotice> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreNotice.self)
+        contents.withLock { $0.listeners.append(continuation) }
+        continuation.yield(.reconnected)
+        return stream
+    }
+
+    /// Ends every node's notices.
+    func close() {
+        for listener in contents.withLock({ $0.listeners }) {
+            listener.finish()
+        }
+    }
+}
+
+/// One node's view of a ``SharedMemoryDatabase``.
+final class SharedMemoryStore: ListStore, Sendable {
+    let database: SharedMemoryDatabase
+    private let secretBytes = [UInt8](repeating: 7, count: 32)
+
+    init(_ database: SharedMemoryDatabase) {
+        self.database = database
+    }
+
+    var isShared: Bool { true }
+    func load() throws(StoreError) -> StoredLists { database.load() }
+    func saveHighWater(_ version: Int, for name: String) throws(StoreError) { database.reserve(name, version: version) }
+    func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) {
+        try database.write(name, version: version, content: .json(body))
+    }
+    func deleteJSONList(name: String, version: Int) throws(StoreError) {
+        try database.write(name, version: version, content: .deleted)
+    }
+    func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) {
+        try database.write(name, version: version, content: .state(bytes))
+    }
+    func appState(name: String) throws(StoreError) -> StoredLists.AppState? { database.load().appStates[name] }
+    func secret() throws(StoreError) -> [UInt8] { secretBytes }
+    func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? { database.update(name, after: version) }
+    func versions() throws(StoreError) -> [String: Int] { database.versions() }
+    func notices() -> AsyncStream<StoreNotice> { database.listen() }
+}
+
+/// Several registries ("nodes") on one shared store: versions are never handed out twice over the
+/// nodes, every node shows every write, and a node's streams get the very diffs of the node that wrote.
+@Suite struct SharedStoreTests {
+    /// `count` nodes on one database, each following the store.
+    private func nodes(_ count: Int, database: SharedMemoryDatabase) async throws -> ([ListRegistry], [Task<Void, Never>]) {
+        var registries: [ListRegistry] = []
+        var followers: [Task<Void, Never>] = []
+        for _ in 0 ..< count {
+            let registry = try await ListRegistry(store: SharedMemoryStore(database))
+            registries.append(registry)
+            followers.append(Task { await registry.followStore() })
+        }
+        return (registries, followers)
+    }
+
+    @Test func racingCreatesOnSeveralNodesMakeOneListAndDistinctVersions() async throws {
+        for round in 0 ..< 10 {
+            let database = SharedMemoryDatabase()
+            let (registries, followers) = try await nodes(3, database: database)
+            defer { followers.forEach { $0.cancel() }; database.close() }
+            let results = await withTaskGroup(of: ListWrite?.self) { group in
+                for writer in 0 ..< 12 {
+                    let registry = registries[writer % registries.count]
+                    group.addTask { try? await registry.put(name("r"), body: body(["w\(writer)"]), ifMatch: nil) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let answered = results.compactMap { $0 }
+            #expect(answered.count == 12, "round \(round): every write answered")
+            #expect(answered.filter(\.created).count == 1, "round \(round): exactly one creation")
+            let versions = answered.map(\.version)
+            #expect(Set(versions).count == versions.count, "round \(round): a version handed out twice: \(versions.sorted())")
+            #expect(versions.max() == database.versions()["r"])
+        }
+    }
+
+    @Test func everyNodeShowsEveryWriteAndSendsTheSameDiffs() async throws {
+        let database = SharedMemoryDatabase()
+        let (registries, followers) = try await nodes(2, database: database)
+        defer { followers.forEach { $0.cancel() }; database.close() }
+        let (a, b) = (registries[0], registries[1])
+        _ = try await a.put(name("l"), body: body(["1", "2", "3"]), ifMatch: nil)
+        #expect(await eventually { await b.list(name("l"))?.version == 1 })
+        // A stream on each node, from version 1.
+        let onA = RecordingSink()
+        let onB = RecordingSink()
+        await a.subscribe(MultiplexedStream(sink: onA, names: ["l"], versions: [:]), names: [name("l")], since: ["l": 1])
+        await b.subscribe(MultiplexedStream(sink: onB, names: ["l"], versions: [:]), names: [name("l")], since: ["l": 1])
+        _ = try await a.put(name("l"), body: body(["3", "1", "4"]), ifMatch: 1)
+        _ = try await b.put(name("l"), body: body(["4", "5"]), ifMatch: 2)
+        _ = try await a.put(name("l"), body: body(["5"]), ifMatch: 3)
+        #expect(await eventually { onA.events.count == 3 && onB.events.count == 3 })
+        #expect(onA.events.map(\.data) == onB.events.map(\.data), "both nodes sent the same diffs")
+        let listA = try #require(await a.list(name("l")))
+        let listB = try #require(await b.list(name("l")))
+        #expect(await listA.snapshotJSON() == listB.snapshotJSON())
+        // A viewer of node A resumes on node B with a diff from the version it had.
+        let catchUp = await listB.changes(since: 2)
+        #expect(!catchUp.isReset && catchUp.from == 2 && catchUp.version == 4)
+    }
+
+    @Test func aStaleWriteCatchesUpAndChecksItsPreconditionOnTheLatestState() async throws {
+        let database = SharedMemoryDatabase()
+        // No followers: node B learns of A's write only when its own write is refused as stale.
+        let a = try await ListRegistry(store: SharedMemoryStore(database))
+        let b = try await ListRegistry(store: SharedMemoryStore(database))
+        _ = try await a.put(name("p"), body: body(["1"]), ifMatch: nil)
+        // B does not know the list: If-None-Match: * fails once B has caught up.
+        await #expect(throws: ListWriteError.self) {
+            try await b.put(name("p"), body: body(["2"]), precondition: .absent)
+        }
+        let replaced = try await b.put(name("p"), body: body(["2"]), ifMatch: 1)
+        #expect(!replaced.created && replaced.version == 2)
+        await #expect(throws: ListWriteError.self) {
+            try await a.put(name("p"), body: body(["3"]), ifMatch: 1)
+        }
+        _ = try await a.delete(name("p"))
+        #expect(database.versions()["p"] == 3)
+        let recreated = try await b.put(name("p"), body: body(["4"]), ifMatch: nil)
+        #expect(recreated.created && recreated.version == 4)
+    }
+
+    @Test func theListLimitHoldsOverNodes() async throws {
+        let database = SharedMemoryDatabase(limit: 5)
+        let (registries, followers) = try await nodes(3, database: database)
+        defer { followers.forEach { $0.cancel() }; database.close() }
+        let created = await withTaskGroup(of: Bool.self) { group in
+            for index in 0 ..< 20 {
+                let registry = registries[index % registries.count]
+                group.addTask { (try? await registry.put(name("n\(index)"), body: body(["x"]), ifMatch: nil))?.created ?? false }
+            }
+            return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        #expect(created == 5)
+    }
+
+    struct Counter: Codable, Equatable, Sendable {
+        var items: [String] = []
+    }
+
+    @Test func appStateChangesOnAnyNodeApplyToTheLatestState() async throws {
+        let database = SharedMemoryDatabase()
+        let (registries, followers) = try await nodes(2, database: database)
+        defer { followers.forEach { $0.cancel() }; database.close() }
+        let render: @Sendable (Counter) -> [Section] = { counter in
+            [Section(id: "s", cells: counter.items.map { CellNode(Echo(id: $0, text: $0)) })]
+        }
+        var lists: [HostedList] = []
+        for registry in registries {
+            lists.append(try await registry.hostApp(name("todo"), state: Counter(), render: render))
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0 ..< 20 {
+                let list = lists[index % 2]
+                group.addTask { _ = try? await list.updateState(Counter.self) { $0.items.append("i\(index)") } }
+            }
+        }
+        #expect(await eventually { await lists[0].version == lists[1].version })
+        let stored = try #require(database.load().appStates["todo"])
+        let counter = try JSONDecoder().decode(Counter.self, from: Data(stored.bytes))
+        #expect(counter.items.count == 20, "no change overwrote another: \(counter.items)")
+        #expect(await lists[0].snapshotJSON() == lists[1].snapshotJSON())
+    }
+}
