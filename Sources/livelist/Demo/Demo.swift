@@ -11,6 +11,10 @@ struct Demo: Sendable {
         task?.cancel()
     }
 
+    /// The store lease under which the demo timers tick: with several nodes on one database, one node
+    /// at a time moves the demo lists (their states are stored, so every node shows the same moves).
+    static let timerLease = "livelist.demo-timers"
+
     /// Registers the demo lists (todo, emoji shuffle, sections) and starts their timers.
     static func startAll(on app: LiveListApp, interval: Duration, logger: Logger) async throws -> [Demo] {
         [
@@ -21,12 +25,14 @@ struct Demo: Sendable {
     }
 }
 
-/// Runs `step` every `interval` until cancelled.
-func repeating(every interval: Duration, _ step: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-    Task {
+/// Runs `step` every `interval` until cancelled, on the node that holds the demo timers' lease.
+func repeating(every interval: Duration, on app: LiveListApp, _ step: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    let registry = app.registry
+    return Task {
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
             if Task.isCancelled { break }
+            guard registry.holdsLease(Demo.timerLease) else { continue }
             await step()
         }
     }

@@ -1,38 +1,36 @@
 import LiveListHTML
 import LiveListServer
 
-/// A grid of emoji that moves a few cells every tick: a stream of `move` operations.
-actor EmojiDemo {
+/// A grid of emoji that moves a few cells every tick: a stream of `move` operations. Its order is a
+/// stored state, so that every node of a cluster shows the same moves.
+enum EmojiDemo {
     static let emoji = Array("🍎🍐🍊🍋🍌🍉🍇🍓🫐🍈🍒🍑🥭🍍🥥🥝🍅🍆🥑🥦🥕🌽🌶🫑")
 
-    private var order: [Int]
-    private var generator: SystemRandomNumberGenerator
-    private let list: HostedList
-
-    private init(order: [Int], list: HostedList) {
-        self.order = order
-        self.list = list
-        generator = SystemRandomNumberGenerator()
+    struct State: Codable, Equatable, Sendable {
+        var order: [Int]
     }
 
     static func start(on app: LiveListApp, interval: Duration) async throws -> Demo {
-        let order = Array(emoji.indices)
-        let list = try await app.registry.hostApp(ListName("emoji")!, sections: render(order))
-        let demo = EmojiDemo(order: order, list: list)
-        return Demo(task: repeating(every: interval) { await demo.shuffle() })
+        let list = try await app.registry.hostApp(ListName("emoji")!, state: State(order: Array(emoji.indices)), render: render)
+        return Demo(task: repeating(every: interval, on: app) { _ = try? await list.updateState(State.self, shuffle) })
     }
 
-    func shuffle() async {
+    /// Moves three fruit.
+    @Sendable static func shuffle(_ state: inout State) {
+        var generator = SystemRandomNumberGenerator()
+        guard !state.order.isEmpty else { return }
         for _ in 0 ..< 3 {
-            let from = Int.random(in: 0 ..< order.count, using: &generator)
-            let to = Int.random(in: 0 ..< order.count, using: &generator)
-            order.insert(order.remove(at: from), at: to)
+            let from = Int.random(in: 0 ..< state.order.count, using: &generator)
+            let to = Int.random(in: 0 ..< state.order.count, using: &generator)
+            state.order.insert(state.order.remove(at: from), at: to)
         }
-        _ = try? await list.render(Self.render(order))
     }
 
-    static func render(_ order: [Int]) -> [Section] {
-        [Section(id: "fruit", header: SectionHeading("Every second, three fruit move"), cells: order.map { CellNode(EmojiCell(index: $0)) })]
+    @Sendable static func render(_ state: State) -> [Section] {
+        // A stored order that is not a permutation of the fruit (an older release's) renders the fruit it can.
+        let order = state.order.filter { emoji.indices.contains($0) }
+        return [Section(id: "fruit", header: SectionHeading("Every second, three fruit move"),
+                        cells: order.map { CellNode(EmojiCell(index: $0)) })]
     }
 }
 
