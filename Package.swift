@@ -106,6 +106,7 @@ let package = Package(
         .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(name: "LiveListPostgresTests", dependencies: ["LiveListPostgres"], swiftSettings: strict),
         // End to end: starts the real `livelist` binary on a free loopback port.
         .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], swiftSettings: strict),
     ],

@@ -120,8 +120,8 @@ public final class PostgresListStore: ListStore, Sendable {
         let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
         try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockNamespace), \(Self.migrationLock))", logger: logger)
-            try await connection.query("CREATE TABLE IF NOT EXISTS livelist_schema (version integer NOT NULL)", logger: logger)
+            try await drained(connection.query("SELECT pg_advisory_xact_lock(\(Self.lockNamespace), \(Self.migrationLock))", logger: logger))
+            try await drained(connection.query("CREATE TABLE IF NOT EXISTS livelist_schema (version integer NOT NULL)", logger: logger))
             var found = 0
             for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM livelist_schema", logger: logger).decode(Int.self) {
                 found = version
@@ -130,7 +130,7 @@ public final class PostgresListStore: ListStore, Sendable {
                 throw StoreError("the database's LiveList schema is version \(found), newer than this release understands (\(Self.schemaVersion)); run a newer livelist")
             }
             if found < 1 {
-                try await connection.query("""
+                try await drained(connection.query("""
                     CREATE TABLE livelist_lists (
                         name text PRIMARY KEY,
                         version bigint NOT NULL,
@@ -138,8 +138,8 @@ public final class PostgresListStore: ListStore, Sendable {
                         content bytea,
                         updated_at timestamptz NOT NULL DEFAULT now()
                     )
-                    """, logger: logger)
-                try await connection.query("""
+                    """, logger: logger))
+                try await drained(connection.query("""
                     CREATE TABLE livelist_history (
                         name text NOT NULL,
                         version bigint NOT NULL,
@@ -147,9 +147,10 @@ public final class PostgresListStore: ListStore, Sendable {
                         content bytea,
                         PRIMARY KEY (name, version)
                     )
-                    """, logger: logger)
-                try await connection.query("CREATE TABLE livelist_meta (key text PRIMARY KEY, value bytea NOT NULL)", logger: logger)
-                try await connection.query("INSERT INTO livelist_schema (version) VALUES (1)", logger: logger)
+                    """, logger: logger))
+                try await drained(connection.query("CREATE TABLE livelist_meta (key text PRIMARY KEY, value bytea NOT NULL)", logger: logger))
+                try await drained(connection.query(PostgresQuery(unsafeSQL: Self.writeFunction), logger: logger))
+                try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (1)", logger: logger))
             }
         }
     }
@@ -177,10 +178,10 @@ public final class PostgresListStore: ListStore, Sendable {
 
     public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
         try blocking("reserving versions of \(name)") { [client, logger] in
-            _ = try await client.query("""
+            try await drained(client.query("""
                 INSERT INTO livelist_lists (name, version, kind) VALUES (\(name), \(version), \(Kind.reserved.rawValue))
                 ON CONFLICT (name) DO UPDATE SET version = greatest(livelist_lists.version, excluded.version)
-                """, logger: logger)
+                """, logger: logger))
         }
     }
 
@@ -213,8 +214,8 @@ public final class PostgresListStore: ListStore, Sendable {
         let fresh = ByteBuffer(bytes: (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
         return try blocking("reading the session secret") { [client, logger] in
             // The first node to ask stores its secret; every node then signs with that one.
-            try await client.query(
-                "INSERT INTO livelist_meta (key, value) VALUES ('session_secret', \(fresh)) ON CONFLICT (key) DO NOTHING", logger: logger)
+            try await drained(client.query(
+                "INSERT INTO livelist_meta (key, value) VALUES ('session_secret', \(fresh)) ON CONFLICT (key) DO NOTHING", logger: logger))
             var secret: [UInt8] = []
             for try await value in try await client.query("SELECT value FROM livelist_meta WHERE key = 'session_secret'", logger: logger)
                 .decode(ByteBuffer.self)
@@ -229,33 +230,36 @@ public final class PostgresListStore: ListStore, Sendable {
     }
 
     public func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? {
-        let kept = options.keptVersions
-        return try blocking("reading \(name)") { [client, logger] in
-            try await client.withTransaction(logger: logger) { connection -> StoredUpdate? in
-                // One snapshot of the database for both reads.
-                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
-                var latest: StoredUpdate.Step?
-                let rows = try await connection.query(
-                    "SELECT version, kind, content FROM livelist_lists WHERE name = \(name)", logger: logger)
-                for try await (stored, kind, content) in rows.decode((Int, String, ByteBuffer?).self) {
-                    latest = Self.step(version: stored, kind: kind, content: content)
-                }
-                guard let latest, latest.version > version else { return nil }
-                guard latest.version - version <= kept else { return StoredUpdate(steps: [latest]) }
-                var steps: [StoredUpdate.Step] = []
-                let history = try await connection.query("""
-                    SELECT version, kind, content FROM livelist_history WHERE name = \(name) AND version > \(version)
-                    ORDER BY version
-                    """, logger: logger)
-                for try await (stored, kind, content) in history.decode((Int, String, ByteBuffer?).self) {
+        try blocking("reading \(name)") { [client, logger] in
+            // One statement, so one snapshot: the kept versions after `version`, each row with the list's
+            // current version (one row of nulls when none is kept).
+            var latestVersion = 0
+            var steps: [StoredUpdate.Step] = []
+            let rows = try await client.query("""
+                SELECT l.version, h.version, h.kind, h.content FROM livelist_lists l
+                LEFT JOIN livelist_history h ON h.name = l.name AND h.version > \(version)
+                WHERE l.name = \(name) ORDER BY h.version
+                """, logger: logger)
+            for try await (current, stored, kind, content) in rows.decode((Int, Int?, String?, ByteBuffer?).self) {
+                latestVersion = current
+                if let stored, let kind {
                     steps.append(Self.step(version: stored, kind: kind, content: content))
                 }
-                // Every version in between, each with its content, or else only the latest.
-                let complete = steps.count == latest.version - version && steps.last?.version == latest.version
-                    && zip(steps, steps.dropFirst()).allSatisfy { $0.version + 1 == $1.version }
-                    && !steps.contains { $0.content == .reserved }
-                return StoredUpdate(steps: complete ? steps : [latest])
             }
+            guard latestVersion > version else { return nil }
+            // Every version in between, each with its content, or else only the latest.
+            let complete = steps.count == latestVersion - version && steps.last?.version == latestVersion
+                && zip(steps, steps.dropFirst()).allSatisfy { $0.version + 1 == $1.version }
+                && !steps.contains { $0.content == .reserved }
+            if complete { return StoredUpdate(steps: steps) }
+            var latest: StoredUpdate.Step?
+            for try await (stored, kind, content) in try await client.query(
+                "SELECT version, kind, content FROM livelist_lists WHERE name = \(name)", logger: logger
+            ).decode((Int, String, ByteBuffer?).self) {
+                latest = Self.step(version: stored, kind: kind, content: content)
+            }
+            guard let latest, latest.version > version else { return nil }
+            return StoredUpdate(steps: [latest])
         }
     }
 
@@ -314,50 +318,64 @@ public final class PostgresListStore: ListStore, Sendable {
         case limit(Int)
     }
 
-    /// Writes `name` at `version` in one transaction: locks the row, checks that `version` follows the
-    /// stored one (else stale), counts the lists for a creation, stores the content and its history,
-    /// and notifies the other nodes on commit.
+    /// SQLSTATEs that `livelist_write` raises (their class, LL, is not PostgreSQL's).
+    static let staleState = "LL001"
+    static let limitState = "LL002"
+
+    /// One write in one statement (one round trip, its own transaction): locks the list's row (made
+    /// when missing), checks that the version follows the stored one (else raises LL001 with the stored
+    /// version as its message), counts the lists for a creation under a transaction lock (else LL002),
+    /// stores the content, keeps it in the history (or only its version when too big: p_kept is false)
+    /// and drops the history beyond p_keep versions, then notifies every node on commit. A refusal rolls
+    /// everything back, the placeholder row too.
+    static let writeFunction = """
+        CREATE FUNCTION livelist_write(p_name text, p_version bigint, p_kind text, p_content bytea,
+                                       p_kept boolean, p_keep bigint, p_limit bigint) RETURNS void AS $$
+        DECLARE
+            stored_version bigint;
+            stored_kind text;
+            json_lists bigint;
+        BEGIN
+            INSERT INTO livelist_lists (name, version, kind) VALUES (p_name, 0, 'none') ON CONFLICT (name) DO NOTHING;
+            SELECT version, kind INTO stored_version, stored_kind FROM livelist_lists WHERE name = p_name FOR UPDATE;
+            IF stored_version <> p_version - 1 THEN
+                RAISE EXCEPTION USING ERRCODE = '\(staleState)', MESSAGE = stored_version::text;
+            END IF;
+            IF p_kind = 'json' AND stored_kind <> 'json' THEN
+                PERFORM pg_advisory_xact_lock(\(lockNamespace), \(creationLock));
+                SELECT count(*) INTO json_lists FROM livelist_lists WHERE kind = 'json';
+                IF json_lists >= p_limit THEN
+                    RAISE EXCEPTION USING ERRCODE = '\(limitState)', MESSAGE = p_limit::text;
+                END IF;
+            END IF;
+            UPDATE livelist_lists SET version = p_version, kind = p_kind, content = p_content, updated_at = now()
+                WHERE name = p_name;
+            INSERT INTO livelist_history (name, version, kind, content)
+                VALUES (p_name, p_version, CASE WHEN p_kept THEN p_kind ELSE 'reserved' END,
+                        CASE WHEN p_kept THEN p_content END)
+                ON CONFLICT (name, version) DO UPDATE SET kind = excluded.kind, content = excluded.content;
+            DELETE FROM livelist_history WHERE name = p_name AND version <= p_version - p_keep;
+            PERFORM pg_notify('\(channel)', p_name || ' ' || p_version);
+        END
+        $$ LANGUAGE plpgsql
+        """
+
+    /// Writes `name` at `version` with `livelist_write` (one statement, see there).
     private func write(name: String, version: Int, kind: Kind, content: [UInt8]?) throws(StoreError) {
         let options = self.options
         let buffer = content.map { ByteBuffer(bytes: $0) }
+        let kept = (content?.count ?? 0) <= options.largestKeptContent
         try blocking("writing \(name)") { [client, logger] in
-                try await client.withTransaction(logger: logger) { connection in
-                    try await connection.query("""
-                        INSERT INTO livelist_lists (name, version, kind) VALUES (\(name), 0, \(Kind.none.rawValue))
-                        ON CONFLICT (name) DO NOTHING
-                        """, logger: logger)
-                    var stored = (version: 0, kind: Kind.none.rawValue)
-                    for try await row in try await connection.query(
-                        "SELECT version, kind FROM livelist_lists WHERE name = \(name) FOR UPDATE", logger: logger
-                    ).decode((Int, String).self) {
-                        stored = row
-                    }
-                    guard stored.version == version - 1 else { throw Refusal.stale(stored.version) }
-                    if kind == .json && stored.kind != Kind.json.rawValue {
-                        // A creation: one at a time over every node, counted against the limit.
-                        try await connection.query(
-                            "SELECT pg_advisory_xact_lock(\(Self.lockNamespace), \(Self.creationLock))", logger: logger)
-                        var count = 0
-                        for try await found in try await connection.query(
-                            "SELECT count(*) FROM livelist_lists WHERE kind = 'json'", logger: logger
-                        ).decode(Int.self) {
-                            count = found
-                        }
-                        guard count < options.maximumJSONLists else { throw Refusal.limit(options.maximumJSONLists) }
-                    }
-                    try await connection.query("""
-                        UPDATE livelist_lists SET version = \(version), kind = \(kind.rawValue), content = \(buffer), updated_at = now()
-                        WHERE name = \(name)
-                        """, logger: logger)
-                    let kept = (content?.count ?? 0) <= options.largestKeptContent ? buffer : nil
-                    let keptKind = kept == nil && content != nil ? Kind.reserved.rawValue : kind.rawValue
-                    try await connection.query("""
-                        INSERT INTO livelist_history (name, version, kind, content) VALUES (\(name), \(version), \(keptKind), \(kept))
-                        ON CONFLICT (name, version) DO UPDATE SET kind = excluded.kind, content = excluded.content
-                        """, logger: logger)
-                    try await connection.query(
-                        "DELETE FROM livelist_history WHERE name = \(name) AND version <= \(version - options.keptVersions)", logger: logger)
-                try await connection.query("SELECT pg_notify(\(Self.channel), \(name + " " + String(version)))", logger: logger)
+            do {
+                try await drained(client.query("""
+                    SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept), \(options.keptVersions), \(options.maximumJSONLists))
+                    """, logger: logger))
+            } catch let error as PSQLError {
+                switch error.serverInfo?[.sqlState] {
+                case Self.staleState?: throw Refusal.stale(Int(error.serverInfo?[.message] ?? "") ?? 0)
+                case Self.limitState?: throw Refusal.limit(options.maximumJSONLists)
+                default: throw error
+                }
             }
         }
     }
@@ -533,6 +551,12 @@ public final class PostgresListStore: ListStore, Sendable {
         }
         return "\(error.code)"
     }
+}
+
+/// Runs a statement to its end. A statement's error can come after its first answer (a function that
+/// raises, a failed commit): unless its rows are read to the end, it would go unseen.
+func drained(_ rows: PostgresRowSequence) async throws {
+    for try await _ in rows {}
 }
 
 /// The result of a store call, handed from the task that ran it to the thread that waits.

@@ -181,20 +181,32 @@ public actor HostedList {
     }
 
     /// How often a write runs again after another process of a shared store wrote first.
-    private static let staleRetries = 16
+    private static let staleRetries = 40
 
     /// Runs `write` in the ordered path; when another process of a shared store wrote the list first,
     /// catches up on what it wrote and runs `write` again, on the latest state.
     private func retryingStale<T>(_ write: () throws(ListWriteError) -> T) throws(ListWriteError) -> T {
+        // Preconditions, unchanged states and existence are decided on the latest stored version.
+        try catchUpWithStore()
         var attempts = 0
         while true {
             do throws(ListWriteError) {
                 return try write()
             } catch where error.staleVersion != nil && attempts < Self.staleRetries {
                 attempts += 1
+                backOff(after: attempts)
                 try catchUpWithStore()
             }
         }
+    }
+
+    /// After a write lost a race to another process a second time and more, waits a random while that
+    /// grows with the losses (up to 64 ms), so that nodes writing one list at full speed take turns
+    /// rather than lose to each other forever. The list's own queue waits, as it does for a slow disk.
+    private func backOff(after attempts: Int) {
+        guard attempts > 1 else { return }
+        let ceiling = 1 << min(attempts, 6)
+        usleep(useconds_t(Int.random(in: 0 ..< ceiling * 1_000)))
     }
 
     /// The next version, or `version_exhausted` past ``ListVersion/maximum``.
@@ -468,6 +480,7 @@ public actor HostedList {
     public func updateState<State: Codable & Equatable & Sendable>(
         _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
     ) throws -> Bool {
+        try catchUpWithStore()
         var attempts = 0
         while true {
             do {
@@ -475,6 +488,7 @@ public actor HostedList {
             } catch let error as ListWriteError where error.staleVersion != nil && attempts < Self.staleRetries {
                 // Another process of a shared store changed the state first: change the latest one.
                 attempts += 1
+                backOff(after: attempts)
                 try catchUpWithStore()
             }
         }

@@ -302,7 +302,9 @@ public actor ListRegistry {
     /// Deletes a JSON-driven list: its viewers get the final empty reset, which is also the answer.
     public func delete(_ name: ListName) async throws(ListWriteError) -> ListWrite {
         while true {
-            guard let hosted = lists[name] else {
+            // With a shared store, a list that another process created may not be known here yet: its
+            // actor catches up before it decides.
+            guard let hosted = store.isShared ? actor(for: name) : lists[name] else {
                 throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
             }
             guard hosted.owner == .json else {
