@@ -185,16 +185,30 @@ public actor HostedList {
 
     /// Runs `write` in the ordered path; when another process of a shared store wrote the list first,
     /// catches up on what it wrote and runs `write` again, on the latest state.
-    private func retryingStale<T>(_ write: () throws(ListWriteError) -> T) throws(ListWriteError) -> T {
-        // Preconditions, unchanged states and existence are decided on the latest stored version.
-        try catchUpWithStore()
+    ///
+    /// A write that changes nothing or is refused here (a precondition, a missing list) was decided on
+    /// what this process knows: with a shared store it is decided again once caught up, so that every
+    /// decision holds for the latest stored version. A write that goes ahead costs no extra round trip:
+    /// the store itself refuses it when it does not follow the stored version.
+    private func retryingStale(_ write: () throws(ListWriteError) -> WriteOutcome) throws(ListWriteError) -> WriteOutcome {
         var attempts = 0
+        var confirmed = !store.isShared
         while true {
             do throws(ListWriteError) {
-                return try write()
+                let outcome = try write()
+                if case .unchanged = outcome, !confirmed {
+                    confirmed = true
+                    try catchUpWithStore()
+                    continue
+                }
+                return outcome
             } catch where error.staleVersion != nil && attempts < Self.staleRetries {
                 attempts += 1
+                confirmed = true
                 backOff(after: attempts)
+                try catchUpWithStore()
+            } catch where !confirmed && (error.kind == .preconditionFailed || error.kind == .notFound) {
+                confirmed = true
                 try catchUpWithStore()
             }
         }
@@ -480,14 +494,22 @@ public actor HostedList {
     public func updateState<State: Codable & Equatable & Sendable>(
         _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
     ) throws -> Bool {
-        try catchUpWithStore()
         var attempts = 0
+        var confirmed = !store.isShared
         while true {
             do {
-                return try updateStateOnce(type, change)
+                let changed = try updateStateOnce(type, change)
+                if !changed && !confirmed {
+                    // Unchanged here: perhaps not on the latest stored state.
+                    confirmed = true
+                    try catchUpWithStore()
+                    continue
+                }
+                return changed
             } catch let error as ListWriteError where error.staleVersion != nil && attempts < Self.staleRetries {
                 // Another process of a shared store changed the state first: change the latest one.
                 attempts += 1
+                confirmed = true
                 backOff(after: attempts)
                 try catchUpWithStore()
             }
