@@ -43,7 +43,13 @@ public final class Renderer<U: Updater>: Sendable {
         var updater: U
         var data: [Section] = []
         var completion: (@Sendable (Result<U.Output, any Error>) -> Void)?
+        /// Told of each successful render inside the lock (see ``observe(_:)``).
+        var observer: Observer?
     }
+
+    /// What an observer is told of a successful render: its sections, and the adapter and updater
+    /// after it (see ``observe(_:)``).
+    package typealias Observer = @Sendable (_ sections: [Section], _ adapter: U.Adapter, _ updater: U) -> Void
 
     private let state: Mutex<State>
 
@@ -117,11 +123,33 @@ public final class Renderer<U: Updater>: Sendable {
             if case .success = result {
                 state.updater = updater
                 state.data = sections
+                state.observer?(sections, state.adapter, updater)
             }
             return (result, state.completion)
         }
         completion?(result)
         return try result.get()
+    }
+
+    /// Starts telling `observer` of every successful render: at once of the current sections (the
+    /// last successful render's, empty before the first), then of each render that succeeds, with
+    /// the adapter and updater after it. It is called inside the renderer's lock, so in the order the
+    /// renders were applied, never two at once: it must be quick and must not use this renderer. A
+    /// server that hosts the renderer as a list hears its renders this way.
+    ///
+    /// - Returns: false, with nothing changed, when the renderer has an observer already.
+    package func observe(_ observer: @escaping Observer) -> Bool {
+        state.withLock { state in
+            guard state.observer == nil else { return false }
+            state.observer = observer
+            observer(state.data, state.adapter, state.updater)
+            return true
+        }
+    }
+
+    /// Stops telling the observer that ``observe(_:)`` set.
+    package func stopObserving() {
+        state.withLock { $0.observer = nil }
     }
 
     /// Renders the given sections, leaving out the `nil`s (as Carbon's `render(_:)` does with
