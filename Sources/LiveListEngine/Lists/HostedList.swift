@@ -59,7 +59,8 @@ public actor HostedList {
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
     }
-    let configuration: ListConfiguration
+    /// The list's settings (a served renderer's adapter and options follow its renders).
+    private(set) var configuration: ListConfiguration
     let store: any ListStore
     private var renderer: Renderer<PatchUpdater>
     private var log: ChangeLog
@@ -257,6 +258,29 @@ public actor HostedList {
         }
         publish(changeset)
         return changeset
+    }
+
+    /// Renders what an app's own renderer rendered (``ListRegistry/hostApp(_:serving:onError:)``): every
+    /// render waiting in `renders`, in order, each with the adapter and updater options it had, through
+    /// ``render(_:)-([Section])``, so that each takes the next version, reserved in the store, and is
+    /// published. A render that cannot be served leaves the list as it was; the next one is diffed from
+    /// there.
+    ///
+    /// - Returns: why renders could not be served, in order; empty when all were.
+    func renderServed(_ renders: ServedRenders) -> [any Error] {
+        var errors: [any Error] = []
+        for next in renders.takeAll() {
+            configuration.adapter = next.adapter
+            configuration.options = next.options
+            renderer.adapter = next.adapter
+            renderer.updater.options = next.options
+            do {
+                try render(next.sections)
+            } catch {
+                errors.append(error)
+            }
+        }
+        return errors
     }
 
     /// Reserves versions in the store ahead of use, so a crash can never lead to reuse.

@@ -231,6 +231,49 @@ public actor ListRegistry {
         try await hostApp(name, perViewer: render, configuration: configuration) { hosted in _ = try await hosted.refresh() }
     }
 
+    /// Serves an app's own renderer as the list `name`, in Carbon's style: the app keeps its
+    /// `Renderer(adapter:updater:)` and calls `renderer.render { … }` whenever its data changes, from
+    /// any thread or task; each successful render becomes a write on the list's one ordered path, in
+    /// the order the renderer applied them: it takes the list's next version (its versions continue
+    /// from the name's high-water mark), is logged for catch-up and published as a changeset to the
+    /// list's streams. What the renderer shows when it is served is the list's first state.
+    ///
+    /// The renderer's adapter and updater options are the list's (each render's own, so changing them
+    /// on the renderer takes effect from its next render); its updater's output stays the app's, with
+    /// the renderer's own versions. The list renders each change again with its own updater, so a render
+    /// costs about twice what it costs unserved. A renderer serves one list.
+    ///
+    /// - Parameter onError: hears why a render could not be served (the store could not reserve its
+    ///   version, or the versions are exhausted); the list then stays as it was until the next render.
+    /// - Throws: when the name is taken, the renderer serves a list already, or the first render cannot
+    ///   be stored.
+    public func hostApp(
+        _ name: ListName, serving renderer: Renderer<PatchUpdater>, onError: (@Sendable (any Error) -> Void)? = nil
+    ) async throws -> HostedList {
+        var custom = configuration
+        custom.adapter = renderer.adapter
+        custom.options = renderer.updater.options
+        let renders = ServedRenders(onError: onError)
+        return try await hostApp(name, configuration: custom) { hosted in
+            let observing = renderer.observe { sections, adapter, updater in
+                guard renders.post(.init(sections: sections, adapter: adapter, options: updater.options)) else { return }
+                Task {
+                    for error in await hosted.renderServed(renders) {
+                        renders.onError?(error)
+                    }
+                }
+            }
+            guard observing else {
+                throw ListWriteError(.conflict, code: "renderer_served", detail: "this renderer serves a list already")
+            }
+            // The renderer's current sections wait first: every later render follows them.
+            if let error = await hosted.renderServed(renders).first {
+                renderer.stopObserving()
+                throw error
+            }
+        }
+    }
+
     /// The list named `name`, if it exists.
     public func list(_ name: ListName) -> HostedList? {
         guard let hosted = lists[name], hosted.exists else { return nil }
