@@ -1,5 +1,6 @@
 public import LiveListEngine
 public import LiveListHTML
+import Foundation
 
 /// An app's actions as values: a `String`-backed type (an enum, usually) whose raw values are the names
 /// the page sends with `POST /lists/NAME/actions` (docs/PROTOCOL.md, "Actions").
@@ -33,6 +34,25 @@ public struct TypedAction<Kind: ListActions>: Sendable {
     /// The cell's key read as `ID` (`action.cell(as: Int.self)`); nil without a cell or when it does not parse.
     public func cell<ID: LosslessStringConvertible>(as type: ID.Type) -> ID? {
         cell.flatMap { ID($0) }
+    }
+
+    /// Where the cell the action is about is in `elements`: the index of the first element whose `id`
+    /// has the cell's key (the key of its `data-cell`); nil without a cell or when none has it.
+    ///
+    ///     if let index = action.index(in: items) { items[index].done.toggle() }
+    public func index<Elements: Collection>(in elements: Elements) -> Elements.Index? where Elements.Element: IdentifiableComponent {
+        guard let cell else { return nil }
+        return elements.firstIndex { AnyListID($0.id).key == cell }
+    }
+
+    /// The text typed in the field `name`, trimmed of spaces and newlines and cut to at most `limit`
+    /// characters; nil when the field is missing or blank. Every field comes from the browser: bound
+    /// what it may add to your state.
+    ///
+    ///     guard let title = action.text("title", limit: 200) else { return }
+    public func text(_ name: String, limit: Int) -> String? {
+        let text = (fields[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : String(text.prefix(max(0, limit)))
     }
 }
 
@@ -95,6 +115,42 @@ public func actionField(_ name: String, value: String? = nil, _ attributes: HTML
         all.append(.value(value))
     }
     return HTMLElement(inputTag, attributes: all + attributes, content: EmptyHTML())
+}
+
+/// A text field of the page's actions form with the button that sends what was typed: a chat's
+/// composer, a todo list's new-item row. Made for a section's header or footer:
+///
+///     Section(id: "todo", footer: TextEntry(TodoAction.add, field: "title", label: "New item", button: "Add")) { items }
+///
+/// The button sends `action` (read the text with `action.text("title", limit: …)`); Enter in the field
+/// sends `enter`, which your actions declare when Enter should do the same. The page's script empties
+/// the field once the server took the action (`data-reset`).
+public struct TextEntry: Component, Equatable {
+    /// The raw value of the action that the button sends.
+    public var action: String
+    /// The field's name, the key of its text in ``TypedAction/fields``.
+    public var field: String
+    /// The field's accessible name, and its placeholder unless one is given.
+    public var label: String
+    /// The text shown in the empty field.
+    public var placeholder: String
+    /// The button's text.
+    public var button: String
+
+    /// Creates the field `field` and the button that sends `action`.
+    public init<Kind: ListActions>(_ action: Kind, field: String, label: String, placeholder: String? = nil, button: String) {
+        self.action = action.rawValue
+        self.field = field
+        self.label = label
+        self.placeholder = placeholder ?? label
+        self.button = button
+    }
+
+    /// `<input form="livelist-actions" name=FIELD …><button form="livelist-actions" name="action" value="ACTION:">`.
+    public var body: some HTML {
+        actionField(field, .placeholder(placeholder), .aria("label", label), .autocomplete("off"), .data("reset", "true"))
+        HTMLElement(buttonTag, attributes: [.custom("form", actionsFormID), .name("action"), .value(action + ":")], content: HTMLText(button))
+    }
 }
 
 // Names that HTMLTag accepts, written out: these never fail.
