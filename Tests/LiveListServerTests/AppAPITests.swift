@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import LiveListServer
 
@@ -69,6 +70,61 @@ import Testing
         // Another list keeps the server's options.
         _ = try await server.app.registry.hostApp(ListName("plain")!, state: Items(), render: Self.render)
         #expect(try await server.get("/lists/plain").text.contains(#"data-stick-bottom="false""#))
+    }
+
+    @Test func anActionTheAppDoesNotDeclareOrAboutNoCellIsRefused() async throws {
+        let server = try await RouteClient()
+        let list = try await server.app.host("items", state: Items(titles: ["Milk"]), render: Self.render)
+        let heard = Mutex<[String]>([])
+        await list.onAction(Action.self, changing: Items.self) { action, items in
+            heard.withLock { $0.append(action.kind.rawValue + ":" + (action.cell ?? "")) }
+            if action.kind == .toggle, let index = action.cell(as: Int.self) { items.done.insert(index) }
+        }
+        let page = try await server.get("/lists/items")
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let csrf = try #require(page.text.components(separatedBy: #"name="csrf" value=""#).dropFirst().first?.prefix { $0 != "\"" })
+        let form = [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", cookie)]
+        func post(_ action: String, accept: String = "*/*") async throws -> RouteResponse {
+            try await server.post("/lists/items/actions", headers: form + [("Accept", accept)], body: Array("csrf=\(csrf)&action=\(action)".utf8))
+        }
+        let json = [("Content-Type", "application/json"), ("Cookie", cookie), ("X-CSRF-Token", String(csrf))]
+
+        let unknown = try await post("rename%3A0")
+        #expect(unknown.status == 422 && unknown.text.contains(#""error":"unknown_action""#), "\(unknown.status) \(unknown.text)")
+        let noCell = try await post("toggle%3A7")
+        #expect(noCell.status == 422 && noCell.text.contains(#""error":"unknown_cell""#) && noCell.text.contains("7"), "\(noCell.text)")
+        let browser = try await post("toggle%3A7", accept: "text/html,application/xhtml+xml,*/*;q=0.8")
+        #expect(browser.status == 422 && browser.header("Content-Type")?.hasPrefix("text/html") == true && browser.text.contains("unknown_cell"))
+        let jsonUnknown = try await server.post("/lists/items/actions", headers: json, body: Array(#"{"type":"rename"}"#.utf8))
+        #expect(jsonUnknown.status == 422 && jsonUnknown.text.contains("unknown_action"))
+        let missingSelection = try await server.post("/lists/items/actions", headers: json, body: Array(#"{"type":"select","cell":"9"}"#.utf8))
+        #expect(missingSelection.status == 422 && missingSelection.text.contains("unknown_cell"))
+        #expect(heard.withLock { $0 }.isEmpty, "the handler heard none of them")
+
+        // What the app declares, about a cell it shows (or none), and the list's own events still go through.
+        #expect(try await post("toggle%3A0").status == 303)
+        #expect(try await post("add%3A").status == 303)
+        let selection = try await server.post("/lists/items/actions", headers: json, body: Array(#"{"type":"select","cell":"0"}"#.utf8))
+        #expect(selection.status == 204)
+        #expect(await eventually { heard.withLock { $0 } == ["toggle:0", "add:"] })
+    }
+
+    @Test func aTypedActionFindsItsCellAndReadsBoundedText() {
+        let rows = [Row(id: 4, title: "a"), Row(id: 12, title: "b")]
+        #expect(TypedAction<Action>(ListAction(type: "toggle", cell: "12"))?.index(in: rows) == 1)
+        #expect(TypedAction<Action>(ListAction(type: "toggle", cell: "5"))?.index(in: rows) == nil)
+        #expect(TypedAction<Action>(ListAction(type: "add"))?.index(in: rows) == nil)
+        let typed = TypedAction<Action>(ListAction(type: "add", fields: ["title": "  Milk and honey \n", "blank": " \t"]))
+        #expect(typed?.text("title", limit: 200) == "Milk and honey")
+        #expect(typed?.text("title", limit: 4) == "Milk")
+        #expect(typed?.text("blank", limit: 200) == nil && typed?.text("missing", limit: 200) == nil)
+    }
+
+    @Test func aTextEntryIsAFieldAndTheButtonThatSendsIt() {
+        let entry = TextEntry(Action.add, field: "title", label: "New item", button: "Add")
+        #expect(entry.body.renderedString() == #"<input form="livelist-actions" name="title" placeholder="New item" aria-label="New item" autocomplete="off" data-reset="true">"#
+            + #"<button form="livelist-actions" name="action" value="add:">Add</button>"#)
+        #expect(TextEntry(Action.add, field: "t", label: "L", placeholder: "<say>", button: "Go").body.renderedString().contains(#"placeholder="&lt;say&gt;""#))
     }
 
     @Test func theEnvironmentConfiguresTheServer() throws {

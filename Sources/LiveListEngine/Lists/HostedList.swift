@@ -78,6 +78,8 @@ public actor HostedList {
     private var isRetired = false
     package private(set) var counters = ListCounters()
     private var actionHandler: (@Sendable (ListAction) async -> Void)?
+    /// The action types of the app, when it declared them (``onAction(accepting:_:)``).
+    private var actionTypes: (@Sendable (String) -> Bool)?
     /// Whether the list renders per viewer (its pages cannot be shared).
     public nonisolated let rendersPerViewer: Bool
 
@@ -704,10 +706,36 @@ public actor HostedList {
     /// the component's `contentWillDisplay()`/`contentDidEndDisplay()`.
     public func onAction(_ handler: @escaping @Sendable (ListAction) async -> Void) {
         actionHandler = handler
+        actionTypes = nil
+    }
+
+    /// Sets what the list does with browser events, as ``onAction(_:)``, for an app that declares its
+    /// action types: an action of another type, or about a cell the list does not show, is refused
+    /// (``ActionOutcome``) and `handler` never hears it. Selections and visibility changes that the
+    /// list handles itself are still passed on.
+    package func onAction(accepting types: @escaping @Sendable (String) -> Bool, _ handler: @escaping @Sendable (ListAction) async -> Void) {
+        actionHandler = handler
+        actionTypes = types
+    }
+
+    /// What became of a browser event.
+    package enum ActionOutcome: Sendable, Equatable {
+        /// The list or its app took it.
+        case handled
+        /// Nothing handles its type.
+        case unknownType
+        /// Its type is the app's, and it names a cell that the list does not show (now: a cell deleted
+        /// after the event is received is the handler's business).
+        case unknownCell
     }
 
     /// Handles a browser event; false when nothing handles its type.
     package func handle(_ action: ListAction) async -> Bool {
+        await perform(action) == .handled
+    }
+
+    /// Handles a browser event, or says why it is refused.
+    package func perform(_ action: ListAction) async -> ActionOutcome {
         var known = false
         if action.cell == nil, action.type == "visible" || action.type == "hidden",
             let key = action.fields["section"], let part = action.fields["part"],
@@ -716,7 +744,7 @@ public actor HostedList {
             // A header or footer that reports its visibility: `{"type": "visible", "section": KEY,
             // "part": "header"}` (docs/PROTOCOL.md).
             if action.type == "visible" { component.contentWillDisplay() } else { component.contentDidEndDisplay() }
-            return true
+            return .handled
         }
         if let cell = action.cell, let (node, section) = findCell(cell) {
             switch action.type {
@@ -733,11 +761,20 @@ public actor HostedList {
                 break
             }
         }
+        if !known, let actionTypes {
+            // A selection or visibility change that found nothing is refused like the app's actions.
+            let isEvent = ["select", "visible", "hidden"].contains(action.type)
+            guard actionTypes(action.type) || isEvent else { return .unknownType }
+            if let cell = action.cell, !cell.isEmpty, findCell(cell) == nil {
+                return .unknownCell
+            }
+            guard actionTypes(action.type) else { return .unknownType }
+        }
         guard let actionHandler else {
-            return known
+            return known ? .handled : .unknownType
         }
         await actionHandler(action)
-        return true
+        return .handled
     }
 
     /// The component of a section's `header` or `footer`, when it reports its visibility.

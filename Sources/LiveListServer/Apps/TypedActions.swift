@@ -57,10 +57,13 @@ public struct TypedAction<Kind: ListActions>: Sendable {
 }
 
 extension HostedList {
-    /// Sets what the list does with its app's actions, decoded as `Kind`; actions of other types (and
-    /// selections, visibility changes) are ignored by `handler`.
+    /// Sets what the list does with its app's actions, decoded as `Kind`. The list refuses an action
+    /// whose type is not one of `Kind`'s, or that names a cell it does not show: the page's post is
+    /// answered 422 (`unknown_action`, `unknown_cell`; docs/PROTOCOL.md, "Actions") and `handler`
+    /// never hears it. Selections and visibility changes of the list's cells are answered 204 and are
+    /// not passed to `handler` either (unless `Kind` declares their types).
     public func onAction<Kind: ListActions>(_ kind: Kind.Type, _ handler: @escaping @Sendable (TypedAction<Kind>) async -> Void) {
-        onAction { action in
+        onAction(accepting: { Kind(rawValue: $0) != nil }) { action in
             if let typed = TypedAction<Kind>(action) {
                 await handler(typed)
             }

@@ -108,7 +108,9 @@ extension LiveListApp {
 
     /// `POST /lists/NAME/actions`: a browser event for the app. JSON with `X-CSRF-Token` is answered
     /// 204; a form posted without JavaScript (its token in the `csrf` field) is answered 303 back to
-    /// the page, and 204 when the page's script posts it with `LiveList-Action: 1` (no navigation).
+    /// the page, and 204 when the page's script posts it with `LiveList-Action: 1` (no navigation). An
+    /// action that nothing handles, or (for an app's typed actions) that names a cell the list does not
+    /// show, is answered 422.
     func action(_ request: HTTPRequest) async -> HTTPResponse {
         let list: HostedList
         switch await hostedList(request) {
@@ -155,9 +157,13 @@ extension LiveListApp {
         }
         sessions.touch(session)
         let cell = fields.removeValue(forKey: "cell")
-        let handled = await list.handle(ListAction(type: type, cell: cell, fields: fields, session: session))
-        guard handled else {
+        switch await list.perform(ListAction(type: type, cell: cell, fields: fields, session: session)) {
+        case .handled:
+            break
+        case .unknownType:
             return errorResponse(422, "unknown_action", "type: \(quoted(type)) is not an action of \(list.name)")
+        case .unknownCell:
+            return errorResponse(422, "unknown_cell", "cell: \(quoted(cell ?? "")) is not a cell of \(list.name)")
         }
         if isForm && request.headers["LiveList-Action"] == nil {
             return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
