@@ -37,11 +37,3 @@ func repeating(every interval: Duration, on app: LiveListApp, _ step: @escaping 
         }
     }
 }
-
-/// A button of the page's actions form (`<form id="livelist-actions">` in the page template), so that
-/// it works without JavaScript: it posts `action=TYPE:CELL` with the page's CSRF token.
-func actionButton(_ label: String, type: String, cell: String, title: String) -> some HTML {
-    button(.custom("form", "livelist-actions"), .name("action"), .value("\(type):\(cell)"), .title(title), .aria("label", title)) {
-        label
-    }
-}

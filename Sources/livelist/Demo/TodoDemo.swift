@@ -22,6 +22,12 @@ enum TodoDemo {
         var nextID: Int
     }
 
+    /// What the page's buttons and fields send (docs/PROTOCOL.md, "Actions"): `moveAfter` is what
+    /// livelist-drag.js posts for a cell dropped after another; `enter` is Enter in any field.
+    enum Action: String, ListActions {
+        case add, toggle, delete, edit, up, down, moveAfter, clear, enter
+    }
+
     static let name = ListName("todo")!
     static let maximumItems = 100
     static let maximumTitleLength = 200
@@ -33,12 +39,8 @@ enum TodoDemo {
             Item(id: 3, title: "PUT a list with curl", done: false),
         ], nextID: 4)
         let list = try await app.registry.hostApp(name, state: initial, render: render)
-        await list.onAction { action in
-            do {
-                try await list.updateState(State.self) { state in apply(action, to: &state) }
-            } catch {
-                logger.error("todo: \(error)")
-            }
+        await list.onAction(Action.self, changing: State.self, onError: { error in logger.error("todo: \(error)") }) { action, state in
+            apply(action, to: &state)
         }
         return Demo(task: nil)
     }
@@ -49,32 +51,32 @@ enum TodoDemo {
         return title.isEmpty ? nil : String(title.prefix(maximumTitleLength))
     }
 
-    /// What an action does to the state (nothing for an unknown action or cell).
-    static func apply(_ action: ListAction, to next: inout State) {
-        let id = action.cell.flatMap { Int($0) }
+    /// What an action does to the state (nothing for an action about a cell that is gone).
+    static func apply(_ action: TypedAction<Action>, to next: inout State) {
+        let id = action.cell(as: Int.self)
         let index = id.flatMap { id in next.items.firstIndex { $0.id == id } }
-        switch (action.type, index) {
-        case ("add", _):
+        switch (action.kind, index) {
+        case (.add, _):
             guard next.items.count < maximumItems, let title = title(action.fields["text"]) else { return }
             next.items.append(Item(id: next.nextID, title: title, done: false))
             next.nextID += 1
-        case let ("toggle", index?):
+        case let (.toggle, index?):
             next.items[index].done.toggle()
-        case let ("delete", index?):
+        case let (.delete, index?):
             next.items.remove(at: index)
-        case let ("edit", index?):
+        case let (.edit, index?):
             guard let title = title(action.fields["text.\(next.items[index].id)"]) else { return }
             next.items[index].title = title
-        case let ("up", index?):
+        case let (.up, index?):
             // Up within its own section: swap with the previous item of the same done-state.
             if let previous = next.items[..<index].lastIndex(where: { $0.done == next.items[index].done }) {
                 next.items.swapAt(previous, index)
             }
-        case let ("down", index?):
+        case let (.down, index?):
             if let following = next.items[(index + 1)...].firstIndex(where: { $0.done == next.items[index].done }) {
                 next.items.swapAt(following, index)
             }
-        case let ("moveAfter", index?):
+        case let (.moveAfter, index?):
             // Dragged: into the section it was dropped on, after the cell it was dropped below.
             var item = next.items.remove(at: index)
             if let section = action.fields["section"] {
@@ -88,7 +90,7 @@ enum TodoDemo {
             } else {
                 next.items.append(item)
             }
-        case ("enter", _):
+        case (.enter, _):
             // Enter in a field (no JavaScript, or the page's script posting the same form): add what
             // was typed as a new item, and save every title that was changed.
             if let text = title(action.fields["text"]), next.items.count < maximumItems {
@@ -100,9 +102,9 @@ enum TodoDemo {
                     next.items[index].title = edited
                 }
             }
-        case ("clear", _):
+        case (.clear, _):
             next.items.removeAll(where: \.done)
-        default:
+        case (.toggle, nil), (.delete, nil), (.edit, nil), (.up, nil), (.down, nil), (.moveAfter, nil):
             return
         }
     }
@@ -141,22 +143,32 @@ struct TodoCell: IdentifiableComponent, Equatable {
         div(.class(item.done ? "todo done" : "todo"), .data("label", name)) {
             span(.class("drag"), .custom("draggable", "true"), .data("drag-action", "moveAfter"), .title("Drag to reorder"), .aria("hidden", "true")) { "⠿" }
             label(.class("check")) {
+                // No name: the page's script posts its value when it changes (a named checkbox would be
+                // posted with every action of the form).
                 if item.done {
-                    input(.type("checkbox"), .custom("form", "livelist-actions"), .value("toggle:\(key)"), .aria("label", "Done: \(name)"), .checked)
+                    input(.type("checkbox"), .custom("form", actionsFormID), .value("toggle:\(key)"), .aria("label", "Done: \(name)"), .checked)
                 } else {
-                    input(.type("checkbox"), .custom("form", "livelist-actions"), .value("toggle:\(key)"), .aria("label", "Done: \(name)"))
+                    input(.type("checkbox"), .custom("form", actionsFormID), .value("toggle:\(key)"), .aria("label", "Done: \(name)"))
                 }
             }
-            button(.class("toggle"), .custom("form", "livelist-actions"), .name("action"), .value("toggle:\(key)"),
-                   .aria("label", item.done ? "Reopen \(name)" : "Done: \(name)")) { item.done ? "Reopen" : "Done" }
-            input(.class("title"), .custom("form", "livelist-actions"), .name("text.\(key)"), .value(item.title), .aria("label", "Title of \(name)"))
+            actionButton(TodoDemo.Action.toggle, cell: key, .class("toggle"), .aria("label", item.done ? "Reopen \(name)" : "Done: \(name)")) {
+                item.done ? "Reopen" : "Done"
+            }
+            actionField("text.\(key)", value: item.title, .class("title"), .aria("label", "Title of \(name)"))
             span(.class("tools")) {
-                actionButton("Save", type: "edit", cell: key, title: "Save \(name)")
-                actionButton("↑", type: "up", cell: key, title: "Move \(name) up")
-                actionButton("↓", type: "down", cell: key, title: "Move \(name) down")
-                actionButton("✕", type: "delete", cell: key, title: "Delete \(name)")
+                tool(.edit, "Save", title: "Save \(name)")
+                tool(.up, "↑", title: "Move \(name) up")
+                tool(.down, "↓", title: "Move \(name) down")
+                tool(.delete, "✕", title: "Delete \(name)")
             }
         }
+    }
+}
+
+extension TodoCell {
+    /// A tool button of this item, named after it for tooltips and screen readers.
+    func tool(_ action: TodoDemo.Action, _ label: String, title: String) -> some HTML {
+        actionButton(action, cell: item.id, .title(title), .aria("label", title)) { label }
     }
 }
 
@@ -166,9 +178,9 @@ struct TodoCell: IdentifiableComponent, Equatable {
 struct AddTodo: Component, Equatable {
     var body: some HTML {
         div(.class("todo-add")) {
-            input(.custom("form", "livelist-actions"), .name("text"), .placeholder("Something to do"), .aria("label", "New item"),
-                  .custom("autocomplete", "off"), .custom("maxlength", String(TodoDemo.maximumTitleLength)), .data("reset", "true"))
-            actionButton("Add", type: "add", cell: "", title: "Add the new item")
+            actionField("text", .placeholder("Something to do"), .aria("label", "New item"), .autocomplete("off"),
+                        .custom("maxlength", String(TodoDemo.maximumTitleLength)), .data("reset", "true"))
+            actionButton(TodoDemo.Action.add, .title("Add the new item"), .aria("label", "Add the new item")) { "Add" }
         }
     }
 }
@@ -177,7 +189,7 @@ struct ClearDone: Component, Equatable {
     var count: Int
     var body: some HTML {
         if count > 0 {
-            actionButton("Clear done", type: "clear", cell: "", title: "Clear done items")
+            actionButton(TodoDemo.Action.clear, .title("Clear done items"), .aria("label", "Clear done items")) { "Clear done" }
         }
     }
 }
