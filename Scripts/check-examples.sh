@@ -3,7 +3,8 @@
 # runs it as an app author would, from a fresh empty directory outside the checkout, on a free loopback
 # port: `/` and its list page answer 200 with the list root (the built-in Public/ and Templates/, so
 # nothing is read from the working directory), and the list's event stream delivers the change that an
-# action of the page's form makes. Scripts/test runs it after the end-to-end tests.
+# action of the page's form makes. First it checks that docs/GUIDE.md shows Examples/Todo's main.swift as
+# it is, with its line count (at most thirty). Scripts/test runs it after the end-to-end tests.
 #
 #   Scripts/check-examples.sh             builds under the machine-wide build lock (never two builds at once)
 #   Scripts/check-examples.sh --no-lock   when the caller already holds that lock (Scripts/test under .ci/run)
@@ -21,6 +22,22 @@ declare -A action=(
     [todo]="action=add%3A&title=Written+by+check-examples"
     [chat]="action=send%3A&text=Written+by+check-examples"
 )
+
+# docs/GUIDE.md shows Examples/Todo's main.swift whole, and says how many lines it has (at most thirty).
+python3 - <<'EOF'
+import re, sys
+guide = open("docs/GUIDE.md").read()
+code = open("Examples/Todo/Sources/todo/main.swift").read()
+shown = re.search(r"\(this is `Examples/Todo`, (\d+) lines\):\n\n```swift\n(.*?)```", guide, re.S)
+if not shown:
+    sys.exit("check-examples: docs/GUIDE.md does not show Examples/Todo's main.swift as \"(this is `Examples/Todo`, N lines):\"")
+count = code.count("\n")
+if shown.group(2) != code:
+    sys.exit("check-examples: the code in docs/GUIDE.md differs from Examples/Todo/Sources/todo/main.swift")
+if int(shown.group(1)) != count or count > 30:
+    sys.exit(f"check-examples: Examples/Todo's main.swift has {count} lines; docs/GUIDE.md says {shown.group(1)}, and the most is 30")
+print(f"ok docs/GUIDE.md shows Examples/Todo's main.swift, {count} lines")
+EOF
 
 for dir in Examples/*/; do
     dir=${dir%/}

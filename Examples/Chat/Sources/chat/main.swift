@@ -1,4 +1,3 @@
-import Foundation
 import LiveListServer
 
 /// A chat room shared by every viewer: the newest message at the bottom, and the list sticks to the
@@ -26,26 +25,19 @@ struct MessageCell: IdentifiableComponent, Equatable {
     }
 }
 
-struct Composer: Component, Equatable {
-    var body: some HTML {
-        actionField("text", .placeholder("Say something"), .aria("label", "Message"), .autocomplete("off"), .data("reset", "true"))
-        actionButton(ChatAction.send) { "Send" }
-    }
-}
-
-let app = try await LiveListApp(configuration: .fromEnvironment())
+let app = try await LiveListApp()
 
 // Only this list sticks to the bottom: its own configuration, from the server's.
 var chatList = app.registry.configuration
 chatList.options.stickToBottom = true
-let room = try await app.registry.hostApp(ListName("chat")!, configuration: chatList, state: Room()) { room in
-    [Section(id: "messages", header: Header("Chat"), footer: Composer()) { Group(of: room.messages) { MessageCell(message: $0) } }]
+let composer = TextEntry(ChatAction.send, field: "text", label: "Message", placeholder: "Say something", button: "Send")
+let room = try await app.host("chat", configuration: chatList, state: Room()) { room in
+    Section(id: "messages", header: Header("Chat"), footer: composer) { Group(of: room.messages) { MessageCell(message: $0) } }
 }
 await room.onAction(ChatAction.self, changing: Room.self) { action, room in
-    let text = (action.fields["text"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-    guard !text.isEmpty else { return }
+    guard let text = action.text("text", limit: 500) else { return }
     let author = "guest-" + String((action.session ?? "anonymous").prefix(4))
-    room.messages.append(Message(id: room.nextID, author: author, text: String(text.prefix(500))))
+    room.messages.append(Message(id: room.nextID, author: author, text: text))
     room.nextID += 1
     room.messages.removeFirst(max(0, room.messages.count - 200))
 }
