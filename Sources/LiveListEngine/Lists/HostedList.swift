@@ -724,8 +724,8 @@ public actor HostedList {
         case handled
         /// Nothing handles its type.
         case unknownType
-        /// Its type is the app's, and it names a cell that the list does not show (now: a cell deleted
-        /// after the event is received is the handler's business).
+        /// It names a cell that the list does not show when it arrives (one deleted afterwards, before
+        /// the handler runs, is the handler's business).
         case unknownCell
     }
 
@@ -746,7 +746,8 @@ public actor HostedList {
             if action.type == "visible" { component.contentWillDisplay() } else { component.contentDidEndDisplay() }
             return .handled
         }
-        if let cell = action.cell, let (node, section) = findCell(cell) {
+        let found = action.cell.flatMap { findCell($0) }
+        if let cell = action.cell, let (node, section) = found {
             switch action.type {
             case "select":
                 configuration.adapter.didSelect?(.init(list: name.rawValue, cellKey: cell, sectionKey: section, node: node))
@@ -765,7 +766,7 @@ public actor HostedList {
             // A selection or visibility change that found nothing is refused like the app's actions.
             let isEvent = ["select", "visible", "hidden"].contains(action.type)
             guard actionTypes(action.type) || isEvent else { return .unknownType }
-            if let cell = action.cell, !cell.isEmpty, findCell(cell) == nil {
+            if let cell = action.cell, !cell.isEmpty, found == nil {
                 return .unknownCell
             }
             guard actionTypes(action.type) else { return .unknownType }
