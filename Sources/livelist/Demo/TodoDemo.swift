@@ -45,19 +45,17 @@ enum TodoDemo {
         return Demo(task: nil)
     }
 
-    /// A title as typed: trimmed, at most ``maximumTitleLength`` characters; nil when empty.
-    static func title(_ text: String?) -> String? {
-        let title = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        return title.isEmpty ? nil : String(title.prefix(maximumTitleLength))
-    }
-
-    /// What an action does to the state (nothing for an action about a cell that is gone).
+    /// What an action does to the state (nothing for an action about a cell that is gone). Titles are
+    /// read trimmed, at most ``maximumTitleLength`` characters, and never empty.
     static func apply(_ action: TypedAction<Action>, to next: inout State) {
+        func typedTitle(_ field: String) -> String? {
+            action.text(field, limit: maximumTitleLength)
+        }
         let id = action.cell(as: Int.self)
         let index = id.flatMap { id in next.items.firstIndex { $0.id == id } }
         switch (action.kind, index) {
         case (.add, _):
-            guard next.items.count < maximumItems, let title = title(action.fields["text"]) else { return }
+            guard next.items.count < maximumItems, let title = typedTitle("text") else { return }
             next.items.append(Item(id: next.nextID, title: title, done: false))
             next.nextID += 1
         case let (.toggle, index?):
@@ -65,7 +63,7 @@ enum TodoDemo {
         case let (.delete, index?):
             next.items.remove(at: index)
         case let (.edit, index?):
-            guard let title = title(action.fields["text.\(next.items[index].id)"]) else { return }
+            guard let title = typedTitle("text.\(next.items[index].id)") else { return }
             next.items[index].title = title
         case let (.up, index?):
             // Up within its own section: swap with the previous item of the same done-state.
@@ -93,12 +91,12 @@ enum TodoDemo {
         case (.enter, _):
             // Enter in a field (no JavaScript, or the page's script posting the same form): add what
             // was typed as a new item, and save every title that was changed.
-            if let text = title(action.fields["text"]), next.items.count < maximumItems {
+            if let text = typedTitle("text"), next.items.count < maximumItems {
                 next.items.append(Item(id: next.nextID, title: text, done: false))
                 next.nextID += 1
             }
             for index in next.items.indices {
-                if let edited = title(action.fields["text.\(next.items[index].id)"]), edited != next.items[index].title {
+                if let edited = typedTitle("text.\(next.items[index].id)"), edited != next.items[index].title {
                     next.items[index].title = edited
                 }
             }
@@ -141,14 +139,14 @@ struct TodoCell: IdentifiableComponent, Equatable {
         let key = String(item.id)
         let name = item.title
         div(.class(item.done ? "todo done" : "todo"), .data("label", name)) {
-            span(.class("drag"), .custom("draggable", "true"), .data("drag-action", "moveAfter"), .title("Drag to reorder"), .aria("hidden", "true")) { "⠿" }
+            span(.class("drag"), .custom("draggable", "true"), .data("drag-action", TodoDemo.Action.moveAfter.rawValue), .title("Drag to reorder"), .aria("hidden", "true")) { "⠿" }
             label(.class("check")) {
                 // No name: the page's script posts its value when it changes (a named checkbox would be
                 // posted with every action of the form).
                 if item.done {
-                    input(.type("checkbox"), .custom("form", actionsFormID), .value("toggle:\(key)"), .aria("label", "Done: \(name)"), .checked)
+                    input(.type("checkbox"), .custom("form", actionsFormID), .value("\(TodoDemo.Action.toggle.rawValue):\(key)"), .aria("label", "Done: \(name)"), .checked)
                 } else {
-                    input(.type("checkbox"), .custom("form", actionsFormID), .value("toggle:\(key)"), .aria("label", "Done: \(name)"))
+                    input(.type("checkbox"), .custom("form", actionsFormID), .value("\(TodoDemo.Action.toggle.rawValue):\(key)"), .aria("label", "Done: \(name)"))
                 }
             }
             actionButton(TodoDemo.Action.toggle, cell: key, .class("toggle"), .aria("label", item.done ? "Reopen \(name)" : "Done: \(name)")) {
