@@ -63,7 +63,8 @@ extension HostedList {
     /// never hears it. Selections and visibility changes of the list's cells are answered 204 and are
     /// not passed to `handler` either (unless `Kind` declares their types).
     public func onAction<Kind: ListActions>(_ kind: Kind.Type, _ handler: @escaping @Sendable (TypedAction<Kind>) async -> Void) {
-        onAction(accepting: { Kind(rawValue: $0) != nil }) { action in
+        let declares: @Sendable (String) -> Bool = { Kind(rawValue: $0) != nil }
+        onAction(accepting: declares) { action in
             if let typed = TypedAction<Kind>(action) {
                 await handler(typed)
             }

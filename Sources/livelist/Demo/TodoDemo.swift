@@ -39,7 +39,8 @@ enum TodoDemo {
             Item(id: 3, title: "PUT a list with curl", done: false),
         ], nextID: 4)
         let list = try await app.registry.hostApp(name, state: initial, render: render)
-        await list.onAction(Action.self, changing: State.self, onError: { error in logger.error("todo: \(error)") }) { action, state in
+        let log: @Sendable (any Error) -> Void = { error in logger.error("todo: \(error)") }
+        await list.onAction(Action.self, changing: State.self, onError: log) { action, state in
             apply(action, to: &state)
         }
         return Demo(task: nil)
