@@ -285,16 +285,21 @@ def test_kill_9_of_a_node_loses_no_acknowledged_write(cluster):
     check(status == 201, f"b writes after a's death: {status}")
 
 
-def test_sessions_minted_by_one_node_are_accepted_by_another(cluster):
-    a, b, _ = cluster.nodes
-    a.put("sessions", ["x"])
-    status, headers, page = a.request("GET", "/lists/sessions", headers={"Accept": "text/html"})
+def session_of(node, name):
+    """The session cookie and CSRF token of a page of `name` served by `node`."""
+    status, headers, page = node.request("GET", f"/lists/{name}", headers={"Accept": "text/html"})
     check(status == 200, f"page {status}")
     cookie = headers.get("Set-Cookie", "").split(";")[0]
     check(cookie, "the page set no session cookie")
     marker = b'name="livelist-csrf" content="'
     start = page.index(marker) + len(marker)
-    token = page[start:page.index(b'"', start)].decode()
+    return cookie, page[start:page.index(b'"', start)].decode()
+
+
+def test_sessions_minted_by_one_node_are_accepted_by_another(cluster):
+    a, b, _ = cluster.nodes
+    a.put("sessions", ["x"])
+    cookie, token = session_of(a, "sessions")
     wait_until(lambda: b.snapshot("sessions")[0] == 200, 5, "b never saw the list")
     status, _, body = b.request("POST", "/lists/sessions/actions", {"type": "select", "cell": "x"},
                                 {"Cookie": cookie, "X-CSRF-Token": token})
@@ -320,6 +325,20 @@ def test_demo_timers_run_on_one_node_and_the_todo_list_is_shared(_):
         # One ticker at 5 ticks/s: about 5 versions a second, not 15.
         check(later - first <= 8, f"emoji moved {later - first} versions in a second: more than one node ticks")
         check(later > first, "no node ticks")
+        # The todo list's state is shared: adds posted at once to every node all land, none overwritten.
+        cookie, token = session_of(nodes[0], "todo")
+        before = len(nodes[0].snapshot("todo")[1]["sections"][0]["cells"])
+        statuses = []
+        threads = [threading.Thread(target=lambda i=i: statuses.append(nodes[i % 3].request(
+            "POST", "/lists/todo/actions", {"type": "add", "text": f"from node {i % 3} #{i}"},
+            {"Cookie": cookie, "X-CSRF-Token": token})[0])) for i in range(9)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        check(statuses == [204] * 9, f"the adds answered {statuses}")
+        wait_until(lambda: all(len(node.snapshot("todo")[1]["sections"][0]["cells"]) == before + 9 for node in nodes), 5,
+                   f"not every node shows the nine adds: {[len(n.snapshot('todo')[1]['sections'][0]['cells']) for n in nodes]}")
     finally:
         for node in nodes:
             node.stop()
