@@ -205,7 +205,8 @@ public actor HostedList {
                     continue
                 }
                 return outcome
-            } catch where error.staleVersion != nil && attempts < Self.staleRetries {
+            } catch where error.staleVersion != nil {
+                guard attempts < Self.staleRetries else { throw contention(error) }
                 attempts += 1
                 confirmed = true
                 backOff(after: attempts)
@@ -215,6 +216,14 @@ public actor HostedList {
                 try catchUpWithStore()
             }
         }
+    }
+
+    /// A write that lost every race to other processes: nothing changed, and it may be sent again.
+    private func contention(_ error: ListWriteError) -> ListWriteError {
+        var failure = ListWriteError(.unavailable, code: "write_contention",
+                                     detail: "other nodes kept writing \(name) first; nothing changed, try again shortly")
+        failure.cause = error.cause
+        return failure
     }
 
     /// After a write lost a race to another process a second time and more, waits a random while that
@@ -532,8 +541,9 @@ public actor HostedList {
                     continue
                 }
                 return changed
-            } catch let error as ListWriteError where error.staleVersion != nil && attempts < Self.staleRetries {
+            } catch let error as ListWriteError where error.staleVersion != nil {
                 // Another process of a shared store changed the state first: change the latest one.
+                guard attempts < Self.staleRetries else { throw contention(error) }
                 attempts += 1
                 confirmed = true
                 backOff(after: attempts)
