@@ -35,14 +35,8 @@ extension HTTPHandler {
     /// This handler with gzip applied to whole-body responses that the client accepts compressed.
     /// Its head check (see `checkingHeads`) is kept.
     public func compressed(_ options: Compression = Compression()) -> HTTPHandler {
-        let inner = self
         let cache = CompressionCache(limit: options.cacheBytes)
-        var handler = HTTPHandler.async { request in
-            let response = await inner.respond(to: request)
-            return compress(response, for: request, options: options, cache: cache)
-        }
-        handler.headCheck = inner.headCheck
-        return handler
+        return mapResponses { request, response in compress(response, for: request, options: options, cache: cache) }
     }
 }
 
@@ -94,11 +88,62 @@ func compress(_ response: HTTPResponse, for request: HTTPRequest, options: Compr
         if let key { cache.put(key, compressed) }
     }
     guard compressed.count < body.count else { return result }
+    return gzipped(result, compressed)
+}
+
+/// `response` (with its `Vary`) carrying `compressed`, the gzip of its body.
+private func gzipped(_ response: HTTPResponse, _ compressed: [UInt8]) -> HTTPResponse {
+    var result = response
     result.body = .bytes(compressed)
     result.headers.set("Content-Encoding", "gzip")
     // A representation of its own: a different validator, so caches never mix the two.
-    if let gzipETag { result.headers.set("ETag", gzipETag) }
+    if let etag = response.headers["ETag"] { result.headers.set("ETag", gzipVariant(etag)) }
     return result
+}
+
+/// A 200 response with its whole body, made ready once to be sent many times: its identity and gzip
+/// representations, each with its header fields encoded (`HTTPResponse.prepared()`). The one it gives
+/// a request is byte for byte what `compressed()` makes of the response for that request, with no
+/// work per request but the choice (and the 304 for a client that holds the gzip representation).
+///
+/// Keep one only under a key that decides the response's bytes completely.
+public struct PreparedResponse: Sendable {
+    /// The response as sent to a client that does not take gzip (with `Vary: Accept-Encoding` when
+    /// it could have been compressed).
+    public let identity: HTTPResponse
+    /// The gzip representation, when the response qualifies and compression makes it smaller.
+    public let gzip: HTTPResponse?
+
+    /// Prepares `response`; `options` must be those of the `compressed()` layer it passes through.
+    public init(_ response: HTTPResponse, options: Compression = Compression()) {
+        guard case let .bytes(body) = response.body, response.status.code == 200,
+            response.headers["Content-Encoding"] == nil, options.isCompressible(response.headers["Content-Type"])
+        else {
+            identity = response.prepared()
+            gzip = nil
+            return
+        }
+        var result = response
+        addVaryAcceptEncoding(&result)
+        identity = result.prepared()
+        if body.count >= options.minimumSize, let compressed = LiveListHTTP.gzip(body, level: options.level), compressed.count < body.count {
+            gzip = gzipped(result, compressed).prepared()
+        } else {
+            gzip = nil
+        }
+    }
+
+    /// The representation for `request`, or the 304 when it already holds the gzip one.
+    public func response(for request: HTTPRequest) -> HTTPResponse {
+        guard let gzip, acceptsGzip(request.headers["Accept-Encoding"]) else { return identity }
+        if let etag = gzip.headers["ETag"], request.method == .GET || request.method == .HEAD {
+            let values = request.headers.values("If-None-Match")
+            if !values.isEmpty, noneMatch(values, etag: etag) {
+                return notModified(identity, etag: etag)
+            }
+        }
+        return gzip
+    }
 }
 
 /// `"abc"` becomes `"abc-gzip"` (weak tags stay weak).
@@ -108,12 +153,34 @@ func gzipVariant(_ etag: String) -> String {
 
 private func addVaryAcceptEncoding(_ response: inout HTTPResponse) {
     if let vary = response.headers["Vary"] {
-        if !vary.lowercased().contains("accept-encoding") {
+        if !containsIgnoringCase(vary, "accept-encoding") {
             response.headers.set("Vary", vary + ", Accept-Encoding")
         }
     } else {
         response.headers.set("Vary", "Accept-Encoding")
     }
+}
+
+/// Whether `text` contains `lowercaseASCII` (lowercase ASCII), ignoring ASCII case, compared as bytes.
+func containsIgnoringCase(_ text: String, _ lowercaseASCII: StaticString) -> Bool {
+    let wanted = UnsafeBufferPointer(start: lowercaseASCII.utf8Start, count: lowercaseASCII.utf8CodeUnitCount)
+    let bytes = text.utf8
+    guard bytes.count >= wanted.count, let first = wanted.first else { return wanted.isEmpty }
+    var start = bytes.startIndex
+    while let candidate = bytes[start...].firstIndex(where: { ($0 | 0x20) == first }) {
+        var index = candidate
+        var matched = 0
+        while matched < wanted.count, index < bytes.endIndex {
+            let byte = bytes[index]
+            let lower = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            guard lower == wanted[matched] else { break }
+            matched += 1
+            index = bytes.index(after: index)
+        }
+        if matched == wanted.count { return true }
+        start = bytes.index(after: candidate)
+    }
+    return false
 }
 
 /// Whether `If-None-Match` values name `etag` (weak comparison, RFC 9110 §13.1.2) or are `*`.
@@ -158,6 +225,17 @@ func sha256(_ bytes: [UInt8]) -> SIMD32<UInt8>? {
 /// Whether `Accept-Encoding` accepts gzip: named with a q-value above 0, or covered by `*`.
 func acceptsGzip(_ header: String?) -> Bool {
     guard let header else { return false }
+    if !header.utf8.contains(0x3B) {
+        // No weights (`gzip, deflate, br`, the common case): any item naming gzip or `*` accepts it.
+        return header.utf8.split(separator: 0x2C, omittingEmptySubsequences: false).contains { item in
+            var start = item.startIndex
+            var end = item.endIndex
+            while start < end, item[start] == 0x20 || item[start] == 0x09 { start = item.index(after: start) }
+            while end > start, item[item.index(before: end)] == 0x20 || item[item.index(before: end)] == 0x09 { end = item.index(before: end) }
+            let coding = item[start ..< end]
+            return HTTPHeaders.same(Substring(coding), "gzip") || HTTPHeaders.same(Substring(coding), "x-gzip") || coding.elementsEqual([0x2A])
+        }
+    }
     var star: Double?
     for item in header.split(separator: ",") {
         let parts = item.split(separator: ";").map(\.trimmingSpaces)

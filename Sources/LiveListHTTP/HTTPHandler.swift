@@ -49,6 +49,19 @@ public struct HTTPHandler: Sendable {
         HTTPHandler(kind: .dispatch(choose))
     }
 
+    /// This handler with `transform` applied to every response it gives. A request that this handler
+    /// answers synchronously is still answered synchronously (on the event loop, no task), an `async`
+    /// one as a task; the head check is kept.
+    public func mapResponses(_ transform: @escaping @Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse) -> HTTPHandler {
+        let inner = self
+        return HTTPHandler(kind: .dispatch { request in
+            switch inner.resolve(&request) {
+            case .sync(let body): return .sync { request in transform(request, body(request)) }
+            case .async(let body): return .async { request in transform(request, await body(request)) }
+            }
+        }, headCheck: inner.headCheck)
+    }
+
     enum Resolved {
         case sync(@Sendable (HTTPRequest) -> HTTPResponse)
         case async(@Sendable (HTTPRequest) async -> HTTPResponse)

@@ -33,7 +33,11 @@ public struct HTTPResponse: Sendable {
     /// The status.
     public var status: HTTPStatus
     /// Header fields.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        didSet { encodedFields = nil }
+    }
+    /// The fields as they go on the wire, when ``prepared()`` encoded them (dropped on any change).
+    var encodedFields: [UInt8]?
     /// The content.
     public var body: Body
     /// Names these exact body bytes for the compression cache (`HTTPHandler.compressed`), so that
@@ -57,6 +61,14 @@ public struct HTTPResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = .stream(options, start)
+    }
+
+    /// This response with its header fields encoded now, for a response kept and sent many times:
+    /// each send then copies them as one piece. Changing `headers` later drops the encoding.
+    public func prepared() -> HTTPResponse {
+        var response = self
+        response.encodedFields = ResponseEncoder.fields(headers)
+        return response
     }
 
     /// A `text/plain; charset=utf-8` response.
@@ -184,12 +196,10 @@ enum ResponseEncoder {
             bytes.append(contentsOf: "\r\nServer: ".utf8)
             bytes.append(contentsOf: server)
         }
-        for (name, value) in response.headers {
-            if isManaged(name) { continue }
-            bytes.append(contentsOf: "\r\n".utf8)
-            appendSanitized(name, to: &bytes)
-            bytes.append(contentsOf: ": ".utf8)
-            appendSanitized(value, to: &bytes)
+        if let fields = response.encodedFields {
+            bytes.append(contentsOf: fields)
+        } else {
+            appendFields(response.headers, to: &bytes)
         }
         if let contentLength {
             bytes.append(contentsOf: "\r\nContent-Length: ".utf8)
@@ -203,6 +213,24 @@ enum ResponseEncoder {
         }
         bytes.append(contentsOf: "\r\n\r\n".utf8)
         return bytes
+    }
+
+    /// The fields a handler set, each as `\r\nName: value`, without those the server sets itself.
+    static func fields(_ headers: HTTPHeaders) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(headers.count * 40)
+        appendFields(headers, to: &bytes)
+        return bytes
+    }
+
+    private static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
+        for (name, value) in headers {
+            if isManaged(name) { continue }
+            bytes.append(contentsOf: "\r\n".utf8)
+            appendSanitized(name, to: &bytes)
+            bytes.append(contentsOf: ": ".utf8)
+            appendSanitized(value, to: &bytes)
+        }
     }
 
     /// Whether the server sets this field itself (compares lengths first: most names differ there).

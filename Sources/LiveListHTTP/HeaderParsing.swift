@@ -44,14 +44,45 @@ package enum HeaderParsing {
     /// Pairs without `=` are skipped.
     package static func cookie(_ name: String, in headers: [String]) -> String? {
         for header in headers {
-            for pair in header.split(separator: ";") {
-                guard let equals = pair.firstIndex(of: "=") else { continue }
-                if pair[..<equals].trimmingSpaces == name {
-                    return String(pair[pair.index(after: equals)...].trimmingSpaces)
-                }
-            }
+            if let value = cookie(name, in: header) { return value }
         }
         return nil
+    }
+
+    /// The same in one `Cookie` value, scanned as UTF-8 bytes (every delimiter is ASCII, so a cut
+    /// never falls inside a character): one pass, no intermediate strings.
+    private static func cookie(_ name: String, in header: String) -> String? {
+        var name = name
+        var header = header
+        return name.withUTF8 { wanted in
+            header.withUTF8 { bytes -> String? in
+                var pairStart = 0
+                while pairStart <= bytes.count {
+                    var pairEnd = pairStart
+                    while pairEnd < bytes.count, bytes[pairEnd] != 0x3B { pairEnd += 1 }  // ;
+                    var equals = pairStart
+                    while equals < pairEnd, bytes[equals] != 0x3D { equals += 1 }  // =
+                    if equals < pairEnd {
+                        let (nameStart, nameEnd) = trimmed(bytes, pairStart, equals)
+                        if nameEnd - nameStart == wanted.count, (0 ..< wanted.count).allSatisfy({ bytes[nameStart + $0] == wanted[$0] }) {
+                            let (valueStart, valueEnd) = trimmed(bytes, equals + 1, pairEnd)
+                            return String(decoding: UnsafeBufferPointer(rebasing: bytes[valueStart ..< valueEnd]), as: UTF8.self)
+                        }
+                    }
+                    pairStart = pairEnd + 1
+                }
+                return nil
+            }
+        }
+    }
+
+    /// `start ..< end` of `bytes` without surrounding spaces and tabs.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> (Int, Int) {
+        var start = start
+        var end = end
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return (start, end)
     }
 
     /// The q-value `Accept` gives `type/subtype`: the most specific matching range wins, 0 when none

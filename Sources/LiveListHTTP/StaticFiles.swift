@@ -23,6 +23,9 @@ public struct StaticFiles: Sendable {
     public var maxCachedFileSize = 1024 * 1024
     /// Total bytes the memory cache may hold; past it files are read from disk on each request.
     public var maxCachedBytes = 32 * 1024 * 1024
+    /// The options of the `compressed()` layer in front: files kept in memory keep their answers
+    /// ready in both encodings with these (``PreparedResponse``).
+    public var compression = Compression()
     /// Seconds since a file's last change before it may be cached (tests lower it).
     var cacheMinimumAge = 2
     let cache = StaticFileCache()
@@ -55,6 +58,9 @@ public struct StaticFiles: Sendable {
         for segment in request.pathSegments { candidate += "/" + segment }
         var info = stat()
         if stat(candidate, &info) == 0, let cached = cache.entry(for: candidate, matching: FileIdentity(info)) {
+            if !hasValidators(request) {
+                return cached.answers.answer(to: request)
+            }
             return response(to: request, etag: cached.etag, lastModified: cached.lastModified, modified: cached.identity.modified,
                             mediaType: cached.mediaType) { cached.bytes }
         }
@@ -92,7 +98,9 @@ public struct StaticFiles: Sendable {
             guard identity.size <= maxFileSize, let bytes = readAll(file.fd, size: identity.size) else { return nil }
             var after = stat()
             if cacheable, fstat(file.fd, &after) == 0, FileIdentity(after) == identity {
-                cache.insert(CachedFile(identity: identity, bytes: bytes, etag: etag, lastModified: lastModified, mediaType: mediaType),
+                let answers = PreparedFileAnswers(
+                    bytes: bytes, etag: etag, lastModified: lastModified, mediaType: mediaType, compression: compression, formatter: errorFormatter)
+                cache.insert(CachedFile(identity: identity, bytes: bytes, etag: etag, lastModified: lastModified, mediaType: mediaType, answers: answers),
                              for: candidate, limit: maxCachedBytes)
             }
             return bytes
@@ -263,6 +271,37 @@ struct CachedFile {
     var etag: String
     var lastModified: String
     var mediaType: String
+    var answers: PreparedFileAnswers
+}
+
+/// Whether `request` carries a validator (`If-None-Match`, `If-Modified-Since`): such a request may
+/// get a 304, so it takes the path that compares them.
+func hasValidators(_ request: HTTPRequest) -> Bool {
+    request.headers.contains("If-None-Match") || request.headers.contains("If-Modified-Since")
+}
+
+/// A file's 200 answers made once (``PreparedResponse``): with a `v=` query (immutable) and without,
+/// each in both encodings. Built by the same ``staticFileResponse`` as every other answer, so they
+/// are byte for byte those answers.
+struct PreparedFileAnswers: Sendable {
+    let immutable: PreparedResponse
+    let revalidated: PreparedResponse
+
+    init(bytes: [UInt8], etag: String, lastModified: String?, mediaType: String, compression: Compression, formatter: @escaping HTTPErrorFormatter) {
+        func answer(immutable: Bool) -> PreparedResponse {
+            let response = staticFileResponse(
+                immutable: immutable, path: "", etag: etag, lastModified: lastModified, mediaType: mediaType, notModified: false,
+                formatter: formatter) { bytes }
+            return PreparedResponse(response, options: compression)
+        }
+        immutable = answer(immutable: true)
+        revalidated = answer(immutable: false)
+    }
+
+    /// The 200 for a request without validators.
+    func answer(to request: HTTPRequest) -> HTTPResponse {
+        (request.queryValue("v") != nil ? immutable : revalidated).response(for: request)
+    }
 }
 
 /// Small static files in memory, keyed by the path asked for (root plus decoded segments). An entry
@@ -320,7 +359,18 @@ func staticFileResponse(
     to request: HTTPRequest, etag: String, lastModified: String?, mediaType: String, notModified: Bool,
     formatter: HTTPErrorFormatter, body: () -> [UInt8]?
 ) -> HTTPResponse {
-    let cacheControl = request.queryValue("v") != nil ? "public, max-age=31536000, immutable" : "no-cache"
+    staticFileResponse(
+        immutable: request.queryValue("v") != nil, path: request.path, etag: etag, lastModified: lastModified, mediaType: mediaType,
+        notModified: notModified, formatter: formatter, body: body)
+}
+
+/// The same, for a request with (`immutable`) or without a `v=` query; `path` names the bytes for
+/// the compression cache (empty: not kept there).
+func staticFileResponse(
+    immutable: Bool, path: String, etag: String, lastModified: String?, mediaType: String, notModified: Bool,
+    formatter: HTTPErrorFormatter, body: () -> [UInt8]?
+) -> HTTPResponse {
+    let cacheControl = immutable ? "public, max-age=31536000, immutable" : "no-cache"
     // Content-Type on the 304 too, so that a compressing layer gives it the same Vary as the 200.
     var headers: HTTPHeaders = ["ETag": etag, "Cache-Control": cacheControl, "X-Content-Type-Options": "nosniff", "Content-Type": mediaType]
     if let lastModified { headers.set("Last-Modified", lastModified) }
@@ -331,7 +381,7 @@ func staticFileResponse(
         return HTTPResponse.error(HTTPError(.internalServerError, code: "unreadable_file", detail: "the file cannot be served"), formatter: formatter)
     }
     var response = HTTPResponse(status: .ok, headers: headers, body: bytes)
-    response.compressionKey = "static " + request.path + " " + etag
+    if !path.isEmpty { response.compressionKey = "static " + path + " " + etag }
     return response
 }
 
@@ -354,16 +404,25 @@ public struct MemoryFiles: Sendable {
         var bytes: [UInt8]
         var etag: String
         var mediaType: String
+        var answers: PreparedFileAnswers
     }
 
     private let files: [String: File]
     /// Shapes the 404 and 405 responses.
     public let errorFormatter: HTTPErrorFormatter
 
-    /// Serves `files`, keyed by request path (`/livelist.js`).
-    public init(_ files: [String: [UInt8]], errorFormatter: @escaping HTTPErrorFormatter = defaultHTTPErrorFormatter) {
+    /// Serves `files`, keyed by request path (`/livelist.js`). `compression` gives the options of the
+    /// `compressed()` layer in front: each file's answers are made ready once in both encodings.
+    public init(
+        _ files: [String: [UInt8]], errorFormatter: @escaping HTTPErrorFormatter = defaultHTTPErrorFormatter,
+        compression: Compression = Compression()
+    ) {
         self.files = files.reduce(into: [:]) { served, entry in
-            served[entry.key] = File(bytes: entry.value, etag: "\"\(contentHash(entry.value))\"", mediaType: StaticFiles.mediaType(for: entry.key))
+            let etag = "\"\(contentHash(entry.value))\""
+            let mediaType = StaticFiles.mediaType(for: entry.key)
+            let answers = PreparedFileAnswers(
+                bytes: entry.value, etag: etag, lastModified: nil, mediaType: mediaType, compression: compression, formatter: errorFormatter)
+            served[entry.key] = File(bytes: entry.value, etag: etag, mediaType: mediaType, answers: answers)
         }
         self.errorFormatter = errorFormatter
     }
@@ -378,6 +437,9 @@ public struct MemoryFiles: Sendable {
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         guard request.method == .GET || request.method == .HEAD else { return staticMethodNotAllowed(formatter: errorFormatter) }
         guard let file = files[request.path] else { return staticNotFound(request, formatter: errorFormatter) }
+        if !hasValidators(request) {
+            return file.answers.answer(to: request)
+        }
         return staticFileResponse(
             to: request, etag: file.etag, lastModified: nil, mediaType: file.mediaType,
             notModified: noneMatch(request.headers.values("If-None-Match"), etag: file.etag), formatter: errorFormatter
