@@ -111,8 +111,9 @@ public final class LiveListApp: Sendable {
         let accessLog = configuration.accessLog
         let trustedProxies = configuration.trustedProxies
         let routesHeadCheck = routes.headCheck
-        let counted = HTTPHandler.async { request in
-            let response = ErrorPages.negotiated(await routes.respond(to: request), for: request)
+        // Synchronous routes (static files, /healthz) stay on the event loop: no task per request.
+        let counted = routes.mapResponses { request, routed in
+            let response = ErrorPages.negotiated(routed, for: request)
             metrics.count(status: response.status.code)
             if let accessLog {
                 accessLog(Self.accessLine(request, response, trustedProxies: trustedProxies))

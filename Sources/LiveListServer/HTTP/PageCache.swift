@@ -1,7 +1,10 @@
 import Synchronization
 import LiveListEngine
+import LiveListHTTP
+
 /// Rendered pages per list and version, cut where each request's own text goes, so that a page view
-/// only joins a few byte arrays. One entry per list (the newest version).
+/// only joins a few byte arrays into a response whose header fields are already encoded. One entry
+/// per list (the newest version), and one for its JSON snapshot.
 ///
 /// The template is rendered with markers in place of the list's root and of the viewer's CSRF token;
 /// the page is cut at the markers, and the root is then written into its places as one opaque piece.
@@ -13,8 +16,12 @@ final class PageCache: @unchecked Sendable {
     let rootMarker: String
     let csrfMarker: String
 
+    /// Verified session cookies and their tokens.
+    let viewers = VerifiedSessions()
+
     private let lock = Mutex<Void>(())
     private var pages: [ListName: (version: Int, parts: PageParts)] = [:]
+    private var snapshots: [ListName: (bytes: [UInt8], response: PreparedResponse)] = [:]
 
     init() {
         var generator = SystemRandomNumberGenerator()
@@ -35,6 +42,23 @@ final class PageCache: @unchecked Sendable {
 
     func store(_ name: ListName, version: Int, parts: PageParts) {
         lock.withLock { _ in pages[name] = (version, parts) }
+    }
+
+    /// The prepared answer for a list's snapshot JSON, kept under the very bytes it carries: a list
+    /// hands out the same buffer for as long as its version stands, and the entry holds that buffer,
+    /// so that no other live array can have its address. Any other bytes make a new entry.
+    func snapshotResponse(_ name: ListName, bytes: [UInt8], make: ([UInt8]) -> PreparedResponse) -> PreparedResponse {
+        if let cached = lock.withLock({ _ in snapshots[name] }), Self.sameBuffer(cached.bytes, bytes) {
+            return cached.response
+        }
+        let response = make(bytes)
+        lock.withLock { _ in snapshots[name] = (bytes, response) }
+        return response
+    }
+
+    /// Whether two arrays share one buffer (so their bytes are equal).
+    static func sameBuffer(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.count == b.count && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
     }
 
     /// Cuts the template's output at the markers.
@@ -115,4 +139,47 @@ struct PageParts: Sendable {
         }
         return out
     }
+}
+
+/// A request's viewer as the page needs it: its session (nil without a valid cookie) and, with one,
+/// the cookie value and the session's CSRF token.
+struct PageViewer: Sendable {
+    var session: String?
+    var token: [UInt8]
+}
+
+/// Session cookies already verified, with their session's CSRF token, so that a returning viewer's
+/// page view costs no HMAC. Only a value that ``SessionKeys/sessionID(fromCookie:)`` accepted (or that
+/// the server minted) is ever stored, under the exact cookie text; the token is derived from the id as
+/// it always is. Bounded: past `capacity` entries the table starts over.
+final class VerifiedSessions: @unchecked Sendable {
+    private let lock = Mutex<Void>(())
+    private var entries: [String: PageViewer] = [:]
+    private let capacity: Int
+
+    init(capacity: Int = 4_096) {
+        self.capacity = capacity
+    }
+
+    /// The viewer of the cookie value `cookie`, or nil when it does not verify.
+    func viewer(cookie: String, keys: SessionKeys) -> PageViewer? {
+        if let known = lock.withLock({ _ in entries[cookie] }) {
+            return known
+        }
+        guard let id = keys.sessionID(fromCookie: cookie) else { return nil }
+        let viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
+        remember(cookie: cookie, viewer)
+        return viewer
+    }
+
+    /// Stores a viewer whose cookie the server just minted.
+    func remember(cookie: String, _ viewer: PageViewer) {
+        lock.withLock { _ in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[cookie] = viewer
+        }
+    }
+
+    /// Entries held now (for tests).
+    var count: Int { lock.withLock { _ in entries.count } }
 }

@@ -37,32 +37,38 @@ extension LiveListApp {
 
     /// `GET /lists/NAME`: the page, rendered server-side (complete without JavaScript), or the snapshot
     /// as JSON when `Accept` ranks JSON above HTML.
+    ///
+    /// The common answers cost no rendering and no header encoding: the JSON snapshot is answered
+    /// from a ``PreparedResponse`` kept per list and version (both encodings), and the page from its
+    /// cut template (PageCache) with the viewer's token joined in, under header fields encoded once.
     func page(_ request: HTTPRequest) async -> HTTPResponse {
         let list: HostedList
         switch await hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }
-        let viewer = Viewer(session: keys.session(from: request))
+        let cookie = request.cookie(SessionKeys.cookieName)
+        var viewer = cookie.flatMap { pageCache.viewers.viewer(cookie: $0, keys: keys) }
         if request.prefersJSON {
-            var response = HTTPResponse.json(await list.snapshotJSON(for: viewer))
-            response.headers.set("Vary", "Accept")
-            response.headers.set("Cache-Control", "no-store")
-            return response
+            let bytes = await list.snapshotJSON(for: Viewer(session: viewer?.session))
+            if list.rendersPerViewer {
+                return Self.snapshotResponse(bytes)
+            }
+            return pageCache.snapshotResponse(list.name, bytes: bytes) { PreparedResponse(Self.snapshotResponse($0)) }.response(for: request)
         }
-        var session = keys.session(from: request)
         var setCookie: String?
-        if session == nil {
+        if viewer == nil {
             let (id, cookie) = keys.mintSession()
-            session = id
+            let minted = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
+            pageCache.viewers.remember(cookie: cookie, minted)
+            viewer = minted
             setCookie = "\(SessionKeys.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         }
-        guard let session else {
+        guard let viewer, let session = viewer.session else {
             return errorResponse(500, "internal", "no session")
         }
         // The template is rendered once per list version, cut where the root and the session's CSRF
         // token go (PageCache): a page view costs no template rendering, only joining bytes.
-        let token = Array(keys.csrfToken(for: session).utf8)
         let parts: PageParts
         var root: [UInt8] = []
         if list.rendersPerViewer {
@@ -81,14 +87,30 @@ extension LiveListApp {
             parts = renderPage(list, version: version).filling(root: Array(html.utf8))
             pageCache.store(list.name, version: version, parts: parts)
         }
-        var response = HTTPResponse.html(parts.bytes(root: root, csrf: token))
-        response.headers.set("Vary", "Accept")
-        response.headers.set("Cache-Control", "no-store")
-        response.headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
-        response.headers.set("X-Content-Type-Options", "nosniff")
+        var response = Self.pageResponse
+        response.body = .bytes(parts.bytes(root: root, csrf: viewer.token))
         if let setCookie {
             response.headers.add("Set-Cookie", setCookie)
         }
+        return response
+    }
+
+    /// The head of every page: its fields encoded once. `Vary` already names `Accept-Encoding`, as
+    /// the compression layer would add it.
+    static let pageResponse: HTTPResponse = {
+        var response = HTTPResponse.html([])
+        response.headers.set("Cache-Control", "no-store")
+        response.headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        response.headers.set("Vary", "Accept, Accept-Encoding")
+        return response.prepared()
+    }()
+
+    /// The snapshot JSON answer of `GET /lists/NAME`.
+    static func snapshotResponse(_ bytes: [UInt8]) -> HTTPResponse {
+        var response = HTTPResponse.json(bytes)
+        response.headers.set("Vary", "Accept")
+        response.headers.set("Cache-Control", "no-store")
         return response
     }
 
