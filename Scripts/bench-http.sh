@@ -2,18 +2,23 @@
 # HTTP throughput on 127.0.0.1, in one bounded run: LiveList's HTTPServer, a Hummingbird 2 reference
 # server and nginx (one worker, then two) serve the same bytes, a 20,000-byte HTML body from memory at
 # /body and a static file at /static/livelist.js, each measured with `wrk -t1 -c64 -d5s` (keep-alive).
-# A second table compares the real `livelist` binary's page of a 100-cell list with nginx serving the
-# same page bytes from a file. Prints Markdown: requests/s, p50/p99 latency, server CPU per request
-# (utime+stime of every server process from /proc, before and after each run), the CPU used by other
-# processes during the run, and ratios, all medians of three runs (the runs of one round interleave the
-# servers so that background load spreads over all of them).
+# A second table measures the real `livelist` binary's routes beside nginx (one worker, sendfile on)
+# serving the very same bytes from files: the page of a 100-cell list (without a session cookie, so
+# that each view mints one; with a cookie; as JSON), a static file (plain and gzip, nginx with
+# gzip_static and the same gzip bytes), /healthz and changes?since. `--compare BIN` adds a second
+# livelist binary (an older build) to the same interleaved rounds. Prints Markdown: requests/s,
+# p50/p99 latency, server CPU per request (utime+stime of every server process from /proc, before and
+# after each run), the CPU used by other processes during the run, and ratios, all medians of three
+# runs (the runs of one round interleave the servers so that background load spreads over all of them).
 #
-#   Scripts/bench-http.sh [--no-build] [--runs N] [--duration SECONDS] [--connections N] [--skip-page]
+#   Scripts/bench-http.sh [--no-build] [--runs N] [--duration SECONDS] [--connections N]
+#                         [--skip-servers] [--skip-page] [--livelist BIN] [--compare BIN]
 #
 # Needs wrk and nginx (Debian packages; installed with apt-get when missing and running as root).
 # Builds in release (Benchmarks/HTTPServerBench, Benchmarks/HummingbirdReference and livelist), holding
-# /tmp/livelist-swift.lock only while building; --no-build uses what is built. Every server it starts is
-# stopped on exit; each wrk run is bounded by --duration; the whole run takes about 3 minutes.
+# /tmp/livelist-swift-build.lock (the lock of every swift build on the machine) only while building;
+# --no-build uses what is built. Every server it starts is stopped on exit; each wrk run is bounded by
+# --duration; the whole run takes about 6 minutes (3 with --skip-servers).
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build=1
@@ -40,9 +45,9 @@ done
 
 if [[ $build -eq 1 ]]; then
     echo "Building http-bench-server, hummingbird-bench-server and livelist (release)…" >&2
-    flock /tmp/livelist-swift.lock swift build -c release --package-path "$repo_root/Benchmarks/HTTPServerBench" >&2
-    flock /tmp/livelist-swift.lock swift build -c release --package-path "$repo_root/Benchmarks/HummingbirdReference" >&2
-    flock /tmp/livelist-swift.lock swift build -c release --package-path "$repo_root" --product livelist >&2
+    flock /tmp/livelist-swift-build.lock swift build -c release --package-path "$repo_root/Benchmarks/HTTPServerBench" >&2
+    flock /tmp/livelist-swift-build.lock swift build -c release --package-path "$repo_root/Benchmarks/HummingbirdReference" >&2
+    flock /tmp/livelist-swift-build.lock swift build -c release --package-path "$repo_root" --product livelist >&2
 fi
 bench_bin="$(swift build -c release --package-path "$repo_root/Benchmarks/HTTPServerBench" --show-bin-path)"
 hummingbird_bin="$(swift build -c release --package-path "$repo_root/Benchmarks/HummingbirdReference" --show-bin-path)"
@@ -59,6 +64,9 @@ parser.add_argument("--runs", type=int, default=3)
 parser.add_argument("--duration", type=int, default=5)
 parser.add_argument("--connections", type=int, default=64)
 parser.add_argument("--skip-page", action="store_true")
+parser.add_argument("--skip-servers", action="store_true", help="skip the first table (HTTPServer, Hummingbird, nginx)")
+parser.add_argument("--livelist", help="the livelist binary to measure (default: the release build)")
+parser.add_argument("--compare", help="a second livelist binary measured in the same rounds")
 options = parser.parse_args()
 
 REPO, BIN, HB_BIN, MAIN_BIN, NGINX = (os.environ[k] for k in ("BENCH_REPO", "BENCH_BIN", "HUMMINGBIRD_BIN", "MAIN_BIN", "BENCH_NGINX"))
@@ -223,6 +231,11 @@ def fmt_int(value):
     return f"{value:,.0f}"
 
 
+def static_bytes_of(repo):
+    with open(os.path.join(repo, "Public", "livelist.js"), "rb") as f:
+        return f.read()
+
+
 def check_same(url, expected, label):
     status, headers, body = fetch(url)
     if status != 200 or body != expected:
@@ -256,96 +269,145 @@ try:
     with open(static_path, "rb") as f:
         static_bytes = f.read()
 
-    routes = [("/body", "body (20,000 B, memory)", body), ("/static/livelist.js", f"static file ({len(static_bytes):,} B)", static_bytes)]
-    servers = {}
+    if not options.skip_servers:
+        routes = [("/body", "body (20,000 B, memory)", body), ("/static/livelist.js", f"static file ({len(static_bytes):,} B)", static_bytes)]
+        servers = {}
 
-    port = free_port()
-    process = start([os.path.join(BIN, "http-bench-server"), "--port", str(port), "--body", body_path, "--root", root])
-    servers["LiveList HTTPServer"] = (process, port)
-    port = free_port()
-    process = start([os.path.join(HB_BIN, "hummingbird-bench-server"), "--port", str(port), "--body", body_path, "--root", root])
-    servers["Hummingbird 2.28.1"] = (process, port)
-    nginx_routes = [
-        f"        location = /body {{ default_type text/html; charset utf-8; alias {body_path}; }}",
-        f"        location /static/ {{ root {root}; }}",
-    ]
-    servers["nginx, 1 worker"] = nginx_server(1, nginx_routes, "nginx1")
-    servers["nginx, 2 workers"] = nginx_server(2, nginx_routes, "nginx2")
-    for name, (process, port) in servers.items():
-        wait_ready(f"http://127.0.0.1:{port}/body", process)
-        for path, _, expected in routes:
-            check_same(f"http://127.0.0.1:{port}{path}", expected, name)
-    log(f"All four servers serve the same bytes; {options.runs} rounds of wrk -t1 -c{options.connections} -d{options.duration}s")
-
-    results = {(name, path): [] for name in servers for path, _, _ in routes}
-    for round_ in range(options.runs):
+        port = free_port()
+        process = start([os.path.join(BIN, "http-bench-server"), "--port", str(port), "--body", body_path, "--root", root])
+        servers["LiveList HTTPServer"] = (process, port)
+        port = free_port()
+        process = start([os.path.join(HB_BIN, "hummingbird-bench-server"), "--port", str(port), "--body", body_path, "--root", root])
+        servers["Hummingbird 2.28.1"] = (process, port)
+        nginx_routes = [
+            f"        location = /body {{ default_type text/html; charset utf-8; alias {body_path}; }}",
+            f"        location /static/ {{ root {root}; }}",
+        ]
+        servers["nginx, 1 worker"] = nginx_server(1, nginx_routes, "nginx1")
+        servers["nginx, 2 workers"] = nginx_server(2, nginx_routes, "nginx2")
         for name, (process, port) in servers.items():
-            for path, _, _ in routes:
-                result = run_wrk(f"http://127.0.0.1:{port}{path}", process.pid)
-                results[(name, path)].append(result)
-                log(f"  round {round_ + 1} {name} {path}: {result['rps']:,.0f} req/s, {result['cpu_us']:.1f} µs CPU/req, "
-                    f"other CPU {result['other']:.0f}%, load {result['load']:.2f}")
+            wait_ready(f"http://127.0.0.1:{port}/body", process)
+            for path, _, expected in routes:
+                check_same(f"http://127.0.0.1:{port}{path}", expected, name)
+        log(f"All four servers serve the same bytes; {options.runs} rounds of wrk -t1 -c{options.connections} -d{options.duration}s")
 
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"### HTTP servers: wrk -t1 -c{options.connections} -d{options.duration}s on 127.0.0.1, medians of {options.runs} runs\n")
-    print("| body | server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s ÷ nginx 1w | req/s ÷ Hummingbird | CPU ÷ nginx 1w | other CPU % | load (1 min) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for path, label, _ in routes:
-        base = median_row(results[("nginx, 1 worker", path)])
-        hb = median_row(results[("Hummingbird 2.28.1", path)])
-        for name in servers:
-            m = median_row(results[(name, path)])
-            loads = [r["load"] for r in results[(name, path)]]
-            print(f"| {label} | {name} | {fmt_int(m['rps'])} | {m['p50']:.2f} | {m['p99']:.2f} | {m['cpu_us']:.1f} | "
-                  f"{m['rps'] / base['rps']:.2f} | {m['rps'] / hb['rps']:.2f} | {m['cpu_us'] / base['cpu_us']:.2f} | "
-                  f"{m['other']:.0f} | {min(loads):.2f}–{max(loads):.2f} |")
-    print(f"\n`other CPU %`: CPU used by processes other than the server and wrk during the run, in % of one core. "
-          f"After the run: {uptime}\n")
-    for process in list(started):
-        stop(process)
-    started.clear()
+        results = {(name, path): [] for name in servers for path, _, _ in routes}
+        for round_ in range(options.runs):
+            for name, (process, port) in servers.items():
+                for path, _, _ in routes:
+                    result = run_wrk(f"http://127.0.0.1:{port}{path}", process.pid)
+                    results[(name, path)].append(result)
+                    log(f"  round {round_ + 1} {name} {path}: {result['rps']:,.0f} req/s, {result['cpu_us']:.1f} µs CPU/req, "
+                        f"other CPU {result['other']:.0f}%, load {result['load']:.2f}")
+
+        uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+        print(f"### HTTP servers: wrk -t1 -c{options.connections} -d{options.duration}s on 127.0.0.1, medians of {options.runs} runs\n")
+        print("| body | server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s ÷ nginx 1w | req/s ÷ Hummingbird | CPU ÷ nginx 1w | other CPU % | load (1 min) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for path, label, _ in routes:
+            base = median_row(results[("nginx, 1 worker", path)])
+            hb = median_row(results[("Hummingbird 2.28.1", path)])
+            for name in servers:
+                m = median_row(results[(name, path)])
+                loads = [r["load"] for r in results[(name, path)]]
+                print(f"| {label} | {name} | {fmt_int(m['rps'])} | {m['p50']:.2f} | {m['p99']:.2f} | {m['cpu_us']:.1f} | "
+                      f"{m['rps'] / base['rps']:.2f} | {m['rps'] / hb['rps']:.2f} | {m['cpu_us'] / base['cpu_us']:.2f} | "
+                      f"{m['other']:.0f} | {min(loads):.2f}–{max(loads):.2f} |")
+        print(f"\n`other CPU %`: CPU used by processes other than the server and wrk during the run, in % of one core. "
+              f"After the run: {uptime}\n")
+        for process in list(started):
+            stop(process)
+        started.clear()
 
     if not options.skip_page:
-        data = os.path.join(work, "data")
-        os.makedirs(data)
-        port = free_port()
-        livelist = start([os.path.join(MAIN_BIN, "livelist"), "--port", str(port), "--data", data, "--no-demo",
-                          "--public", os.path.join(REPO, "Public"), "--templates", os.path.join(REPO, "Templates")])
-        wait_ready(f"http://127.0.0.1:{port}/healthz", livelist)
-        cells = [{"id": f"c{i}", "text": f"Cell number {i}", "detail": f"detail {i}"} for i in range(100)]
-        state = {"sections": [{"id": "main", "header": "Benchmark", "cells": cells}]}
-        status, _, answer = fetch(f"http://127.0.0.1:{port}/lists/bench", data=json.dumps(state).encode(),
-                                  method="PUT", headers={"Content-Type": "application/json"})
-        if status // 100 != 2:
-            raise SystemExit(f"bench-http: PUT answered {status}: {answer[:200]!r}")
-        status, headers, page = fetch(f"http://127.0.0.1:{port}/lists/bench", headers={"Accept": "text/html"})
-        cookie = headers.get("Set-Cookie", "").split(";")[0]
-        page_headers = [f"Cookie: {cookie}"] if cookie else []
-        status, _, page = fetch(f"http://127.0.0.1:{port}/lists/bench", headers=dict(h.split(": ", 1) for h in page_headers))
-        page_path = os.path.join(work, "page.html")
-        with open(page_path, "wb") as f:
-            f.write(page)
-        os.chmod(page_path, 0o644)
+        binaries = {"LiveList": options.livelist or os.path.join(MAIN_BIN, "livelist")}
+        if options.compare:
+            binaries["LiveList (compare)"] = options.compare
+        servers = {}
+        cookie_header = {}
+        for label, binary in binaries.items():
+            data = os.path.join(work, "data-" + str(len(servers)))
+            os.makedirs(data)
+            port = free_port()
+            process = start([binary, "--port", str(port), "--data", data, "--no-demo",
+                             "--public", os.path.join(REPO, "Public"), "--templates", os.path.join(REPO, "Templates")])
+            wait_ready(f"http://127.0.0.1:{port}/healthz", process)
+            cells = [{"id": f"c{i}", "text": f"Cell number {i}", "detail": f"detail {i}"} for i in range(100)]
+            state = {"sections": [{"id": "main", "header": "Benchmark", "cells": cells}]}
+            status, _, answer = fetch(f"http://127.0.0.1:{port}/lists/bench", data=json.dumps(state).encode(),
+                                      method="PUT", headers={"Content-Type": "application/json"})
+            if status // 100 != 2:
+                raise SystemExit(f"bench-http: PUT answered {status}: {answer[:200]!r}")
+            status, headers, _ = fetch(f"http://127.0.0.1:{port}/lists/bench", headers={"Accept": "text/html"})
+            cookie_header[label] = "Cookie: " + headers.get("Set-Cookie", "").split(";")[0]
+            servers[label] = (process, port)
+
+        # The bytes nginx serves: those the (first) livelist binary answers.
+        first_port = servers["LiveList"][1]
+        _, _, page = fetch(f"http://127.0.0.1:{first_port}/lists/bench", headers={"Cookie": cookie_header["LiveList"].split(": ", 1)[1]})
+        _, _, snapshot = fetch(f"http://127.0.0.1:{first_port}/lists/bench", headers={"Accept": "application/json"})
+        _, headers, script_gzip = fetch(f"http://127.0.0.1:{first_port}/livelist.js", headers={"Accept-Encoding": "gzip"})
+        if headers.get("Content-Encoding") != "gzip":
+            raise SystemExit("bench-http: livelist.js was not answered with gzip")
+        _, _, changes = fetch(f"http://127.0.0.1:{first_port}/lists/bench/changes?since=1")
+        site = os.path.join(work, "site")
+        os.makedirs(os.path.join(site, "lists"))
+        files = {"lists/bench.html": page, "lists/bench.json": snapshot, "livelist.js": static_bytes_of(REPO),
+                 "livelist.js.gz": script_gzip, "changes.json": changes, "healthz": b"ok\n"}
+        for name, content in files.items():
+            with open(os.path.join(site, name), "wb") as f:
+                f.write(content)
+        for dirpath, dirnames, filenames in os.walk(site):
+            os.chmod(dirpath, 0o755)
+            for name in filenames:
+                os.chmod(os.path.join(dirpath, name), 0o644)
         nginx, nginx_port = nginx_server(1, [
-            f"        location = /lists/bench {{ default_type text/html; charset utf-8; alias {page_path}; }}"], "nginx-page")
-        wait_ready(f"http://127.0.0.1:{nginx_port}/lists/bench", nginx)
-        page_results = {"livelist (100-cell page)": [], "nginx, 1 worker (same bytes)": []}
-        targets = {"livelist (100-cell page)": (livelist, port, page_headers),
-                   "nginx, 1 worker (same bytes)": (nginx, nginx_port, [])}
+            f"        location = /lists/bench {{ default_type text/html; charset utf-8; alias {site}/lists/bench.html; }}",
+            f"        location = /lists/bench.json {{ default_type application/json; alias {site}/lists/bench.json; }}",
+            f"        location = /livelist.js {{ gzip_static on; default_type text/javascript; charset utf-8; alias {site}/livelist.js; }}",
+            f"        location = /healthz {{ default_type text/plain; alias {site}/healthz; }}",
+            f"        location = /lists/bench/changes {{ default_type application/json; alias {site}/changes.json; }}",
+        ], "nginx-routes")
+        wait_ready(f"http://127.0.0.1:{nginx_port}/healthz", nginx)
+        servers["nginx, 1 worker"] = (nginx, nginx_port)
+        check_same(f"http://127.0.0.1:{nginx_port}/lists/bench", page, "nginx")
+        _, headers, body_ = fetch(f"http://127.0.0.1:{nginx_port}/livelist.js", headers={"Accept-Encoding": "gzip"})
+        if headers.get("Content-Encoding") != "gzip" or body_ != script_gzip:
+            raise SystemExit("bench-http: nginx does not serve the same gzip bytes of livelist.js")
+
+        # (label, LiveList path, nginx path, extra headers for LiveList, extra headers for nginx)
+        cases = [
+            (f"page, no cookie ({len(page):,} B)", "/lists/bench", "/lists/bench", [], []),
+            ("page, session cookie", "/lists/bench", "/lists/bench", ["COOKIE"], []),
+            (f"page as JSON ({len(snapshot):,} B)", "/lists/bench", "/lists/bench.json", ["Accept: application/json"], []),
+            (f"static livelist.js ({len(files['livelist.js']):,} B)", "/livelist.js", "/livelist.js", [], []),
+            (f"static livelist.js, gzip ({len(script_gzip):,} B)", "/livelist.js", "/livelist.js", ["Accept-Encoding: gzip"], ["Accept-Encoding: gzip"]),
+            ("/healthz", "/healthz", "/healthz", [], []),
+            (f"changes?since=1 ({len(changes):,} B)", "/lists/bench/changes?since=1", "/lists/bench/changes", [], []),
+        ]
+        page_results = {(label, name): [] for label, *_ in cases for name in servers}
         for round_ in range(options.runs):
-            for name, (process, p, extra) in targets.items():
-                result = run_wrk(f"http://127.0.0.1:{p}/lists/bench", process.pid, extra)
-                page_results[name].append(result)
-                log(f"  round {round_ + 1} {name}: {result['rps']:,.0f} req/s, {result['cpu_us']:.1f} µs CPU/req, load {result['load']:.2f}")
-        base = median_row(page_results["nginx, 1 worker (same bytes)"])
-        print(f"### A rendered LiveList page ({len(page):,} B, 100 cells), medians of {options.runs} runs (goal: at least 0.5 of nginx)\n")
-        print("| server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s ÷ nginx 1w | CPU ÷ nginx 1w | other CPU % | load (1 min) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for name, results_ in page_results.items():
-            m = median_row(results_)
-            loads = [r["load"] for r in results_]
-            print(f"| {name} | {fmt_int(m['rps'])} | {m['p50']:.2f} | {m['p99']:.2f} | {m['cpu_us']:.1f} | "
-                  f"{m['rps'] / base['rps']:.2f} | {m['cpu_us'] / base['cpu_us']:.2f} | {m['other']:.0f} | {min(loads):.2f}–{max(loads):.2f} |")
+            for label, path, nginx_path, extra, nginx_extra in cases:
+                for name, (process, port) in servers.items():
+                    if name.startswith("nginx"):
+                        url, headers_ = f"http://127.0.0.1:{port}{nginx_path}", nginx_extra
+                    else:
+                        url = f"http://127.0.0.1:{port}{path}"
+                        headers_ = [cookie_header[name] if h == "COOKIE" else h for h in extra]
+                    result = run_wrk(url, process.pid, headers_)
+                    page_results[(label, name)].append(result)
+                    log(f"  round {round_ + 1} {label} {name}: {result['rps']:,.0f} req/s, {result['cpu_us']:.1f} µs CPU/req, load {result['load']:.2f}")
+        print(f"### livelist routes beside nginx (1 worker, sendfile, the same bytes from files), wrk -t1 -c{options.connections} "
+              f"-d{options.duration}s, medians of {options.runs} interleaved rounds\n")
+        print("| route | server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s ÷ nginx 1w | CPU ÷ nginx 1w | other CPU % | load (1 min) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for label, *_ in cases:
+            base = median_row(page_results[(label, "nginx, 1 worker")])
+            for name in servers:
+                m = median_row(page_results[(label, name)])
+                loads = [r["load"] for r in page_results[(label, name)]]
+                print(f"| {label} | {name} | {fmt_int(m['rps'])} | {m['p50']:.2f} | {m['p99']:.2f} | {m['cpu_us']:.1f} | "
+                      f"{m['rps'] / base['rps']:.2f} | {m['cpu_us'] / base['cpu_us']:.2f} | {m['other']:.0f} | {min(loads):.2f}–{max(loads):.2f} |")
         uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
         print(f"\nAfter the run: {uptime}")
 finally:
