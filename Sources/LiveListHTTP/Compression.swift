@@ -223,7 +223,7 @@ func sha256(_ bytes: [UInt8]) -> SIMD32<UInt8>? {
 }
 
 /// Whether `Accept-Encoding` accepts gzip: named with a q-value above 0, or covered by `*`.
-func acceptsGzip(_ header: String?) -> Bool {
+package func acceptsGzip(_ header: String?) -> Bool {
     guard let header else { return false }
     if !header.utf8.contains(0x3B) {
         // No weights (`gzip, deflate, br`, the common case): any item naming gzip or `*` accepts it.
@@ -407,4 +407,93 @@ final class CompressionCache: @unchecked Sendable {
 
     /// Lookups that found an entry, and those that did not (for tests).
     var counts: (hits: Int, misses: Int) { lock.withLock { ($0.hits, $0.misses) } }
+}
+
+/// A body made of fixed pieces with bytes of each request between them (a page and its viewer's
+/// token), gzipped without compressing the pieces again: each piece is deflated once on its own,
+/// ending on a byte boundary (a sync flush, no reference into other bytes), the bytes between them go
+/// in as stored blocks, and the CRC-32 is joined from the pieces' own (`crc32_combine`). Any gzip
+/// decoder reads the result as the body's bytes.
+package struct SplicedGzip: Sendable {
+    /// Each piece deflated (raw); the last one ends with the final block.
+    private let deflated: [[UInt8]]
+    private let crcs: [UInt]
+    private let lengths: [Int]
+
+    /// Compresses `pieces` (at least one); nil if zlib fails.
+    package init?(pieces: [[UInt8]], level: Int32 = 6) {
+        guard !pieces.isEmpty else { return nil }
+        var deflated: [[UInt8]] = []
+        for (index, piece) in pieces.enumerated() {
+            guard let raw = rawDeflate(piece, level: level, final: index == pieces.count - 1) else { return nil }
+            deflated.append(raw)
+        }
+        self.deflated = deflated
+        crcs = pieces.map { piece in piece.withUnsafeBufferPointer { UInt(crc32(0, $0.baseAddress, uInt($0.count))) } }
+        lengths = pieces.map(\.count)
+    }
+
+    /// The gzip of `pieces[0] fillers[0] pieces[1] … pieces[n]`; `fillers` has one entry fewer than the pieces.
+    package func gzip(fillers: [[UInt8]]) -> [UInt8] {
+        precondition(fillers.count == deflated.count - 1, "one filler between each two pieces")
+        var size = 18
+        for piece in deflated { size += piece.count }
+        for filler in fillers { size += filler.count + 5 * (filler.count / 65_535 + 1) }
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        // The member header: deflate, no name, no time, unknown extra flags, Unix.
+        out.append(contentsOf: [0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03])
+        var crc = crcs[0]
+        var total = lengths[0]
+        out.append(contentsOf: deflated[0])
+        for (index, filler) in fillers.enumerated() {
+            appendStored(filler, to: &out)
+            crc = filler.withUnsafeBufferPointer { UInt(crc32(uLong(crc), $0.baseAddress, uInt($0.count))) }
+            out.append(contentsOf: deflated[index + 1])
+            crc = UInt(crc32_combine(uLong(crc), uLong(crcs[index + 1]), off_t(lengths[index + 1])))
+            total += filler.count + lengths[index + 1]
+        }
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: crc >> UInt(shift))) }
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: total >> shift)) }
+        return out
+    }
+
+    /// `bytes` as stored (uncompressed) blocks, none final, each at most 65,535 bytes.
+    private func appendStored(_ bytes: [UInt8], to out: inout [UInt8]) {
+        var start = 0
+        repeat {
+            let count = min(65_535, bytes.count - start)
+            out.append(0x00)  // BFINAL 0, BTYPE 00; the rest of the byte is padding
+            out.append(UInt8(count & 0xFF))
+            out.append(UInt8(count >> 8))
+            out.append(UInt8(~count & 0xFF))
+            out.append(UInt8((~count >> 8) & 0xFF))
+            out.append(contentsOf: bytes[start ..< start + count])
+            start += count
+        } while start < bytes.count
+    }
+}
+
+/// Raw deflate (no header or trailer) of `bytes`: ending with the final block when `final`, otherwise
+/// with a sync flush (byte-aligned, more blocks may follow). Nil if zlib fails.
+private func rawDeflate(_ bytes: [UInt8], level: Int32, final: Bool) -> [UInt8]? {
+    var stream = z_stream()
+    guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        return nil
+    }
+    defer { deflateEnd(&stream) }
+    var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
+    var input = bytes
+    let status = input.withUnsafeMutableBufferPointer { inputBuffer in
+        output.withUnsafeMutableBufferPointer { outputBuffer -> Int32 in
+            stream.next_in = inputBuffer.baseAddress
+            stream.avail_in = uInt(inputBuffer.count)
+            stream.next_out = outputBuffer.baseAddress
+            stream.avail_out = uInt(outputBuffer.count)
+            return deflate(&stream, final ? Z_FINISH : Z_SYNC_FLUSH)
+        }
+    }
+    guard status == (final ? Z_STREAM_END : Z_OK), stream.avail_in == 0, stream.avail_out > 0 else { return nil }
+    output.removeLast(output.count - Int(stream.total_out))
+    return output
 }
