@@ -21,6 +21,9 @@ final class PageCache: @unchecked Sendable {
 
     private let lock = Mutex<Void>(())
     private var pages: [ListName: (version: Int, parts: PageParts)] = [:]
+    /// The gzip of a page's pieces, made on the first request that takes gzip (PageParts has only
+    /// token slots left: shared pages).
+    private var gzipPages: [ListName: (version: Int, gzip: SplicedGzip)] = [:]
     private var snapshots: [ListName: (bytes: [UInt8], response: PreparedResponse)] = [:]
 
     init() {
@@ -42,6 +45,18 @@ final class PageCache: @unchecked Sendable {
 
     func store(_ name: ListName, version: Int, parts: PageParts) {
         lock.withLock { _ in pages[name] = (version, parts) }
+    }
+
+    /// The spliced gzip of `parts`, the page of `name` at `version` whose only slots are tokens.
+    func gzip(_ name: ListName, version: Int, parts: PageParts) -> SplicedGzip? {
+        if let cached = lock.withLock({ _ in gzipPages[name] }), cached.version == version {
+            return cached.gzip
+        }
+        guard parts.slots.allSatisfy({ $0 == .csrf }), let gzip = SplicedGzip(pieces: parts.pieces) else { return nil }
+        lock.withLock { _ in
+            if (gzipPages[name]?.version ?? Int.min) < version { gzipPages[name] = (version, gzip) }
+        }
+        return gzip
     }
 
     /// The prepared answer for a list's snapshot JSON, kept under the very bytes it carries: a list

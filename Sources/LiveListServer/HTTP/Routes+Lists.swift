@@ -80,12 +80,26 @@ extension LiveListApp {
                 parts = renderPage(list, version: version)
                 pageCache.store(list.name, version: version, parts: parts)
             }
-        } else if let cached = pageCache.parts(list.name, version: await list.version) {
-            parts = cached
         } else {
-            let (html, version) = await list.pageHTML(for: Viewer(session: session))
-            parts = renderPage(list, version: version).filling(root: Array(html.utf8))
-            pageCache.store(list.name, version: version, parts: parts)
+            var version = await list.version
+            if let cached = pageCache.parts(list.name, version: version) {
+                parts = cached
+            } else {
+                let html: String
+                (html, version) = await list.pageHTML(for: Viewer(session: session))
+                parts = renderPage(list, version: version).filling(root: Array(html.utf8))
+                pageCache.store(list.name, version: version, parts: parts)
+            }
+            // gzip without compressing the page again: its pieces were deflated once for this
+            // version, the token goes in as a stored block (SplicedGzip).
+            if acceptsGzip(request.headers["Accept-Encoding"]), let gzip = pageCache.gzip(list.name, version: version, parts: parts) {
+                var response = Self.pageGzipResponse
+                response.body = .bytes(gzip.gzip(fillers: Array(repeating: viewer.token, count: parts.slots.count)))
+                if let setCookie {
+                    response.headers.add("Set-Cookie", setCookie)
+                }
+                return response
+            }
         }
         var response = Self.pageResponse
         response.body = .bytes(parts.bytes(root: root, csrf: viewer.token))
@@ -103,6 +117,13 @@ extension LiveListApp {
         response.headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
         response.headers.set("X-Content-Type-Options", "nosniff")
         response.headers.set("Vary", "Accept, Accept-Encoding")
+        return response.prepared()
+    }()
+
+    /// The same head for the gzip page.
+    static let pageGzipResponse: HTTPResponse = {
+        var response = pageResponse
+        response.headers.set("Content-Encoding", "gzip")
         return response.prepared()
     }()
 
