@@ -1,0 +1,132 @@
+import Foundation
+@testable import LiveListHTTP
+@testable import LiveListServer
+@testable import LiveListEngine
+import Testing
+
+/// The page and snapshot answers made from caches (cut templates, verified sessions, prepared
+/// responses) against the slow path: the template rendered afresh with the viewer's own values, the
+/// snapshot run through the compression layer. Byte for byte, in every encoding, for GET and HEAD.
+@Suite struct PageCacheTests {
+    /// The page of `list` for `cookie`, rendered the slow way: the whole template with the real root
+    /// and token, no markers, no cache.
+    private func renderedPage(_ server: RouteClient, _ list: String, cookie: String) async throws -> [UInt8] {
+        let app = server.app
+        let hosted = try #require(await app.registry.list(name(list)))
+        let session = try #require(app.keys.sessionID(fromCookie: cookie))
+        let (html, version) = await hosted.pageHTML(for: Viewer(session: session))
+        return Array(app.templates.render("page", [
+            "list": list,
+            "version": version,
+            "root": html,
+            "csrf": app.keys.csrfToken(for: session),
+            "script": app.scriptURL,
+            "stylesheet": app.stylesheetURL,
+            "siteStylesheet": app.siteStylesheetURL,
+            "dragScript": app.dragScriptURL,
+            "isApp": hosted.owner == .app,
+        ]).utf8)
+    }
+
+    private func cookie(of answer: RouteResponse) throws -> String {
+        let field = try #require(answer.header("Set-Cookie"))
+        let pair = try #require(field.split(separator: ";").first)
+        return String(pair.dropFirst("livelist_session=".count))
+    }
+
+    @Test func cachedPagesAreTheTemplateRenderedForTheViewer() async throws {
+        let server = try await RouteClient()
+        try await server.put("g", ["a", "b <i>&</i>", server.app.pageCache.rootMarker, server.app.pageCache.csrfMarker])
+        let first = try await server.get("/lists/g", headers: [("Accept", "text/html")])
+        #expect(first.status == 200)
+        let minted = try cookie(of: first)
+        #expect(first.body == (try await renderedPage(server, "g", cookie: minted)), "the page of a minted session")
+        let otherCookie = try cookie(of: try await server.get("/lists/g"))
+        for viewer in [minted, otherCookie, minted] {
+            let answer = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(viewer)")])
+            #expect(answer.header("Set-Cookie") == nil)
+            #expect(answer.body == (try await renderedPage(server, "g", cookie: viewer)))
+            #expect(answer.header("Vary") == "Accept, Accept-Encoding")
+        }
+        // A new version is a new page.
+        try await server.put("g", ["c"])
+        let after = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(minted)")])
+        #expect(after.body == (try await renderedPage(server, "g", cookie: minted)))
+        #expect(after.text.contains(">c<") || after.text.contains("c</"), "\(after.text.count)")
+    }
+
+    @Test func gzipAndHeadAnswerTheSamePage() async throws {
+        let server = try await RouteClient()
+        try await server.put("g", (0 ..< 60).map { "cell \($0)" })
+        let viewer = try cookie(of: try await server.get("/lists/g"))
+        let sessionHeader = ("Cookie", "livelist_session=\(viewer)")
+        let plain = try await server.get("/lists/g", headers: [sessionHeader])
+        let zipped = try await server.get("/lists/g", headers: [sessionHeader, ("Accept-Encoding", "gzip")])
+        #expect(zipped.header("Content-Encoding") == "gzip")
+        #expect(gunzip(zipped.body) == plain.body)
+        #expect(zipped.header("Vary") == "Accept, Accept-Encoding")
+        let head = try await server.head("/lists/g", headers: [sessionHeader])
+        #expect(head.body.isEmpty)
+        #expect(head.headers.fields.map(\.name) == plain.headers.fields.map(\.name))
+        #expect(head.header("Content-Length") == plain.header("Content-Length"))
+    }
+
+    @Test func theSnapshotAnswerIsWhatCompressionMakesOfIt() async throws {
+        let server = try await RouteClient()
+        try await server.put("g", (0 ..< 60).map { "cell \($0)" })
+        let hosted = try #require(await server.app.registry.list(name("g")))
+        for round in 0 ..< 2 {
+            let bytes = await hosted.snapshotJSON()
+            for encoding in [nil, "gzip", "br"] {
+                for method in [HTTPMethod.GET, .HEAD] {
+                    var headers = [("Accept", "application/json")]
+                    if let encoding { headers.append(("Accept-Encoding", encoding)) }
+                    let answer = try await server.send(method, "/lists/g", headers: headers)
+                    var fields = HTTPHeaders()
+                    for (name, value) in headers { fields.add(name, value) }
+                    let request = HTTPRequest(method: method, version: .http1_1, target: "/lists/g", path: "/lists/g", pathSegments: ["lists", "g"],
+                                              query: [], headers: fields, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "h")
+                    let slow = RouteResponse(compress(LiveListApp.snapshotResponse(bytes), for: request, options: Compression(),
+                                                      cache: CompressionCache(limit: 1 << 20)), method: method, refusedBeforeBody: false)
+                    #expect(answer.status == 200)
+                    #expect(answer.headers.fields.map { "\($0.name): \($0.value)" } == slow.headers.fields.map { "\($0.name): \($0.value)" },
+                            "round \(round) \(encoding ?? "-") \(method)")
+                    #expect(answer.body == slow.body)
+                    if encoding == "gzip", method == .GET {
+                        #expect(answer.header("Content-Encoding") == "gzip")
+                        #expect(gunzip(answer.body) == bytes)
+                    }
+                }
+            }
+            // A new version: new bytes, a new answer.
+            try await server.put("g", (0 ..< 61).map { "cell \($0)" })
+        }
+        let latest = try await server.get("/lists/g", headers: [("Accept", "application/json")])
+        #expect(latest.body == (await hosted.snapshotJSON()))
+    }
+
+    @Test func onlyVerifiedCookiesAreRemembered() async throws {
+        let server = try await RouteClient()
+        try await server.put("g", ["a"])
+        let viewers = server.app.pageCache.viewers
+        let before = viewers.count
+        let forged = String(repeating: "a", count: 64)
+        let answer = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(forged)")])
+        #expect(answer.header("Set-Cookie") != nil, "a forged cookie is no session")
+        #expect(!answer.text.contains(server.app.keys.csrfToken(for: String(forged.prefix(32)))))
+        #expect(viewers.count == before + 1, "only the minted session is kept")
+        #expect(viewers.viewer(cookie: forged, keys: server.app.keys) == nil)
+        #expect(viewers.count == before + 1)
+    }
+
+    @Test func theVerifiedSessionsStayBounded() {
+        let keys = SessionKeys(secret: Array(repeating: 7, count: 32))
+        let viewers = VerifiedSessions(capacity: 8)
+        for _ in 0 ..< 50 {
+            let (_, cookie) = keys.mintSession()
+            let viewer = viewers.viewer(cookie: cookie, keys: keys)
+            #expect(viewer?.token == Array(keys.csrfToken(for: String(cookie.prefix(32))).utf8))
+            #expect(viewers.count <= 8)
+        }
+    }
+}
