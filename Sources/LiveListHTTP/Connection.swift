@@ -132,6 +132,9 @@ final class Connection: @unchecked Sendable {
     private var currentIsHead = false
     private var currentKeepAlive = true
     private var currentVersion: HTTPVersion = .http1_1
+    /// Set when input arrived while a handler ran: the read interest is dropped until the answer is
+    /// queued (otherwise it stays, so that a request costs no interest change).
+    private var inputWhileHandling = false
     /// Bytes of the server's body budget held for the request being read or answered.
     private var bodyReserved = 0
     /// Whether the body being read is chunked (its size is reserved as it arrives).
@@ -178,6 +181,11 @@ final class Connection: @unchecked Sendable {
         if events.contains(.writable) {
             flush()
             if phase == .closed { return }
+        }
+        if phase == .handling, !events.isDisjoint(with: [.readable, .hangup, .error]) {
+            // Pipelined input (or the peer's end) while the handler runs: stop watching until the
+            // answer is queued, so that level-triggered readiness cannot spin the loop.
+            inputWhileHandling = true
         }
         if !events.isDisjoint(with: [.readable, .hangup, .error]) {
             if phase == .lingering {
@@ -338,6 +346,7 @@ final class Connection: @unchecked Sendable {
     private func asyncCompleted(_ response: HTTPResponse) {
         guard phase == .handling else { return }
         phase = .reading
+        inputWhileHandling = false
         if loop.isDraining { currentKeepAlive = false }
         send(response)
         process()
@@ -503,7 +512,9 @@ final class Connection: @unchecked Sendable {
         case .reading:
             if !readEOF && !closeAfterFlush && !paused { wanted.insert(.readable) }
         case .handling:
-            break
+            // The read interest stays while the handler runs (a keep-alive client waits for the
+            // answer, so nothing comes), and goes only once input did come.
+            if !inputWhileHandling { wanted.formUnion(interest.intersection(.readable)) }
         case .streaming:
             wanted.insert(.peerClosed)
         case .lingering:
