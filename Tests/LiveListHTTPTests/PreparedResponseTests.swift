@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import LiveListHTTP
 import LiveListTestSupport
 import Testing
@@ -143,6 +148,38 @@ import Testing
                 for (index, filler) in fillers.enumerated() { whole += filler + pieces[index + 1] }
                 let zipped = spliced.gzip(fillers: fillers)
                 #expect(gunzip(zipped) == whole, "\(pieces.map(\.count)) \(fillers.map(\.count))")
+            }
+        }
+    }
+
+    /// The same for a directory's files once they are kept in memory: the ready answers against the
+    /// path that reads the cache entry's fields afresh.
+    @Test func directoryFilesAnswerAsTheSlowPathDoes() async throws {
+        var template = Array("/tmp/livelist-prepared-XXXXXX".utf8CString)
+        let root = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        defer {
+            unlink(root + "/app.js")
+            rmdir(root)
+        }
+        let fd = open(root + "/app.js", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        _ = Self.body.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        var files = try #require(StaticFiles(directory: root))
+        files.cacheMinimumAge = 0
+        let handler = files.handler.compressed()
+        _ = await handler.respond(to: request(path: "/app.js"))
+        #expect(files.cache.count == 1, "kept in memory")
+        for query in [[], [("v", "abc")]] {
+            for encoding in [nil, "gzip", "br"] {
+                for method in [HTTPMethod.GET, .HEAD] {
+                    var fields = encoding.map { [("Accept-Encoding", $0)] } ?? []
+                    let fast = await handler.respond(to: request(fields, method: method, path: "/app.js", query: query))
+                    fields.append(("If-None-Match", "\"nothing\""))
+                    let slow = await handler.respond(to: request(fields, method: method, path: "/app.js", query: query))
+                    #expect(fast.status.code == 200)
+                    #expect(fast.encodedFields != nil, "a ready answer")
+                    #expect(wire(fast, head: method == .HEAD) == wire(slow, head: method == .HEAD), "\(query) \(encoding ?? "-") \(method)")
+                }
             }
         }
     }

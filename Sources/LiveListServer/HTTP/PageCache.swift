@@ -164,9 +164,9 @@ struct PageViewer: Sendable {
 }
 
 /// Session cookies already verified, with their session's CSRF token, so that a returning viewer's
-/// page view costs no HMAC. Only a value that ``SessionKeys/sessionID(fromCookie:)`` accepted (or that
-/// the server minted) is ever stored, under the exact cookie text; the token is derived from the id as
-/// it always is. Bounded: past `capacity` entries the table starts over.
+/// page view costs no HMAC. Only a value that ``SessionKeys/sessionID(fromCookie:)`` accepted is ever
+/// stored, under the exact cookie text; the token is derived from the id as it always is. Bounded:
+/// past `capacity` entries the table starts over.
 final class VerifiedSessions: @unchecked Sendable {
     private let lock = Mutex<Void>(())
     private var entries: [String: PageViewer] = [:]
@@ -183,16 +183,11 @@ final class VerifiedSessions: @unchecked Sendable {
         }
         guard let id = keys.sessionID(fromCookie: cookie) else { return nil }
         let viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
-        remember(cookie: cookie, viewer)
-        return viewer
-    }
-
-    /// Stores a viewer whose cookie the server just minted.
-    func remember(cookie: String, _ viewer: PageViewer) {
         lock.withLock { _ in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[cookie] = viewer
         }
+        return viewer
     }
 
     /// Entries held now (for tests).

@@ -59,9 +59,9 @@ extension LiveListApp {
         var setCookie: String?
         if viewer == nil {
             let (id, cookie) = keys.mintSession()
-            let minted = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
-            pageCache.viewers.remember(cookie: cookie, minted)
-            viewer = minted
+            // Not kept in VerifiedSessions: clients that never send cookies back (crawlers, load
+            // generators) would only push returning viewers out.
+            viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
             setCookie = "\(SessionKeys.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         }
         guard let viewer, let session = viewer.session else {
