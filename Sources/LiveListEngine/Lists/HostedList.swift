@@ -73,6 +73,9 @@ public actor HostedList {
     /// Whether the list exists, readable without awaiting: readers that see `true` see every write that
     /// was acknowledged before.
     private let existence = Atomic<Bool>(false)
+    /// The version readers see, readable without awaiting: set before a write is acknowledged (with
+    /// its publication, or the renderer's reset), so a reader that sees it sees that write.
+    private let visibleVersion = Atomic<Int>(0)
     /// Set once the registry dropped this actor (an unused placeholder); every later write is refused
     /// with ``WriteOutcome/retired(version:)`` and goes to a new actor for the name.
     private var isRetired = false
@@ -123,6 +126,7 @@ public actor HostedList {
         renderer = Self.makeRenderer(name: name, version: version, configuration: configuration)
         log = ChangeLog(maximumCount: configuration.logCount, maximumBytes: configuration.logBytes)
         reservedVersion = version
+        visibleVersion.store(version, ordering: .releasing)
     }
 
     private static func makeRenderer(name: ListName, version: Int, configuration: ListConfiguration) -> Renderer<PatchUpdater> {
@@ -141,6 +145,18 @@ public actor HostedList {
             _ = renderer.updater.advanceVersion()
         }
         encodedSnapshot = nil
+        noteVersion()
+    }
+
+    /// Makes the renderer's version the one readers see without awaiting (``currentVersion``).
+    private func noteVersion() {
+        visibleVersion.store(renderer.updater.version, ordering: .releasing)
+    }
+
+    /// The current version, read without awaiting: what a page served now shows (a list rendered per
+    /// viewer aside). Every acknowledged write is seen.
+    package nonisolated var currentVersion: Int {
+        visibleVersion.load(ordering: .acquiring)
     }
 
     /// The current version.
@@ -323,6 +339,7 @@ public actor HostedList {
         if anonymous == nil {
             _ = renderer.updater.advanceVersion()
         }
+        noteVersion()
         let version = renderer.updater.version
         counters.changesets += 1
         for (subscription, changeset) in changed where !subscription.isWaitingForDrain {
@@ -638,6 +655,7 @@ public actor HostedList {
         } else {
             // Not this list's kind (a name another process uses otherwise): only its version moves on.
             renderer.updater.skipVersion(to: step.version)
+            noteVersion()
         }
     }
 
@@ -869,6 +887,7 @@ public actor HostedList {
     /// writer's answer.
     @discardableResult
     private func publish(_ changeset: ListChangeset) -> [UInt8] {
+        noteVersion()
         let json = changeset.encodedJSON()
         log.append(changeset, bytes: json.count)
         counters.changesets += 1

@@ -87,6 +87,9 @@ public actor ListRegistry {
     let store: any ListStore
     /// Every name's actor: lists that exist, deleted ones (tombstones), and names that streams wait on.
     private var lists: [ListName: HostedList] = [:]
+    /// The actors of `lists`, readable without awaiting the registry (``existingList(_:)``): changed
+    /// with `lists`, one name at a time.
+    private nonisolated let readable = Mutex<[ListName: HostedList]>([:])
     /// The versions of names that have no actor.
     private var highWater: [String: Int]
     private let quota: ListQuota
@@ -116,7 +119,7 @@ public actor ListRegistry {
             }
             let hosted = HostedList(name: name, owner: .json, version: list.version, configuration: configuration, store: store, quota: quota)
             try await hosted.load(state: state, body: list.body, version: list.version)
-            lists[name] = hosted
+            record(hosted, for: name)
         }
     }
 
@@ -132,7 +135,20 @@ public actor ListRegistry {
         }
         let hosted = HostedList(name: name, owner: .json, version: highWater[name.rawValue] ?? 0, configuration: configuration,
                                 store: store, quota: quota)
+        record(hosted, for: name)
+        return hosted
+    }
+
+    /// Records `hosted` as the actor of `name`, for the registry and for readers that do not await.
+    private func record(_ hosted: HostedList, for name: ListName) {
         lists[name] = hosted
+        readable.withLock { $0[name] = hosted }
+    }
+
+    /// The list named `name` if it exists, found without awaiting the registry (for routes that can
+    /// answer on the event loop). The same as ``list(_:)``.
+    package nonisolated func existingList(_ name: ListName) -> HostedList? {
+        guard let hosted = readable.withLock({ $0[name] }), hosted.exists else { return nil }
         return hosted
     }
 
@@ -141,6 +157,7 @@ public actor ListRegistry {
         highWater[hosted.name.rawValue] = max(highWater[hosted.name.rawValue] ?? 0, version)
         if lists[hosted.name] === hosted {
             lists.removeValue(forKey: hosted.name)
+            readable.withLock { _ = $0.removeValue(forKey: hosted.name) }
         }
     }
 
@@ -168,7 +185,7 @@ public actor ListRegistry {
                 moved = retired.subscriptions
             }
             let hosted = HostedList(name: name, owner: .app, version: version, configuration: custom ?? configuration, store: store, perViewer: perViewer)
-            lists[name] = hosted
+            record(hosted, for: name)
             return (hosted, moved)
         }
     }

@@ -29,8 +29,12 @@ package struct SessionKeys: Sendable {
 
     /// A new session: its id, and the cookie value that carries the id with its tag.
     package func mintSession() -> (id: String, cookie: String) {
+        // Two 64-bit draws (two getrandom calls), not sixteen one-byte ones: minting is on every first
+        // page view.
         var generator = SystemRandomNumberGenerator()
-        let id = Self.hex((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
+        let words = (generator.next() as UInt64, generator.next() as UInt64)
+        let bytes = (0 ..< 16).map { index in UInt8(truncatingIfNeeded: (index < 8 ? words.0 : words.1) >> UInt64((index % 8) * 8)) }
+        let id = Self.hex(bytes)
         return (id, id + tag(for: id))
     }
 

@@ -79,7 +79,14 @@ public final class LiveListApp: Sendable {
         }
         router.on(.GET, "/metrics") { [self] request in await serveMetrics(request) }
         router.on(.GET, "/events") { [self] request in await multiplexedEvents(request) }
-        router.on(.GET, "/lists/:name") { [self] request in await page(request) }
+        // A page cached at its list's current version is answered on the event loop; any other
+        // request for the page goes to a task.
+        router.add(.GET, "/lists/:name", HTTPHandler.dispatch { [self] request in
+            if let answer = cachedPage(request) {
+                return .sync { _ in answer }
+            }
+            return .async { [self] request in await page(request) }
+        })
         // Writes are decided on their head, before any body is read: who may write, which list, which
         // media type (the same rules the routes apply again to the whole request).
         router.add(.PUT, "/lists/:name", HTTPHandler.async { [self] request in await put(request) }.checkingHeads { [self] head in

@@ -47,62 +47,86 @@ extension LiveListApp {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }
-        let cookie = request.cookie(SessionKeys.cookieName)
-        var viewer = cookie.flatMap { pageCache.viewers.viewer(cookie: $0, keys: keys) }
         if request.prefersJSON {
+            let viewer = request.cookie(SessionKeys.cookieName).flatMap { pageCache.viewers.viewer(cookie: $0, keys: keys) }
             let bytes = await list.snapshotJSON(for: Viewer(session: viewer?.session))
             if list.rendersPerViewer {
                 return Self.snapshotResponse(bytes)
             }
             return pageCache.snapshotResponse(list.name, bytes: bytes) { PreparedResponse(Self.snapshotResponse($0)) }.response(for: request)
         }
-        var setCookie: String?
-        if viewer == nil {
-            let (id, cookie) = keys.mintSession()
-            // Not kept in VerifiedSessions: clients that never send cookies back (crawlers, load
-            // generators) would only push returning viewers out.
-            viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
-            setCookie = "\(SessionKeys.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
-        }
-        guard let viewer, let session = viewer.session else {
-            return errorResponse(500, "internal", "no session")
-        }
+        let (viewer, setCookie) = pageViewer(request)
         // The template is rendered once per list version, cut where the root and the session's CSRF
         // token go (PageCache): a page view costs no template rendering, only joining bytes.
-        let parts: PageParts
-        var root: [UInt8] = []
         if list.rendersPerViewer {
-            let (html, version) = await list.pageHTML(for: Viewer(session: session))
-            root = Array(html.utf8)
+            let (html, version) = await list.pageHTML(for: Viewer(session: viewer.session))
+            let parts: PageParts
             if let cached = pageCache.parts(list.name, version: version) {
                 parts = cached
             } else {
                 parts = renderPage(list, version: version)
                 pageCache.store(list.name, version: version, parts: parts)
             }
-        } else {
-            var version = await list.version
-            if let cached = pageCache.parts(list.name, version: version) {
-                parts = cached
-            } else {
-                let html: String
-                (html, version) = await list.pageHTML(for: Viewer(session: session))
-                parts = renderPage(list, version: version).filling(root: Array(html.utf8))
-                pageCache.store(list.name, version: version, parts: parts)
-            }
-            // gzip without compressing the page again: its pieces were deflated once for this
-            // version, the token goes in as a stored block (SplicedGzip).
-            if acceptsGzip(request.headers["Accept-Encoding"]), let gzip = pageCache.gzip(list.name, version: version, parts: parts) {
-                var response = Self.pageGzipResponse
-                response.body = .bytes(gzip.gzip(fillers: Array(repeating: viewer.token, count: parts.slots.count)))
-                if let setCookie {
-                    response.headers.add("Set-Cookie", setCookie)
-                }
-                return response
-            }
+            return pageAnswer(request, list: list, version: version, parts: parts, root: Array(html.utf8), viewer: viewer, setCookie: setCookie)
         }
-        var response = Self.pageResponse
-        response.body = .bytes(parts.bytes(root: root, csrf: viewer.token))
+        var version = await list.version
+        let parts: PageParts
+        if let cached = pageCache.parts(list.name, version: version) {
+            parts = cached
+        } else {
+            let html: String
+            (html, version) = await list.pageHTML(for: Viewer(session: viewer.session))
+            parts = renderPage(list, version: version).filling(root: Array(html.utf8))
+            pageCache.store(list.name, version: version, parts: parts)
+        }
+        return pageAnswer(request, list: list, version: version, parts: parts, root: [], viewer: viewer, setCookie: setCookie)
+    }
+
+    /// `GET /lists/NAME` answered on the event loop, without a task, when all it needs is at hand: a
+    /// shared list whose page is cached at the version it is at now (read without awaiting), for a
+    /// browser (not JSON). Nil sends the request to ``page(_:)``. The bytes are those ``page(_:)``
+    /// would answer.
+    func cachedPage(_ request: HTTPRequest) -> HTTPResponse? {
+        guard !request.prefersJSON, let raw = request.pathParameters["name"], let name = ListName(raw),
+            let list = registry.existingList(name), !list.rendersPerViewer
+        else { return nil }
+        let version = list.currentVersion
+        guard let parts = pageCache.parts(list.name, version: version) else { return nil }
+        let (viewer, setCookie) = pageViewer(request)
+        return pageAnswer(request, list: list, version: version, parts: parts, root: [], viewer: viewer, setCookie: setCookie)
+    }
+
+    /// The page's viewer: the session its cookie carries (verified once, then remembered), or a new
+    /// one with the `Set-Cookie` that gives it.
+    private func pageViewer(_ request: HTTPRequest) -> (viewer: PageViewer, setCookie: String?) {
+        if let viewer = request.cookie(SessionKeys.cookieName).flatMap({ pageCache.viewers.viewer(cookie: $0, keys: keys) }),
+            viewer.session != nil
+        {
+            return (viewer, nil)
+        }
+        let (id, cookie) = keys.mintSession()
+        // Not kept in VerifiedSessions: clients that never send cookies back (crawlers, load
+        // generators) would only push returning viewers out.
+        let viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
+        return (viewer, "\(SessionKeys.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : ""))
+    }
+
+    /// The page from its parts with the viewer's token joined in: gzip without compressing the page
+    /// again when the client takes it (its pieces were deflated once for this version, the token goes
+    /// in as a stored block: SplicedGzip), plain otherwise.
+    private func pageAnswer(
+        _ request: HTTPRequest, list: HostedList, version: Int, parts: PageParts, root: [UInt8], viewer: PageViewer, setCookie: String?
+    ) -> HTTPResponse {
+        var response: HTTPResponse
+        if !list.rendersPerViewer, acceptsGzip(request.headers["Accept-Encoding"]),
+            let gzip = pageCache.gzip(list.name, version: version, parts: parts)
+        {
+            response = Self.pageGzipResponse
+            response.body = .bytes(gzip.gzip(fillers: Array(repeating: viewer.token, count: parts.slots.count)))
+        } else {
+            response = Self.pageResponse
+            response.body = .bytes(parts.bytes(root: root, csrf: viewer.token))
+        }
         if let setCookie {
             response.headers.add("Set-Cookie", setCookie)
         }
