@@ -21,7 +21,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 
@@ -54,94 +53,6 @@ def start_nodes(binary, count, database):
             for _ in range(count)]
 
 
-def fanout_rounds(nodes, per_node, rounds):
-    """One epoll loop over every node's streams; the PUT goes to the first node."""
-    import select
-    name = "fan"
-    fanout_tools.put(nodes[0].port, name, ["a", "start"])
-    time.sleep(0.5)
-    streams = []
-    for node in nodes:
-        streams += fanout_tools.open_streams(node.port, name, per_node)
-    by_fd = {s.fileno(): s for s in streams}
-    poller = select.epoll()
-    for s in streams:
-        poller.register(s.fileno(), select.EPOLLIN)
-    time.sleep(0.5)
-    for fd, _ in poller.poll(0.1):
-        try:
-            by_fd[fd].recv(65536)
-        except BlockingIOError:
-            pass
-    p50s, p99s, maxima = [], [], []
-    for round_ in range(rounds):
-        marker = f"round-{len(nodes)}-{round_}".encode()
-        pending = {fd: b"" for fd in by_fd}
-        arrivals = []
-        sent = time.perf_counter()
-        writer = threading.Thread(target=fanout_tools.put, args=(nodes[0].port, name, ["a", marker.decode()]))
-        writer.start()
-        deadline = sent + 60
-        while pending and time.perf_counter() < deadline:
-            for fd, _ in poller.poll(1):
-                try:
-                    data = by_fd[fd].recv(65536)
-                except BlockingIOError:
-                    continue
-                if fd not in pending:
-                    continue
-                pending[fd] += data
-                if marker in pending[fd]:
-                    arrivals.append(time.perf_counter())
-                    del pending[fd]
-        writer.join()
-        if pending:
-            raise RuntimeError(f"{len(pending)} of {len(streams)} streams never got round {round_}")
-        latencies = sorted((t - sent) * 1000 for t in arrivals)
-        p50s.append(latencies[len(latencies) // 2])
-        p99s.append(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))])
-        maxima.append(latencies[-1])
-        time.sleep(0.3)
-    for s in streams:
-        s.close()
-    return statistics.median(p50s), statistics.median(p99s), statistics.median(maxima)
-
-
-def throughput(nodes, writers, seconds, shared):
-    """PUTs per second of `writers` threads spread over `nodes`."""
-    import http.client
-    import json
-    stop = time.time() + seconds
-    counts = [0] * writers
-    errors = []
-    barrier = threading.Barrier(writers)
-
-    def writer(index):
-        node = nodes[index % len(nodes)]
-        connection = http.client.HTTPConnection("127.0.0.1", node.port, timeout=30)
-        name = "shared" if shared else f"own{index}"
-        step = 0
-        barrier.wait()
-        while time.time() < stop:
-            step += 1
-            connection.request("PUT", "/lists/" + name, body=write_tools.body(step, index), headers={"Content-Type": "application/json"})
-            response = connection.getresponse()
-            data = response.read()
-            if response.status >= 300:
-                errors.append((response.status, data[:200]))
-                continue
-            counts[index] += 1
-        connection.close()
-
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
-    began = time.time()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / (time.time() - began), errors
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=default_binary())
@@ -163,7 +74,9 @@ def main():
         per_node = args.streams * 3 // count
         nodes = start_nodes(args.binary, count, database)
         try:
-            p50, p99, worst = fanout_rounds(nodes, per_node, args.rounds)
+            fanout_tools.put(nodes[0].port, "fan", ["a", "start"])
+            time.sleep(0.5)
+            p50, p99, worst = fanout_tools.fanout([node.port for node in nodes], "fan", per_node, args.rounds)
         finally:
             for node in nodes:
                 node.close()
@@ -181,13 +94,13 @@ def main():
         try:
             results = []
             for shared in (True, False):
-                runs, failures = [], []
+                runs, failures = [], 0
                 for _ in range(args.rounds):
-                    rate, errors = throughput(nodes, args.writers, args.seconds, shared)
+                    rate, failed = write_tools.run([node.port for node in nodes], args.writers, args.seconds, shared)
                     runs.append(rate)
-                    failures += errors
+                    failures += failed
                 if failures:
-                    print(f"<!-- {label}: {len(failures)} writes failed, first {failures[0]} -->")
+                    print(f"<!-- {label}: {failures} writes failed -->")
                 results.append(statistics.median(runs))
         finally:
             for node in nodes:

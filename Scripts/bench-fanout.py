@@ -76,11 +76,13 @@ def open_streams(port, name, count):
     return streams
 
 
-def fanout(port, name, count, rounds):
-    """One epoll loop reads every stream; each stream's arrival time is taken when epoll reports it
+def fanout(ports, name, count, rounds):
+    """`count` streams on each of `ports` (servers sharing the list), the change PUT to the first.
+    One epoll loop reads every stream; each stream's arrival time is taken when epoll reports it
     and its bytes hold the round's marker (a lean client, so that it measures the server)."""
     import select
-    streams = open_streams(port, name, count)
+    port = ports[0]
+    streams = [s for each in ports for s in open_streams(each, name, count)]
     by_fd = {s.fileno(): s for s in streams}
     poller = select.epoll()
     for s in streams:
@@ -94,7 +96,7 @@ def fanout(port, name, count, rounds):
             pass
     p50s, p99s, maxima = [], [], []
     for round_ in range(rounds):
-        marker = f"round-{count}-{round_}".encode()
+        marker = f"round-{len(ports)}-{count}-{round_}".encode()
         pending = {fd: b"" for fd in by_fd}
         arrivals = []
         sent = time.perf_counter()
@@ -121,7 +123,7 @@ def fanout(port, name, count, rounds):
                     del pending[fd]
         writer.join()
         if pending:
-            raise RuntimeError(f"{len(pending)} of {count} streams never got round {round_}")
+            raise RuntimeError(f"{len(pending)} of {len(streams)} streams never got round {round_}")
         latencies = sorted((t - sent) * 1000 for t in arrivals)
         p50s.append(latencies[len(latencies) // 2])
         p99s.append(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))])
@@ -182,7 +184,7 @@ def main():
         print("|---:|---:|---:|---:|---|")
         goals = {1000: "p99 < 25 ms", 5000: "all within 100 ms"}
         for count in counts:
-            p50, p99, worst = fanout(port, "fan", count, args.rounds)
+            p50, p99, worst = fanout([port], "fan", count, args.rounds)
             print(f"| {count:,} | {p50:.1f} | {p99:.1f} | {worst:.1f} | {goals.get(count, '')} |")
         if args.idle:
             before, after = idle_memory(port, "idle", server.pid, args.idle)

@@ -23,15 +23,16 @@ def body(step, writer):
         {"id": f"c{i}", "text": f"w{writer} step {step}"} for i in range(20)]}]})
 
 
-def run(port, writers, seconds, shared):
-    """PUTs per second of `writers` threads for `seconds`, on one list or one each."""
+def run(ports, writers, seconds, shared):
+    """PUTs per second of `writers` threads for `seconds`, on one list or one each; the writers are
+    spread over `ports` (servers sharing their lists). Returns the rate and the failed writes."""
     stop = time.time() + seconds
     counts = [0] * writers
     errors = []
     barrier = threading.Barrier(writers)
 
     def writer(index):
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection = http.client.HTTPConnection("127.0.0.1", ports[index % len(ports)], timeout=30)
         name = "shared" if shared else f"own{index}"
         step = 0
         barrier.wait()
@@ -70,7 +71,7 @@ def main():
         for binary in binaries:
             with Server(binary, "--no-demo") as server:
                 for shared in (True, False):
-                    rate, refused = run(server.port, args.writers, args.seconds, shared)
+                    rate, refused = run([server.port], args.writers, args.seconds, shared)
                     results.setdefault((binary, shared), []).append(rate)
                     failures[(binary, shared)] = failures.get((binary, shared), 0) + refused
     print(f"PUTs per second, {args.writers} writers, median of {args.rounds} runs of {args.seconds:g} s")

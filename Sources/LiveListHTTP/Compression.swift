@@ -263,8 +263,13 @@ public func gzip(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
     var stream = z_stream()
     guard livelist_deflate_init_gzip(&stream, level) == Z_OK else { return nil }
     defer { deflateEnd(&stream) }
-    let bound = Int(deflateBound(&stream, uLong(bytes.count)))
-    var output = [UInt8](repeating: 0, count: bound)
+    return deflateAll(&stream, bytes, flush: Z_FINISH)
+}
+
+/// Runs `stream` (set up for deflate) over all of `bytes` in one call, ending with `flush`: the output,
+/// or nil when zlib fails, leaves input behind, or (for `Z_FINISH`) does not end the stream.
+private func deflateAll(_ stream: inout z_stream, _ bytes: [UInt8], flush: Int32) -> [UInt8]? {
+    var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
     var input = bytes
     let status = input.withUnsafeMutableBufferPointer { inputBuffer in
         output.withUnsafeMutableBufferPointer { outputBuffer -> Int32 in
@@ -272,10 +277,10 @@ public func gzip(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
             stream.avail_in = uInt(inputBuffer.count)
             stream.next_out = outputBuffer.baseAddress
             stream.avail_out = uInt(outputBuffer.count)
-            return deflate(&stream, Z_FINISH)
+            return deflate(&stream, flush)
         }
     }
-    guard status == Z_STREAM_END else { return nil }
+    guard status == (flush == Z_FINISH ? Z_STREAM_END : Z_OK), stream.avail_in == 0, stream.avail_out > 0 else { return nil }
     output.removeLast(output.count - Int(stream.total_out))
     return output
 }
@@ -482,18 +487,5 @@ private func rawDeflate(_ bytes: [UInt8], level: Int32, final: Bool) -> [UInt8]?
         return nil
     }
     defer { deflateEnd(&stream) }
-    var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
-    var input = bytes
-    let status = input.withUnsafeMutableBufferPointer { inputBuffer in
-        output.withUnsafeMutableBufferPointer { outputBuffer -> Int32 in
-            stream.next_in = inputBuffer.baseAddress
-            stream.avail_in = uInt(inputBuffer.count)
-            stream.next_out = outputBuffer.baseAddress
-            stream.avail_out = uInt(outputBuffer.count)
-            return deflate(&stream, final ? Z_FINISH : Z_SYNC_FLUSH)
-        }
-    }
-    guard status == (final ? Z_STREAM_END : Z_OK), stream.avail_in == 0, stream.avail_out > 0 else { return nil }
-    output.removeLast(output.count - Int(stream.total_out))
-    return output
+    return deflateAll(&stream, bytes, flush: final ? Z_FINISH : Z_SYNC_FLUSH)
 }

@@ -55,6 +55,38 @@ import Testing
         #expect(after.text.contains(">c<") || after.text.contains("c</"), "\(after.text.count)")
     }
 
+    /// Whether the app answers `GET target` on the event loop (no task).
+    private func answeredInline(_ server: RouteClient, _ target: String, cookie: String? = nil, accept: String = "text/html") throws -> Bool {
+        let decoded = try TargetDecoder.decode(Array(target.utf8), method: .GET).get()
+        var fields = HTTPHeaders()
+        fields.add("Accept", accept)
+        if let cookie { fields.add("Cookie", "livelist_session=\(cookie)") }
+        var request = HTTPRequest(method: .GET, version: .http1_1, target: target, path: decoded.path, pathSegments: decoded.segments,
+                                  query: decoded.query, headers: fields, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "localhost")
+        if case .sync = server.handler.resolve(&request) { return true }
+        return false
+    }
+
+    @Test func aPageCachedAtTheListsVersionIsAnsweredOnTheEventLoop() async throws {
+        let server = try await RouteClient()
+        try await server.put("g", ["a"])
+        let viewer = try cookie(of: try await server.get("/lists/g"))
+        #expect(try answeredInline(server, "/lists/g", cookie: viewer), "cached at the current version")
+        #expect(try answeredInline(server, "/lists/g"), "a new viewer is minted inline too")
+        #expect(try !answeredInline(server, "/lists/g", accept: "application/json"), "JSON takes the task")
+        #expect(try !answeredInline(server, "/lists/missing"), "a missing list takes the task (404)")
+        // A write moves the version at once: the next view is not served from the old page.
+        try await server.put("g", ["a", "b"])
+        #expect(try !answeredInline(server, "/lists/g", cookie: viewer), "the cache holds only the old version")
+        let after = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(viewer)")])
+        #expect(after.body == (try await renderedPage(server, "g", cookie: viewer)))
+        #expect(try answeredInline(server, "/lists/g", cookie: viewer))
+        let inline = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(viewer)")])
+        #expect(inline.body == after.body)
+        #expect(try await server.delete("/lists/g").status == 200)
+        #expect(try await server.get("/lists/g").status == 404)
+    }
+
     @Test func gzipAndHeadAnswerTheSamePage() async throws {
         let server = try await RouteClient()
         try await server.put("g", (0 ..< 60).map { "cell \($0)" })

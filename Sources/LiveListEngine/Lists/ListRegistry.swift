@@ -1,5 +1,6 @@
 public import LiveListHTML
 import Foundation
+import Synchronization
 
 /// Limits on what clients may create.
 public struct RegistryLimits: Sendable {
