@@ -314,8 +314,7 @@ final class StreamBook: Sendable {
 extension String {
     /// The text without `: ping` heartbeat comments.
     var replacingPings: String {
-        var text = self
-        while let range = text.firstRange(of: ": ping\n\n") { text.removeSubrange(range) }
-        return text
+        // One pass: the text of a large event is megabytes.
+        replacing(": ping\n\n", with: "")
     }
 }
