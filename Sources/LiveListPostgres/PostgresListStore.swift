@@ -635,7 +635,11 @@ final class NoticeQueue: Sendable {
     func next() async -> StoreNotice? {
         while true {
             if Task.isCancelled { return nil }
-            enum Step { case notice(StoreNotice), finished, wait }
+            enum Step {
+                case notice(StoreNotice)
+                case finished
+                case wait
+            }
             let step = pending.withLock { pending -> Step in
                 if pending.finished { return .finished }
                 if pending.reconnected {
