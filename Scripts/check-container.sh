@@ -15,10 +15,8 @@
 #   one node      the image as an unprivileged user with a named volume: /healthz, a page, a PUT with
 #                 the write token (201) and without (401); the data survives removing the container;
 #                 `podman healthcheck run`; `podman stop` (SIGTERM) ends it with status 0, timed.
-#   compose       docker-compose.yml with podman-compose: three nodes on PostgreSQL (a stand-in for the
-#                 official image, made from Scripts/container/postgres/) behind nginx (an image made from
-#                 Scripts/container/nginx/): a page, writes, and events arriving through the proxy from
-#                 writes that nginx spreads over the nodes.
+#   compose       docker-compose.yml with podman-compose: the node behind nginx (an image made from
+#                 Scripts/container/nginx/), a page, writes and an event arriving through the proxy.
 #
 # Ends with a table of timings and sizes. Cleans up its containers, volumes and networks (the images
 # stay, as a cache). Usage: Scripts/check-container.sh [build|node|compose|all] (default all).
@@ -343,12 +341,8 @@ check_node() {
 # say) is built by adding its name here.
 LOCAL_IMAGES=(nginx)
 
-# The images the compose file pulls elsewhere, made here as stand-ins (no registry is reachable):
-# Scripts/container/NAME/ is the build context of the stand-in for IMAGE (NAME=IMAGE).
-STAND_INS=(postgres=postgres:15-bookworm)
-
-compose() {  # the project's secrets and published address go to every call (down reads the file too)
-    LIVELIST_WRITE_TOKEN=$TOKEN LIVELIST_DB_PASSWORD=$TOKEN-db LIVELIST_HTTP=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
+compose() {  # the project's token and published address go to every call (down reads the file too)
+    LIVELIST_WRITE_TOKEN=$TOKEN LIVELIST_HTTP=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
 }
 
 check_compose() {
@@ -366,14 +360,6 @@ check_compose() {
         local began; began=$(now)
         podman build --quiet --format docker --network host --pull=never -t "livelist-$name:latest" \
             "Scripts/container/$name" > "$work/$name.log" 2>&1 || { tail -n 30 "$work/$name.log" >&2; fail "building livelist-$name"; }
-        echo "   built in $(seconds_since "$began") s"
-    done
-    for pair in "${STAND_INS[@]}"; do
-        local name=${pair%%=*} image=${pair#*=}
-        step "stand-in $image from Scripts/container/$name/"
-        local began; began=$(now)
-        podman build --quiet --format docker --network host --pull=never -t "docker.io/library/$image" \
-            "Scripts/container/$name" > "$work/$name.log" 2>&1 || { tail -n 30 "$work/$name.log" >&2; fail "building the stand-in $image"; }
         echo "   built in $(seconds_since "$began") s"
     done
     local port; port=$(free_port)
