@@ -210,28 +210,46 @@ public actor HostedList {
     /// decision holds for the latest stored version. A write that goes ahead costs no extra round trip:
     /// the store itself refuses it when it does not follow the stored version.
     private func retryingStale(_ write: () throws(ListWriteError) -> WriteOutcome) throws(ListWriteError) -> WriteOutcome {
-        var attempts = 0
-        var confirmed = !store.isShared
+        var race = Race(confirmed: !store.isShared)
         while true {
             do throws(ListWriteError) {
                 let outcome = try write()
-                if case .unchanged = outcome, !confirmed {
-                    confirmed = true
-                    try catchUpWithStore()
-                    continue
-                }
+                if case .unchanged = outcome, try confirm(&race) { continue }
                 return outcome
             } catch where error.staleVersion != nil {
-                guard attempts < Self.staleRetries else { throw contention(error) }
-                attempts += 1
-                confirmed = true
-                backOff(after: attempts)
-                try catchUpWithStore()
-            } catch where !confirmed && (error.kind == .preconditionFailed || error.kind == .notFound) {
-                confirmed = true
-                try catchUpWithStore()
+                try recover(&race, from: error)
+            } catch where error.kind == .preconditionFailed || error.kind == .notFound {
+                guard try confirm(&race) else { throw error }
             }
         }
+    }
+
+    /// Where one write stands against the other processes of a shared store.
+    private struct Race {
+        /// The races lost so far.
+        var attempts = 0
+        /// Whether the write is decided on the latest stored version (always, with a store of one process).
+        var confirmed: Bool
+    }
+
+    /// Catches up once with the store when the write was decided on what this process knew (it changed
+    /// nothing, or was refused here); false when it was decided on the latest stored version already.
+    private func confirm(_ race: inout Race) throws(ListWriteError) -> Bool {
+        guard !race.confirmed else { return false }
+        race.confirmed = true
+        try catchUpWithStore()
+        return true
+    }
+
+    /// After the store refused the write as stale: waits (``backOff(after:)``) and catches up, so that
+    /// the write runs again on the latest state; past ``staleRetries`` losses, gives up with
+    /// `write_contention`.
+    private func recover(_ race: inout Race, from error: ListWriteError) throws(ListWriteError) {
+        guard race.attempts < Self.staleRetries else { throw contention(error) }
+        race.attempts += 1
+        race.confirmed = true
+        backOff(after: race.attempts)
+        try catchUpWithStore()
     }
 
     /// A write that lost every race to other processes: nothing changed, and it may be sent again.
@@ -546,25 +564,16 @@ public actor HostedList {
     public func updateState<State: Codable & Equatable & Sendable>(
         _ type: State.Type, _ change: @Sendable (inout State) throws -> Void
     ) throws -> Bool {
-        var attempts = 0
-        var confirmed = !store.isShared
+        var race = Race(confirmed: !store.isShared)
         while true {
             do {
                 let changed = try updateStateOnce(type, change)
-                if !changed && !confirmed {
-                    // Unchanged here: perhaps not on the latest stored state.
-                    confirmed = true
-                    try catchUpWithStore()
-                    continue
-                }
+                // Unchanged here: perhaps not on the latest stored state.
+                if !changed, try confirm(&race) { continue }
                 return changed
             } catch let error as ListWriteError where error.staleVersion != nil {
                 // Another process of a shared store changed the state first: change the latest one.
-                guard attempts < Self.staleRetries else { throw contention(error) }
-                attempts += 1
-                confirmed = true
-                backOff(after: attempts)
-                try catchUpWithStore()
+                try recover(&race, from: error)
             }
         }
     }
