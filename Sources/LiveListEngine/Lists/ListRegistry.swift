@@ -87,10 +87,9 @@ public actor ListRegistry {
     public nonisolated let limits: RegistryLimits
     let store: any ListStore
     /// Every name's actor: lists that exist, deleted ones (tombstones), and names that streams wait on.
-    private var lists: [ListName: HostedList] = [:]
-    /// The actors of `lists`, readable without awaiting the registry (``existingList(_:)``): changed
-    /// with `lists`, one name at a time.
-    private nonisolated let readable = Mutex<[ListName: HostedList]>([:])
+    /// Changed only on the registry's actor, one name at a time; behind a lock so that routes can find a
+    /// list without awaiting the registry (``existingList(_:)``).
+    private nonisolated let lists = Mutex<[ListName: HostedList]>([:])
     /// The versions of names that have no actor.
     private var highWater: [String: Int]
     private let quota: ListQuota
@@ -131,7 +130,7 @@ public actor ListRegistry {
 
     /// The actor for `name`: the existing one, or a new one for a JSON list that does not exist yet.
     private func actor(for name: ListName) -> HostedList {
-        if let hosted = lists[name] {
+        if let hosted = known(name) {
             return hosted
         }
         let hosted = HostedList(name: name, owner: .json, version: highWater[name.rawValue] ?? 0, configuration: configuration,
@@ -142,23 +141,28 @@ public actor ListRegistry {
 
     /// Records `hosted` as the actor of `name`, for the registry and for readers that do not await.
     private func record(_ hosted: HostedList, for name: ListName) {
-        lists[name] = hosted
-        readable.withLock { $0[name] = hosted }
+        lists.withLock { $0[name] = hosted }
+    }
+
+    /// The actor of `name`, if it has one.
+    private nonisolated func known(_ name: ListName) -> HostedList? {
+        lists.withLock { $0[name] }
     }
 
     /// The list named `name` if it exists, found without awaiting the registry (for routes that can
     /// answer on the event loop). The same as ``list(_:)``.
     package nonisolated func existingList(_ name: ListName) -> HostedList? {
-        guard let hosted = readable.withLock({ $0[name] }), hosted.exists else { return nil }
+        guard let hosted = known(name), hosted.exists else { return nil }
         return hosted
     }
 
     /// Forgets a retired actor (if it is still the name's), keeping its version.
     private func forget(_ hosted: HostedList, version: Int) {
         highWater[hosted.name.rawValue] = max(highWater[hosted.name.rawValue] ?? 0, version)
-        if lists[hosted.name] === hosted {
-            lists.removeValue(forKey: hosted.name)
-            readable.withLock { _ = $0.removeValue(forKey: hosted.name) }
+        lists.withLock { lists in
+            if lists[hosted.name] === hosted {
+                lists.removeValue(forKey: hosted.name)
+            }
         }
     }
 
@@ -170,18 +174,18 @@ public actor ListRegistry {
         while true {
             var version = highWater[name.rawValue] ?? 0
             var moved: [Subscription] = []
-            if let existing = lists[name] {
+            if let existing = known(name) {
                 guard existing.owner == .json, !existing.exists else {
                     throw ListWriteError(.conflict, code: "list_exists", detail: "a list named \(name) is already served")
                 }
                 guard let retired = await existing.retireForApp() else {
-                    if lists[name] === existing, existing.exists {
+                    if known(name) === existing, existing.exists {
                         throw ListWriteError(.conflict, code: "list_exists", detail: "a list named \(name) is already served")
                     }
                     continue
                 }
                 forget(existing, version: retired.version)
-                guard lists[name] == nil else { continue }
+                guard known(name) == nil else { continue }
                 version = max(version, retired.version)
                 moved = retired.subscriptions
             }
@@ -294,23 +298,22 @@ public actor ListRegistry {
 
     /// The list named `name`, if it exists.
     public func list(_ name: ListName) -> HostedList? {
-        guard let hosted = lists[name], hosted.exists else { return nil }
-        return hosted
+        existingList(name)
     }
 
     /// The names of the lists that exist, sorted.
     public func names() -> [ListName] {
-        lists.filter { $0.value.exists }.keys.sorted()
+        lists.withLock { $0.filter { $0.value.exists }.keys.sorted() }
     }
 
     /// The actors held (lists that exist, tombstones, names that streams wait on), for tests and metrics.
     var actorCount: Int {
-        lists.count
+        lists.withLock { $0.count }
     }
 
     /// Every list that exists, for metrics.
     package func allLists() -> [HostedList] {
-        lists.values.filter(\.exists)
+        lists.withLock { Array($0.values.filter(\.exists)) }
     }
 
     /// Creates or replaces a JSON-driven list from a PUT body, in the list's ordered path.
@@ -365,7 +368,7 @@ public actor ListRegistry {
         while true {
             // With a shared store, a list that another process created may not be known here yet: its
             // actor catches up before it decides.
-            guard let hosted = store.isShared ? actor(for: name) : lists[name] else {
+            guard let hosted = store.isShared ? actor(for: name) : known(name) else {
                 throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
             }
             guard hosted.owner == .json else {
@@ -471,7 +474,7 @@ public actor ListRegistry {
     /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
     package func forget(_ stream: MultiplexedStream) async {
         for name in stream.names.compactMap(ListName.init) {
-            guard let hosted = lists[name] else { continue }
+            guard let hosted = known(name) else { continue }
             await hosted.unsubscribe(stream.sink)
             await retireIfUnused(hosted)
         }
