@@ -166,10 +166,10 @@ public final class PostgresListStore: ListStore, Sendable {
             for try await (name, version, kind, content) in rows.decode((String, Int, String, ByteBuffer?).self) {
                 guard kind != Kind.none.rawValue else { continue }
                 stored.highWater[name] = version
-                switch Kind(rawValue: kind) {
-                case .json?: stored.jsonLists[name] = .init(version: version, body: content.map { Array(buffer: $0) } ?? [])
-                case .state?: stored.appStates[name] = .init(version: version, bytes: content.map { Array(buffer: $0) } ?? [])
-                default: break
+                switch Self.step(version: version, kind: kind, content: content).content {
+                case let .json(body): stored.jsonLists[name] = .init(version: version, body: body)
+                case let .state(bytes): stored.appStates[name] = .init(version: version, bytes: bytes)
+                case .deleted, .reserved: break
                 }
             }
             return stored
@@ -203,7 +203,7 @@ public final class PostgresListStore: ListStore, Sendable {
                 "SELECT version, content FROM livelist_lists WHERE name = \(name) AND kind = \(Kind.state.rawValue)", logger: logger)
             var found: StoredLists.AppState?
             for try await (version, content) in rows.decode((Int, ByteBuffer?).self) {
-                found = .init(version: version, bytes: content.map { Array(buffer: $0) } ?? [])
+                found = .init(version: version, bytes: Self.bytes(content))
             }
             return found
         }
@@ -293,7 +293,8 @@ public final class PostgresListStore: ListStore, Sendable {
 
     /// What a row holds.
     enum Kind: String {
-        /// A name that was locked for a write that did not commit.
+        /// The placeholder row `livelist_write` makes for a new name before it locks it; a refused
+        /// write rolls it back with everything else, so no committed row should hold it.
         case none
         case json
         case deleted
@@ -302,8 +303,14 @@ public final class PostgresListStore: ListStore, Sendable {
         case reserved
     }
 
+    /// A `bytea` column's bytes (none for NULL).
+    private static func bytes(_ content: ByteBuffer?) -> [UInt8] {
+        content.map { Array(buffer: $0) } ?? []
+    }
+
+    /// A row of `livelist_lists` or `livelist_history` as one stored version.
     private static func step(version: Int, kind: String, content: ByteBuffer?) -> StoredUpdate.Step {
-        let bytes = content.map { Array(buffer: $0) } ?? []
+        let bytes = Self.bytes(content)
         switch Kind(rawValue: kind) {
         case .json?: return .init(version: version, content: .json(bytes))
         case .deleted?: return .init(version: version, content: .deleted)
