@@ -15,8 +15,10 @@
 #   one node      the image as an unprivileged user with a named volume: /healthz, a page, a PUT with
 #                 the write token (201) and without (401); the data survives removing the container;
 #                 `podman healthcheck run`; `podman stop` (SIGTERM) ends it with status 0, timed.
-#   compose       docker-compose.yml with podman-compose: the node behind nginx (an image made from
-#                 Scripts/container/nginx/), a page, writes and an event arriving through the proxy.
+#   compose       docker-compose.yml with podman-compose: three nodes on PostgreSQL (a stand-in for the
+#                 official image, made from Scripts/container/postgres/) behind nginx (an image made from
+#                 Scripts/container/nginx/): a page, writes, and events arriving through the proxy from
+#                 writes that nginx spreads over the nodes.
 #
 # Ends with a table of timings and sizes. Cleans up its containers, volumes and networks (the images
 # stay, as a cache). Usage: Scripts/check-container.sh [build|node|compose|all] (default all).
@@ -57,7 +59,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc debootstrap >/dev/null
 fi
-for tool in python3 curl git swift flock; do
+for tool in python3 curl git swift flock ip; do
     command -v "$tool" >/dev/null 2>&1 || fail "needs $tool on PATH"
 done
 
@@ -341,8 +343,22 @@ check_node() {
 # say) is built by adding its name here.
 LOCAL_IMAGES=(nginx)
 
-compose() {  # the project's token and published address go to every call (down reads the file too)
-    LIVELIST_WRITE_TOKEN=$TOKEN LIVELIST_HTTP=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
+# The images the compose file pulls elsewhere, made here as stand-ins (no registry is reachable):
+# Scripts/container/NAME/ is the build context of the stand-in for IMAGE (NAME=IMAGE).
+STAND_INS=(postgres=postgres:15-bookworm)
+
+compose() {  # the project's secrets and published address go to every call (down reads the file too)
+    LIVELIST_WRITE_TOKEN=$TOKEN LIVELIST_DB_PASSWORD=$TOKEN-db LIVELIST_HTTP=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
+}
+
+# Sets the MAC address of network $1's bridge to the one it has, which fixes it (see check_compose).
+pin_bridge_address() {
+    local bridge mac
+    bridge=$(podman network inspect "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["network_interface"])') \
+        || fail "no bridge for the network $1"
+    mac=$(cat "/sys/class/net/$bridge/address") || fail "no bridge $bridge for the network $1"
+    $sudo ip link set dev "$bridge" address "$mac" || fail "cannot pin the MAC address of $bridge"
+    echo "   the bridge $bridge of $1 keeps the MAC address $mac"
 }
 
 check_compose() {
@@ -362,16 +378,46 @@ check_compose() {
             "Scripts/container/$name" > "$work/$name.log" 2>&1 || { tail -n 30 "$work/$name.log" >&2; fail "building livelist-$name"; }
         echo "   built in $(seconds_since "$began") s"
     done
+    for pair in "${STAND_INS[@]}"; do
+        local name=${pair%%=*} image=${pair#*=}
+        step "stand-in $image from Scripts/container/$name/"
+        local began; began=$(now)
+        podman build --quiet --format docker --network host --pull=never -t "docker.io/library/$image" \
+            "Scripts/container/$name" > "$work/$name.log" 2>&1 || { tail -n 30 "$work/$name.log" >&2; fail "building the stand-in $image"; }
+        echo "   built in $(seconds_since "$began") s"
+    done
     local port; port=$(free_port)
     step "podman-compose up: docker-compose.yml on 127.0.0.1:$port"
     compose_up=1
     compose_http="127.0.0.1:$port"
-    compose up -d > "$work/compose.log" 2>&1 \
+    # The database first, which makes the project's network and its bridge; then the bridge's MAC address
+    # is pinned, then the rest starts. Without a pinned address the kernel gives a bridge the lowest MAC
+    # of its ports, so it changes as containers join, and netavark 1.4 (Debian 12) leaves it so: a
+    # container that looked up the gateway's address before the change sends to the old one, and its DNS
+    # queries (aardvark-dns answers on the gateway) go unanswered until its ARP entry expires, 15 to 45 s.
+    # Nodes then could not resolve "postgres" at start-up. Docker and later netavark pin the address.
+    compose up -d postgres > "$work/compose.log" 2>&1 \
+        || { tail -n 30 "$work/compose.log" >&2; fail "podman-compose up postgres"; }
+    pin_bridge_address "${PREFIX}_default"
+    compose up -d >> "$work/compose.log" 2>&1 \
         || { tail -n 30 "$work/compose.log" >&2; fail "podman-compose up"; }
     if ! smoke wait "http://127.0.0.1:$port" || ! smoke proxy "http://127.0.0.1:$port" "$TOKEN"; then
         compose logs 2>&1 | tail -n 40 >&2
         fail "the smoke test through nginx"
     fi
+    # nginx answers while one node does: each node must serve too, which it does once it has the database.
+    local nodes; nodes=$(podman ps --format '{{.Names}}' | grep "^${PREFIX}_livelist-" | sort)
+    [ "$(echo "$nodes" | wc -l)" -eq 3 ] || fail "expected three nodes running, found: $nodes"
+    local node began; began=$(now)
+    for node in $nodes; do
+        local tries=0
+        until podman exec "$node" /app/livelist healthcheck --quiet --timeout 2 >/dev/null 2>&1; do
+            tries=$((tries + 1))
+            [ "$tries" -lt 30 ] || { podman logs "$node" 2>&1 | tail -n 20 >&2; fail "$node does not serve"; }
+            sleep 1
+        done
+    done
+    echo "   each of the three nodes serves on the shared database (checked in $(seconds_since "$began") s)"
     compose down -v > "$work/compose-down.log" 2>&1 || { tail -n 30 "$work/compose-down.log" >&2; fail "podman-compose down"; }
     compose_up=""
     echo "   podman-compose down: containers, network and volume removed"
