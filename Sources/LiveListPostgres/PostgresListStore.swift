@@ -550,11 +550,15 @@ public final class PostgresListStore: ListStore, Sendable {
         return true
     }
 
-    /// An error for the log: the server's message when there is one.
+    /// An error for the log: the server's message when there is one, else the cause beneath the client's
+    /// code (a refused connection, a timeout, a name that did not resolve).
     static func describe(_ error: any Error) -> String {
         guard let error = error as? PSQLError else { return "\(error)" }
         if let message = error.serverInfo?[.message] {
             return "\(message) (\(error.serverInfo?[.sqlState] ?? "?"))"
+        }
+        if let underlying = error.underlying {
+            return "\(error.code): \(underlying)"
         }
         return "\(error.code)"
     }
