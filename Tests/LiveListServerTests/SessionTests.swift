@@ -189,9 +189,42 @@ import Testing
 }
 
 @Suite struct HMACTests {
-    /// RFC 4231 test case 2 (key "Jefe"), computed through the OpenSSL call SessionKeys uses.
+    /// RFC 4231 test case 2 (key "Jefe"), computed through OpenSSL's one-shot HMAC, the reference.
     @Test func knownVector() {
         #expect(hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
             == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    /// RFC 4231 test cases 1, 2, 6 and 7 through the prepared key: a key shorter than a block, and
+    /// keys longer than one (131 bytes), which are hashed first.
+    @Test(arguments: [
+        ([UInt8](repeating: 0x0B, count: 20), Array("Hi There".utf8), "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
+        (Array("Jefe".utf8), Array("what do ya want for nothing?".utf8), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+        ([UInt8](repeating: 0xAA, count: 131), Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
+        ([UInt8](repeating: 0xAA, count: 131),
+         Array("This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.".utf8),
+         "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
+    ])
+    func preparedKeyMatchesRFC4231(key: [UInt8], message: [UInt8], expected: String) {
+        #expect(SessionKeys.hex(HMACSHA256(key: key).authenticate(message)) == expected)
+    }
+
+    /// Random keys (empty, shorter, as long as, and longer than a block) and messages (empty to several
+    /// blocks) give what OpenSSL's one-shot HMAC gives, and a prepared key gives the same on reuse.
+    @Test func preparedKeyMatchesOneShot() async {
+        let seed = UInt64.random(in: 1 ... .max)
+        print("HMACTests seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        for round in 0 ..< 300 {
+            if round % 20 == 0 { await Task.yield() }  // leave the cooperative pool to other suites' servers
+            let key = (0 ..< Int.random(in: 0 ... 150, using: &random)).map { _ in UInt8.random(in: 0 ... 255, using: &random) }
+            let mac = HMACSHA256(key: key)
+            for _ in 0 ..< 3 {
+                let message = (0 ..< Int.random(in: 0 ... 300, using: &random)).map { _ in UInt8.random(in: 0 ... 255, using: &random) }
+                #expect(SessionKeys.hex(mac.authenticate(message)) == hmacSHA256(key: key, message: message),
+                        "seed \(seed), round \(round), key of \(key.count) bytes, message of \(message.count)")
+            }
+        }
     }
 }
