@@ -85,41 +85,104 @@ package enum HeaderParsing {
         return (start, end)
     }
 
-    /// The q-value `Accept` gives `type/subtype`: the most specific matching range wins, 0 when none
-    /// matches. A range whose weight is not a q-value (RFC 9110 section 12.4.2: 0 to 1, at most three
-    /// decimals, so never NaN, infinite or negative) is ignored.
+    /// The q-value that `accept` (an `Accept` value) gives `type/subtype`: that of the most specific
+    /// matching range (`type/subtype`, `type/*`, `*/*`), 0 when none matches (RFC 9110 section 12.5.1).
+    /// Media types compare ignoring ASCII case. A range whose weight is not a q-value (section 12.4.2:
+    /// 0 to 1, at most three decimals, so never NaN, infinite or negative) is ignored.
+    ///
+    /// One pass over the value's bytes, with no strings made: it runs for every page request that
+    /// carries `Accept` (a browser's is about 100 bytes), twice.
     package static func quality(of type: String, _ subtype: String, in accept: String) -> Double {
+        var accept = accept
+        var type = type
+        var subtype = subtype
+        return accept.withUTF8 { bytes in
+            type.withUTF8 { type in
+                subtype.withUTF8 { subtype in quality(of: type, subtype, in: bytes) }
+            }
+        }
+    }
+
+    private static func quality(of type: UnsafeBufferPointer<UInt8>, _ subtype: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Double {
         var best: (specificity: Int, q: Double) = (-1, 0)
-        ranges: for range in accept.split(separator: ",") {
-            let parts = range.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
-            guard let media = parts.first else { continue }
-            let pieces = media.split(separator: "/", omittingEmptySubsequences: false)
-            guard pieces.count == 2 else { continue }
-            let specificity: Int
-            if pieces[0] == type && pieces[1] == subtype {
-                specificity = 2
-            } else if pieces[0] == type && pieces[1] == "*" {
-                specificity = 1
-            } else if pieces[0] == "*" && pieces[1] == "*" {
-                specificity = 0
-            } else {
-                continue
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != 0x2C { end += 1 }  // ,
+            if let ranked = rank(bytes, start, end, type: type, subtype: subtype), ranked.specificity > best.specificity {
+                best = ranked
             }
-            var q = 1.0
-            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
-                guard let weight = qValue(parameter.dropFirst(2)) else { continue ranges }
-                q = weight
-            }
-            if specificity > best.specificity {
-                best = (specificity, q)
-            }
+            start = end + 1
         }
         return best.q
     }
 
+    /// How the media range `bytes[start ..< end]` matches `type/subtype` (2 exactly, 1 as `type/*`,
+    /// 0 as `*/*`) and its q; nil when it does not match or its q is malformed. Its pieces are those
+    /// between semicolons, empty ones skipped: the first is the media type, the others parameters.
+    private static func rank(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, type: UnsafeBufferPointer<UInt8>, subtype: UnsafeBufferPointer<UInt8>
+    ) -> (specificity: Int, q: Double)? {
+        var pieceStart = start
+        var specificity: Int?
+        var q = 1.0
+        while pieceStart < end {
+            var pieceEnd = pieceStart
+            while pieceEnd < end, bytes[pieceEnd] != 0x3B { pieceEnd += 1 }  // ;
+            let (from, to) = trimmed(bytes, pieceStart, pieceEnd)
+            let isEmpty = pieceEnd == pieceStart
+            pieceStart = pieceEnd + 1
+            if isEmpty { continue }
+            if specificity == nil {
+                guard let matched = mediaSpecificity(bytes, from, to, type: type, subtype: subtype) else { return nil }
+                specificity = matched
+            } else if to - from >= 2, bytes[from] | 0x20 == 0x71, bytes[from + 1] == 0x3D {  // q= or Q=
+                guard let weight = qValue(UnsafeBufferPointer(rebasing: bytes[(from + 2) ..< to])) else { return nil }
+                q = weight
+            }
+        }
+        return specificity.map { ($0, q) }
+    }
+
+    /// 2 when `bytes[from ..< to]` is `type/subtype`, 1 when `type/*`, 0 when `*/*`, else nil.
+    private static func mediaSpecificity(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ from: Int, _ to: Int, type: UnsafeBufferPointer<UInt8>, subtype: UnsafeBufferPointer<UInt8>
+    ) -> Int? {
+        var slash = from
+        while slash < to, bytes[slash] != 0x2F { slash += 1 }  // /
+        guard slash < to else { return nil }
+        var second = slash + 1
+        while second < to, bytes[second] != 0x2F { second += 1 }
+        guard second == to else { return nil }  // exactly one slash
+        let first = UnsafeBufferPointer(rebasing: bytes[from ..< slash])
+        let last = UnsafeBufferPointer(rebasing: bytes[(slash + 1) ..< to])
+        let star: [UInt8] = [0x2A]
+        if equalIgnoringASCIICase(first, type) {
+            if equalIgnoringASCIICase(last, subtype) { return 2 }
+            if last.elementsEqual(star) { return 1 }
+        }
+        if first.elementsEqual(star), last.elementsEqual(star) { return 0 }
+        return nil
+    }
+
+    /// Whether `text` lowercased (ASCII letters only) is `lowercase`.
+    private static func equalIgnoringASCIICase(_ text: UnsafeBufferPointer<UInt8>, _ lowercase: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard text.count == lowercase.count else { return false }
+        for index in 0 ..< text.count {
+            let byte = text[index]
+            if (0x41 ... 0x5A ~= byte ? byte | 0x20 : byte) != lowercase[index] { return false }
+        }
+        return true
+    }
+
     /// A q-value: `0`, `0.5`, `0.125`, `1`, `1.000` (RFC 9110 section 12.4.2); nil for anything else.
     package static func qValue(_ text: some StringProtocol) -> Double? {
-        let bytes = Array(text.utf8.prefix(6))
+        qValue(text.utf8)
+    }
+
+    /// The same, of UTF-8 bytes.
+    package static func qValue(_ text: some Collection<UInt8>) -> Double? {
+        let bytes = Array(text.prefix(6))
         guard bytes.count <= 5, let first = bytes.first, first == 0x30 || first == 0x31 else { return nil }
         guard bytes.count > 1 else { return first == 0x31 ? 1 : 0 }
         guard bytes[1] == 0x2E else { return nil }

@@ -1,4 +1,5 @@
 @testable import LiveListHTTP
+import LiveListTestSupport
 import Testing
 
 /// The generic parsers of request text: media types, cookies, q-values, forms and credentials.
@@ -70,5 +71,80 @@ import Testing
         #expect(!acceptsGzip("gzip;q=1e0"), "not a q-value")
         #expect(!acceptsGzip("identity, *;q=0"))
         #expect(!acceptsGzip(nil))
+    }
+}
+
+/// The byte-scanning `HeaderParsing.quality` against the string-splitting parser it replaced, kept
+/// here as the model: the same q for every value, made of the pieces that matter (types, stars,
+/// slashes, commas, semicolons, q parameters good and bad, spaces, tabs, other case, non-ASCII).
+@Suite struct AcceptQualityModelTests {
+    private static func modelQuality(of type: String, _ subtype: String, in accept: String) -> Double {
+        var best: (specificity: Int, q: Double) = (-1, 0)
+        ranges: for range in accept.split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
+            guard let media = parts.first else { continue }
+            let pieces = media.split(separator: "/", omittingEmptySubsequences: false)
+            guard pieces.count == 2 else { continue }
+            let specificity: Int
+            if pieces[0] == type && pieces[1] == subtype {
+                specificity = 2
+            } else if pieces[0] == type && pieces[1] == "*" {
+                specificity = 1
+            } else if pieces[0] == "*" && pieces[1] == "*" {
+                specificity = 0
+            } else {
+                continue
+            }
+            var q = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                guard let weight = HeaderParsing.qValue(parameter.dropFirst(2)) else { continue ranges }
+                q = weight
+            }
+            if specificity > best.specificity {
+                best = (specificity, q)
+            }
+        }
+        return best.q
+    }
+
+    /// Async, yielding now and then: CPU-bound test code with no suspension point would hold a thread
+    /// of the cooperative pool that in-process servers of other suites need.
+    @Test func agreesWithTheModel() async {
+        let seed = UInt64.random(in: 1 ... .max)
+        print("AcceptQualityModelTests seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let browser = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+        var values = [browser, "application/json", "text/html;q=0.5, application/json", "*/*", ""]
+        // Values built from ranges (media type, then parameters), and as many made of loose pieces.
+        let media = ["text/html", "TEXT/Html", "application/json", "Application/JSON", "application/*", "text/*", "*/*", "*/json",
+                     "image/webp", "text/html/x", "text", "/", "", "é/json", "text /html"]
+        let parameters = ["q=0.5", "Q=0.2", "q=1", "q=0", "q=1.000", "q=0.125", "q=0.1234", "q=1.5", "q=nan", "q=", "q= 0.5", "level=1", "", "Q=0"]
+        let spaces = ["", "", " ", "\t", "  "]
+        let separators = [",", ", ", ",,", " ,"]
+        for _ in 0 ..< 3_000 {
+            let ranges = (0 ..< Int.random(in: 1 ... 5, using: &random)).map { _ in
+                var range = spaces.randomElement(using: &random)! + media.randomElement(using: &random)!
+                for _ in 0 ..< Int.random(in: 0 ... 2, using: &random) {
+                    range += spaces.randomElement(using: &random)! + ";" + spaces.randomElement(using: &random)! + parameters.randomElement(using: &random)!
+                }
+                return range + spaces.randomElement(using: &random)!
+            }
+            var value = ""
+            for (offset, range) in ranges.enumerated() {
+                value += (offset == 0 ? "" : separators.randomElement(using: &random)!) + range
+            }
+            values.append(value)
+        }
+        let pieces = ["text", "html", "application", "json", "*", "/", ",", ";", "q=", "Q=", "0", "1", ".", "5", " ", "\t", "é", "="]
+        for _ in 0 ..< 3_000 {
+            values.append((0 ..< Int.random(in: 1 ... 14, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined())
+        }
+        for (index, value) in values.enumerated() {
+            if index % 100 == 0 { await Task.yield() }
+            for (type, subtype) in [("text", "html"), ("application", "json")] {
+                #expect(HeaderParsing.quality(of: type, subtype, in: value) == Self.modelQuality(of: type, subtype, in: value),
+                        "seed \(seed): \(type)/\(subtype) in \(value.debugDescription)")
+            }
+        }
     }
 }
