@@ -47,6 +47,9 @@ extension HTTPHandler {
 /// `compressionKey` when its builder set one, otherwise the SHA-256 of the body (for bodies of at
 /// least `cacheMinimumSize`). Never under the `ETag` alone: two resources may share an ETag.
 func compress(_ response: HTTPResponse, for request: HTTPRequest, options: Compression, cache: CompressionCache) -> HTTPResponse {
+    if response.compressionSettled {
+        return response
+    }
     if response.status.code == 304 {
         // The same Vary as the 200 would carry, so caches keep the two representations apart.
         guard options.isCompressible(response.headers["Content-Type"]) else { return response }
@@ -119,18 +122,26 @@ public struct PreparedResponse: Sendable {
         guard case let .bytes(body) = response.body, response.status.code == 200,
             response.headers["Content-Encoding"] == nil, options.isCompressible(response.headers["Content-Type"])
         else {
-            identity = response.prepared()
+            identity = Self.settled(response.prepared())
             gzip = nil
             return
         }
         var result = response
         addVaryAcceptEncoding(&result)
-        identity = result.prepared()
+        identity = Self.settled(result.prepared())
         if body.count >= options.minimumSize, let compressed = LiveListHTTP.gzip(body, level: options.level), compressed.count < body.count {
-            gzip = gzipped(result, compressed).prepared()
+            gzip = Self.settled(gzipped(result, compressed).prepared())
         } else {
             gzip = nil
         }
+    }
+
+    /// `response`, marked so that the compression layer leaves it as it is: what it would do to it
+    /// (for the same options) is done.
+    private static func settled(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.compressionSettled = true
+        return response
     }
 
     /// The representation for `request`, or the 304 when it already holds the gzip one.

@@ -38,6 +38,9 @@ public struct HTTPResponse: Sendable {
     }
     /// The fields as they go on the wire, when ``prepared()`` encoded them (dropped on any change).
     var encodedFields: [UInt8]?
+    /// Set on the representations a ``PreparedResponse`` chose between: the compression layer made
+    /// its decision for them already, so it passes them through untouched.
+    var compressionSettled = false
     /// The content.
     public var body: Body
     /// Names these exact body bytes for the compression cache (`HTTPHandler.compressed`), so that
@@ -69,6 +72,18 @@ public struct HTTPResponse: Sendable {
         var response = self
         response.encodedFields = ResponseEncoder.fields(headers)
         return response
+    }
+
+    /// Adds a field as `headers.add` does, and when the fields were prepared, appends it to their
+    /// encoding instead of dropping it: a prepared response given one field of its own per request
+    /// (a page's `Set-Cookie`) is not encoded again whole.
+    package mutating func addField(_ name: String, _ value: String) {
+        let encoded = encodedFields
+        headers.add(name, value)
+        if var encoded {
+            ResponseEncoder.appendFields([(name: name, value: value)], to: &encoded)
+            encodedFields = encoded
+        }
     }
 
     /// A `text/plain; charset=utf-8` response.
@@ -223,7 +238,7 @@ enum ResponseEncoder {
         return bytes
     }
 
-    private static func appendFields(_ headers: HTTPHeaders, to bytes: inout [UInt8]) {
+    static func appendFields(_ headers: some Sequence<(name: String, value: String)>, to bytes: inout [UInt8]) {
         for (name, value) in headers {
             if isManaged(name) { continue }
             bytes.append(contentsOf: "\r\n".utf8)

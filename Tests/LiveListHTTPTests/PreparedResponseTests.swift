@@ -94,6 +94,24 @@ import Testing
         #expect(!String(decoding: wire(split.prepared()), as: UTF8.self).contains("\r\nX-B"))
     }
 
+    @Test func aFieldAddedToPreparedFieldsIsEncodedAsTheWholeWouldBe() {
+        var response = HTTPResponse.html(Self.body)
+        response.headers.set("Cache-Control", "no-store")
+        var prepared = response.prepared()
+        prepared.addField("Set-Cookie", "s=1; Path=/")
+        prepared.addField("X-Split", "a\r\nX-Injected: 1")
+        #expect(prepared.encodedFields != nil, "the encoding is kept, with the fields appended")
+        var plain = response
+        plain.headers.add("Set-Cookie", "s=1; Path=/")
+        plain.headers.add("X-Split", "a\r\nX-Injected: 1")
+        #expect(prepared.headers.fields.map { "\($0.name): \($0.value)" } == plain.headers.fields.map { "\($0.name): \($0.value)" })
+        #expect(wire(prepared) == wire(plain))
+        #expect(!String(decoding: wire(prepared), as: UTF8.self).contains("\r\nX-Injected"))
+        var unprepared = response
+        unprepared.addField("Set-Cookie", "s=1; Path=/")
+        #expect(unprepared.encodedFields == nil, "nothing is encoded that was not")
+    }
+
     /// Every answer of a file kept in memory, fast (no validators) and slow (validators that do not
     /// match, which take the comparing path), through the compression layer.
     @Test func memoryFilesAnswerAsTheSlowPathDoes() async throws {
