@@ -73,11 +73,17 @@ import Testing
         let viewer = try cookie(of: try await server.get("/lists/g"))
         #expect(try answeredInline(server, "/lists/g", cookie: viewer), "cached at the current version")
         #expect(try answeredInline(server, "/lists/g"), "a new viewer is minted inline too")
-        #expect(try !answeredInline(server, "/lists/g", accept: "application/json"), "JSON takes the task")
+        #expect(try !answeredInline(server, "/lists/g", accept: "application/json"), "JSON not asked for yet takes the task")
+        let json = try await server.get("/lists/g", headers: [("Accept", "application/json")])
+        #expect(try answeredInline(server, "/lists/g", accept: "application/json"), "then its snapshot is cached at the version")
+        #expect(try await server.get("/lists/g", headers: [("Accept", "application/json")]).body == json.body)
         #expect(try !answeredInline(server, "/lists/missing"), "a missing list takes the task (404)")
         // A write moves the version at once: the next view is not served from the old page.
         try await server.put("g", ["a", "b"])
         #expect(try !answeredInline(server, "/lists/g", cookie: viewer), "the cache holds only the old version")
+        #expect(try !answeredInline(server, "/lists/g", accept: "application/json"), "so does the snapshot's")
+        let newJSON = try await server.get("/lists/g", headers: [("Accept", "application/json")])
+        #expect(newJSON.body == (await (try #require(await server.app.registry.list(name("g")))).snapshotJSON()))
         let after = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(viewer)")])
         #expect(after.body == (try await renderedPage(server, "g", cookie: viewer)))
         #expect(try answeredInline(server, "/lists/g", cookie: viewer))
@@ -85,6 +91,15 @@ import Testing
         #expect(inline.body == after.body)
         #expect(try await server.delete("/lists/g").status == 200)
         #expect(try await server.get("/lists/g").status == 404)
+        #expect(try await server.get("/lists/g", headers: [("Accept", "application/json")]).status == 404)
+        // Made again, the list's versions go on from the deleted one's, so no cached answer fits it.
+        try await server.put("g", ["z"])
+        #expect(try !answeredInline(server, "/lists/g", cookie: viewer))
+        #expect(try !answeredInline(server, "/lists/g", accept: "application/json"))
+        let again = try await server.get("/lists/g", headers: [("Accept", "application/json")])
+        #expect(again.text.contains("\"z\""), "\(again.text)")
+        let page = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(viewer)")])
+        #expect(page.body == (try await renderedPage(server, "g", cookie: viewer)))
     }
 
     @Test func gzipAndHeadAnswerTheSamePage() async throws {

@@ -691,16 +691,22 @@ public actor HostedList {
 
     /// The snapshot's JSON, encoded once per version.
     package func snapshotJSON(for viewer: Viewer = .anonymous) -> [UInt8] {
+        versionedSnapshotJSON(for: viewer).bytes
+    }
+
+    /// ``snapshotJSON(for:)`` with the version it shows.
+    package func versionedSnapshotJSON(for viewer: Viewer = .anonymous) -> (version: Int, bytes: [UInt8]) {
         if perViewer != nil {
-            return viewerSnapshot(viewer).encodedJSON()
+            let snapshot = viewerSnapshot(viewer)
+            return (snapshot.version, snapshot.encodedJSON())
         }
         let version = renderer.updater.version
         if let encodedSnapshot, encodedSnapshot.version == version {
-            return encodedSnapshot.bytes
+            return encodedSnapshot
         }
         let bytes = snapshot().encodedJSON()
         encodedSnapshot = (version, bytes)
-        return bytes
+        return (version, bytes)
     }
 
     /// The list root with its sections, for a full page.

@@ -4,7 +4,8 @@ import LiveListHTTP
 
 /// Rendered pages per list and version, cut where each request's own text goes, so that a page view
 /// only joins a few byte arrays into a response whose header fields are already encoded. One entry
-/// per list (the newest version), and one for its JSON snapshot.
+/// per list (the newest version), and one for its JSON snapshot. Only lists shown alike to every
+/// viewer are kept: their bytes are decided by the list and its version.
 ///
 /// The template is rendered with markers in place of the list's root and of the viewer's CSRF token;
 /// the page is cut at the markers, and the root is then written into its places as one opaque piece.
@@ -24,7 +25,7 @@ final class PageCache: @unchecked Sendable {
     /// The gzip of a page's pieces, made on the first request that takes gzip (PageParts has only
     /// token slots left: shared pages).
     private var gzipPages: [ListName: (version: Int, gzip: SplicedGzip)] = [:]
-    private var snapshots: [ListName: (bytes: [UInt8], response: PreparedResponse)] = [:]
+    private var snapshots: [ListName: (version: Int, bytes: [UInt8], response: PreparedResponse)] = [:]
 
     init() {
         var generator = SystemRandomNumberGenerator()
@@ -59,16 +60,28 @@ final class PageCache: @unchecked Sendable {
         return gzip
     }
 
-    /// The prepared answer for a list's snapshot JSON, kept under the very bytes it carries: a list
-    /// hands out the same buffer for as long as its version stands, and the entry holds that buffer,
-    /// so that no other live array can have its address. Any other bytes make a new entry.
-    func snapshotResponse(_ name: ListName, bytes: [UInt8], make: ([UInt8]) -> PreparedResponse) -> PreparedResponse {
-        if let cached = lock.withLock({ _ in snapshots[name] }), Self.sameBuffer(cached.bytes, bytes) {
+    /// The prepared answer for a list's snapshot JSON at `version`, kept under that version and the
+    /// very bytes it carries: a list hands out the same buffer for as long as its version stands, and
+    /// the entry holds that buffer, so that no other live array can have its address. Any other bytes
+    /// or version make a new entry.
+    func snapshotResponse(_ name: ListName, version: Int, bytes: [UInt8], make: ([UInt8]) -> PreparedResponse) -> PreparedResponse {
+        if let cached = lock.withLock({ _ in snapshots[name] }), cached.version == version, Self.sameBuffer(cached.bytes, bytes) {
             return cached.response
         }
         let response = make(bytes)
-        lock.withLock { _ in snapshots[name] = (bytes, response) }
+        lock.withLock { _ in
+            if (snapshots[name]?.version ?? Int.min) <= version { snapshots[name] = (version, bytes, response) }
+        }
         return response
+    }
+
+    /// The prepared snapshot answer of `name` when it was made at `version` (for the event loop,
+    /// which knows the list's version without asking the list).
+    func snapshotResponse(_ name: ListName, version: Int) -> PreparedResponse? {
+        lock.withLock { _ in
+            guard let cached = snapshots[name], cached.version == version else { return nil }
+            return cached.response
+        }
     }
 
     /// Whether two arrays share one buffer (so their bytes are equal).

@@ -49,11 +49,12 @@ extension LiveListApp {
         }
         if request.prefersJSON {
             let viewer = request.cookie(SessionKeys.cookieName).flatMap { pageCache.viewers.viewer(cookie: $0, keys: keys) }
-            let bytes = await list.snapshotJSON(for: Viewer(session: viewer?.session))
+            let (version, bytes) = await list.versionedSnapshotJSON(for: Viewer(session: viewer?.session))
             if list.rendersPerViewer {
                 return Self.snapshotResponse(bytes)
             }
-            return pageCache.snapshotResponse(list.name, bytes: bytes) { PreparedResponse(Self.snapshotResponse($0)) }.response(for: request)
+            return pageCache.snapshotResponse(list.name, version: version, bytes: bytes) { PreparedResponse(Self.snapshotResponse($0)) }
+                .response(for: request)
         }
         let (viewer, setCookie) = pageViewer(request)
         // The template is rendered once per list version, cut where the root and the session's CSRF
@@ -83,14 +84,17 @@ extension LiveListApp {
     }
 
     /// `GET /lists/NAME` answered on the event loop, without a task, when all it needs is at hand: a
-    /// shared list whose page is cached at the version it is at now (read without awaiting), for a
-    /// browser (not JSON). Nil sends the request to ``page(_:)``. The bytes are those ``page(_:)``
-    /// would answer.
+    /// list shown alike to every viewer whose page (or JSON snapshot) is cached at the version it is at
+    /// now (read without awaiting). Nil sends the request to ``page(_:)``. The bytes are those
+    /// ``page(_:)`` would answer.
     func cachedPage(_ request: HTTPRequest) -> HTTPResponse? {
-        guard !request.prefersJSON, let raw = request.pathParameters["name"], let name = ListName(raw),
+        guard let raw = request.pathParameters["name"], let name = ListName(raw),
             let list = registry.existingList(name), !list.rendersPerViewer
         else { return nil }
         let version = list.currentVersion
+        if request.prefersJSON {
+            return pageCache.snapshotResponse(list.name, version: version)?.response(for: request)
+        }
         guard let parts = pageCache.parts(list.name, version: version) else { return nil }
         let (viewer, setCookie) = pageViewer(request)
         return pageAnswer(request, list: list, version: version, parts: parts, root: [], viewer: viewer, setCookie: setCookie)
@@ -128,7 +132,7 @@ extension LiveListApp {
             response.body = .bytes(parts.bytes(root: root, csrf: viewer.token))
         }
         if let setCookie {
-            response.headers.add("Set-Cookie", setCookie)
+            response.addField("Set-Cookie", setCookie)
         }
         return response
     }
