@@ -34,13 +34,12 @@ package struct SessionKeys: Sendable {
 
     /// A new session: its id, and the cookie value that carries the id with its tag.
     package func mintSession() -> (id: String, cookie: String) {
-        // OpenSSL's DRBG (seeded from the kernel, reseeded by OpenSSL), not a getrandom call per draw:
-        // minting is on every first page view. Should it fail, the kernel's generator gives them.
-        var bytes = [UInt8](repeating: 0, count: 16)
-        if RAND_bytes(&bytes, Int32(bytes.count)) != 1 {
-            var generator = SystemRandomNumberGenerator()
-            bytes = bytes.map { _ in generator.next() }
-        }
+        // Two 64-bit draws (two getrandom calls), not sixteen one-byte ones: minting is on every first
+        // page view. (OpenSSL 3's RAND_bytes costs more per call: it goes through its provider's
+        // parameters and locks.)
+        var generator = SystemRandomNumberGenerator()
+        let words = (generator.next() as UInt64, generator.next() as UInt64)
+        let bytes = (0 ..< 16).map { index in UInt8(truncatingIfNeeded: (index < 8 ? words.0 : words.1) >> UInt64((index % 8) * 8)) }
         let id = Self.hex(bytes)
         return (id, id + tag(for: id))
     }
