@@ -351,6 +351,15 @@ compose() {  # the project's secrets and published address go to every call (dow
     LIVELIST_WRITE_TOKEN=$TOKEN LIVELIST_DB_PASSWORD=$TOKEN-db LIVELIST_HTTP=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
 }
 
+# Builds Scripts/container/$1/ as the image $2 ($3 names it in the output), timed.
+build_context() {
+    step "$3 from Scripts/container/$1/"
+    local began; began=$(now)
+    podman build --quiet --format docker --network host --pull=never -t "$2" \
+        "Scripts/container/$1" > "$work/$1.log" 2>&1 || { tail -n 30 "$work/$1.log" >&2; fail "building $3"; }
+    echo "   built in $(seconds_since "$began") s"
+}
+
 # Sets the MAC address of network $1's bridge to the one it has, which fixes it (see check_compose).
 pin_bridge_address() {
     local bridge mac
@@ -372,19 +381,10 @@ check_compose() {
     printf '#!/bin/sh\nexec %s env CONTAINERS_CONF=%q podman "$@"\n' "$sudo" "$CONTAINERS_CONF" > "$work/podman"
     chmod +x "$work/podman"
     for name in "${LOCAL_IMAGES[@]}"; do
-        step "image livelist-$name:latest from Scripts/container/$name/"
-        local began; began=$(now)
-        podman build --quiet --format docker --network host --pull=never -t "livelist-$name:latest" \
-            "Scripts/container/$name" > "$work/$name.log" 2>&1 || { tail -n 30 "$work/$name.log" >&2; fail "building livelist-$name"; }
-        echo "   built in $(seconds_since "$began") s"
+        build_context "$name" "livelist-$name:latest" "image livelist-$name:latest"
     done
     for pair in "${STAND_INS[@]}"; do
-        local name=${pair%%=*} image=${pair#*=}
-        step "stand-in $image from Scripts/container/$name/"
-        local began; began=$(now)
-        podman build --quiet --format docker --network host --pull=never -t "docker.io/library/$image" \
-            "Scripts/container/$name" > "$work/$name.log" 2>&1 || { tail -n 30 "$work/$name.log" >&2; fail "building the stand-in $image"; }
-        echo "   built in $(seconds_since "$began") s"
+        build_context "${pair%%=*}" "docker.io/library/${pair#*=}" "stand-in ${pair#*=}"
     done
     local port; port=$(free_port)
     step "podman-compose up: docker-compose.yml on 127.0.0.1:$port"
