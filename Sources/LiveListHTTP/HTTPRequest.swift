@@ -47,8 +47,20 @@ public struct HTTPRequest: Sendable {
     /// The media type a `Content-Type` value names: without its parameters, lowercased and trimmed;
     /// nil when it names none (``, `;`, `;charset=utf-8`, blanks).
     public static func mediaType(ofContentType value: String) -> String? {
-        let type = value.prefix { $0 != ";" }.trimmingSpaces
-        return type.isEmpty ? nil : type.lowercased()
+        // Cut and trimmed on bytes: as Characters, a ';' or a blank followed by a combining mark is
+        // another Character and would stay in the type, and U+037E (canonically ';') would cut it.
+        let bytes = value.utf8
+        var lower = bytes.startIndex
+        var upper = bytes.firstIndex(of: 0x3B) ?? bytes.endIndex
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower = bytes.index(after: lower) }
+        while upper > lower {
+            let last = bytes.index(before: upper)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            upper = last
+        }
+        guard lower < upper else { return nil }
+        // The cuts are at ASCII bytes, so the bytes between are whole UTF-8.
+        return String(decoding: bytes[lower ..< upper], as: UTF8.self).lowercased()
     }
 
     /// Whether the peer is a loopback address.

@@ -10,6 +10,12 @@ import Testing
         }
         #expect(HTTPRequest.mediaType(ofContentType: "Application/JSON; charset=utf-8") == "application/json")
         #expect(HTTPRequest.mediaType(ofContentType: "\ttext/plain\t;") == "text/plain")
+        // Cut at the ';' byte and trimmed of blank bytes, even where a combining mark (U+034B) makes
+        // one Character of the ';' or the blank; U+037E (canonically equal to ';') does not cut.
+        #expect(HTTPRequest.mediaType(ofContentType: "text/html;\u{34B}charset=x") == "text/html")
+        #expect(HTTPRequest.mediaType(ofContentType: "text/html \u{34B}") == "text/html \u{34B}")
+        #expect(HTTPRequest.mediaType(ofContentType: "text/html\u{37E}x") == "text/html\u{37E}x")
+        #expect(HTTPRequest.mediaType(ofContentType: " \u{34B}; x") == "\u{34B}")
     }
 
     @Test func cookies() {
