@@ -330,9 +330,9 @@ final class Connection: @unchecked Sendable {
         currentIsHead = request.method == .HEAD
         currentVersion = request.version
         currentKeepAlive = request.keepAlive && !loop.isDraining
-        switch loop.handler.resolve(&request) {
-        case .sync(let body):
-            send(body(request))
+        switch loop.handler.outcome(&request) {
+        case .response(let response):
+            send(response)
         case .async(let body):
             phase = .handling
             let loop = self.loop

@@ -12,6 +12,9 @@ public struct HTTPHandler: Sendable {
         case sync(@Sendable (HTTPRequest) -> HTTPResponse)
         case async(@Sendable (HTTPRequest) async -> HTTPResponse)
         case dispatch(@Sendable (inout HTTPRequest) -> HTTPHandler)
+        /// `mapResponses`: kept apart from `dispatch` so that a synchronous answer passes through
+        /// its transforms without a closure made per request (see `outcome`).
+        indirect case mapped(HTTPHandler, @Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse)
     }
 
     let kind: Kind
@@ -53,13 +56,7 @@ public struct HTTPHandler: Sendable {
     /// answers synchronously is still answered synchronously (on the event loop, no task), an `async`
     /// one as a task; the head check is kept.
     public func mapResponses(_ transform: @escaping @Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse) -> HTTPHandler {
-        let inner = self
-        return HTTPHandler(kind: .dispatch { request in
-            switch inner.resolve(&request) {
-            case .sync(let body): return .sync { request in transform(request, body(request)) }
-            case .async(let body): return .async { request in transform(request, await body(request)) }
-            }
-        }, headCheck: inner.headCheck)
+        HTTPHandler(kind: .mapped(self, transform), headCheck: headCheck)
     }
 
     enum Resolved {
@@ -67,6 +64,7 @@ public struct HTTPHandler: Sendable {
         case async(@Sendable (HTTPRequest) async -> HTTPResponse)
     }
 
+    /// The closure that answers `request`, after every `dispatch` has chosen (and edited the request).
     func resolve(_ request: inout HTTPRequest) -> Resolved {
         var handler = self
         while true {
@@ -74,6 +72,34 @@ public struct HTTPHandler: Sendable {
             case .sync(let body): return .sync(body)
             case .async(let body): return .async(body)
             case .dispatch(let choose): handler = choose(&request)
+            case .mapped(let inner, let transform):
+                switch inner.resolve(&request) {
+                case .sync(let body): return .sync { request in transform(request, body(request)) }
+                case .async(let body): return .async { request in transform(request, await body(request)) }
+                }
+            }
+        }
+    }
+
+    /// What the server does with a request.
+    enum Outcome {
+        /// Answered on the spot (a synchronous handler, through its transforms).
+        case response(HTTPResponse)
+        /// To run as a task.
+        case async(@Sendable (HTTPRequest) async -> HTTPResponse)
+    }
+
+    /// Answers `request` now when its handler is synchronous, as `resolve` and a call would, but
+    /// without a closure made per transform; otherwise the closure to run as a task.
+    func outcome(_ request: inout HTTPRequest) -> Outcome {
+        switch kind {
+        case .sync(let body): return .response(body(request))
+        case .async(let body): return .async(body)
+        case .dispatch(let choose): return choose(&request).outcome(&request)
+        case .mapped(let inner, let transform):
+            switch inner.outcome(&request) {
+            case .response(let response): return .response(transform(request, response))
+            case .async(let body): return .async { request in transform(request, await body(request)) }
             }
         }
     }
@@ -81,8 +107,8 @@ public struct HTTPHandler: Sendable {
     /// Runs the handler to completion (for tests and for composing handlers).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         var request = request
-        switch resolve(&request) {
-        case .sync(let body): return body(request)
+        switch outcome(&request) {
+        case .response(let response): return response
         case .async(let body): return await body(request)
         }
     }
