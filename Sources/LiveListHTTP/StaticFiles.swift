@@ -54,8 +54,15 @@ public struct StaticFiles: Sendable {
         guard request.pathSegments.allSatisfy({ $0.utf8.first != 0x2E && !$0.utf8.contains(0) && !$0.utf8.contains(0x2F) }) else {
             return notFound(request)
         }
-        var candidate = root
-        for segment in request.pathSegments { candidate += "/" + segment }
+        var length = root.utf8.count
+        for segment in request.pathSegments { length += 1 + segment.utf8.count }
+        var candidate = ""
+        candidate.reserveCapacity(length)
+        candidate += root
+        for segment in request.pathSegments {
+            candidate += "/"
+            candidate += segment
+        }
         var info = stat()
         if stat(candidate, &info) == 0, let cached = cache.entry(for: candidate, matching: FileIdentity(info)) {
             if !hasValidators(request) {
@@ -242,7 +249,7 @@ public struct StaticFiles: Sendable {
 
 /// What must be unchanged for a cached copy of a file to still be its content: the inode, the size,
 /// and the modification and change times (any write or rename moves the change time).
-struct FileIdentity: Equatable {
+struct FileIdentity: Equatable, Sendable {
     var device: UInt64
     var inode: UInt64
     var size: Int
@@ -264,14 +271,24 @@ struct FileIdentity: Equatable {
     }
 }
 
-/// A file's bytes and the fields derived from them.
-struct CachedFile {
-    var identity: FileIdentity
-    var bytes: [UInt8]
-    var etag: String
-    var lastModified: String
-    var mediaType: String
-    var answers: PreparedFileAnswers
+/// A file's bytes and the fields derived from them. A class: a cache hit hands out one reference,
+/// not a copy of every field.
+final class CachedFile: Sendable {
+    let identity: FileIdentity
+    let bytes: [UInt8]
+    let etag: String
+    let lastModified: String
+    let mediaType: String
+    let answers: PreparedFileAnswers
+
+    init(identity: FileIdentity, bytes: [UInt8], etag: String, lastModified: String, mediaType: String, answers: PreparedFileAnswers) {
+        self.identity = identity
+        self.bytes = bytes
+        self.etag = etag
+        self.lastModified = lastModified
+        self.mediaType = mediaType
+        self.answers = answers
+    }
 }
 
 /// Whether `request` carries a validator (`If-None-Match`, `If-Modified-Since`): such a request may
