@@ -106,6 +106,9 @@ enum TargetDecoder {
         let pathBytes = bytes[bytes.startIndex..<(queryStart ?? bytes.endIndex)]
         var segments: [String] = []
         var trailingSlash = false
+        // Whether the path is already in normal form (nothing decoded, no dot or empty segments): then
+        // it is its own bytes, not joined again from its segments.
+        var normal = true
         var segmentStart = pathBytes.startIndex + 1
         var index = segmentStart
         while true {
@@ -121,6 +124,7 @@ enum TargetDecoder {
                         }
                         text = plain
                     } else {
+                        normal = false
                         guard let decoded = percentDecode(segment, plusIsSpace: false) else {
                             return .failure(bad("malformed percent-encoding in path"))
                         }
@@ -133,8 +137,9 @@ enum TargetDecoder {
                         text = decodedText
                     }
                     if text == "." {
-                        // dropped
+                        normal = false
                     } else if text == ".." {
+                        normal = false
                         if !segments.isEmpty { segments.removeLast() }
                     } else {
                         segments.append(text)
@@ -142,6 +147,7 @@ enum TargetDecoder {
                     trailingSlash = index < pathBytes.endIndex || text == "." || text == ".."
                 } else {
                     trailingSlash = index == pathBytes.endIndex && index > pathBytes.startIndex + 1
+                    if index < pathBytes.endIndex { normal = false }
                 }
                 if index == pathBytes.endIndex { break }
                 segmentStart = index + 1
@@ -149,7 +155,10 @@ enum TargetDecoder {
             index += 1
         }
         if segments.isEmpty { trailingSlash = false }
-        let path = "/" + segments.joined(separator: "/") + (trailingSlash ? "/" : "")
+        // (The target's bytes are printable ASCII: the request line allows no others.)
+        let path = normal && !(segments.isEmpty && pathBytes.count > 1)
+            ? String(decoding: pathBytes, as: UTF8.self)
+            : "/" + segments.joined(separator: "/") + (trailingSlash ? "/" : "")
         var query: [(name: String, value: String)] = []
         if let queryStart {
             for pair in bytes[(queryStart + 1)...].split(separator: 0x26, omittingEmptySubsequences: true) {

@@ -155,6 +155,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Whether a field with this name is present.
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
+    /// Makes room for `count` fields.
+    mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Appends a field (keeping any others of the same name).
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import LiveListHTTP
+import LiveListTestSupport
 
 /// What the parser made of an input: one line per request or error, in order.
 private func outcomes(_ pieces: [[UInt8]], limits: HTTPParserLimits = HTTPParserLimits()) -> [String] {
@@ -107,6 +108,45 @@ private func parseEverySplit(_ text: String, limits: HTTPParserLimits = HTTPPars
         }
         #expect(request.pathSegments == ["lists", "my list", "events"])
         #expect(request.target == "/lists/my%20list/events")
+    }
+
+    /// The path is its segments joined (with the target's trailing slash), whether it was taken from
+    /// the target as it stood (already normal) or joined again: for random targets made of the
+    /// pieces that matter (dots, empty segments, escapes, trailing slashes), printed with their seed.
+    @Test func thePathIsAlwaysItsSegmentsJoined() {
+        let seed = UInt64.random(in: 1 ... .max)
+        print("thePathIsAlwaysItsSegmentsJoined seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let pieces = ["a", "bc", ".", "..", "", "%2e", "%2E%2e", "x%20y", ".a", "a.", "~", "%41"]
+        for _ in 0 ..< 3_000 {
+            var target = ""
+            for _ in 0 ..< Int(random.next() % 5) {
+                target += "/" + pieces[Int(random.next() % UInt64(pieces.count))]
+            }
+            if target.isEmpty || random.next() % 3 == 0 { target += "/" }
+            let decoded: DecodedTarget
+            switch TargetDecoder.decode(Array(target.utf8), method: .GET) {
+            case .success(let value): decoded = value
+            case .failure(let error):
+                Issue.record("seed \(seed): \(target) refused: \(error.detail)")
+                continue
+            }
+            let joined = "/" + decoded.segments.joined(separator: "/")
+            let expected = joined + (decoded.segments.isEmpty || !decoded.path.hasSuffix("/") ? "" : "/")
+            #expect(decoded.path == expected, "seed \(seed): \(target)")
+            #expect(!decoded.segments.contains { $0.isEmpty || $0 == "." || $0 == ".." }, "seed \(seed): \(target)")
+            // Normal form is a fixed point.
+            if case .success(let again) = TargetDecoder.decode(Array(decoded.path.utf8), method: .GET) {
+                #expect(again.path == decoded.path && again.segments == decoded.segments, "seed \(seed): \(target)")
+            }
+            // A trailing slash survives exactly when the target had one after a kept segment.
+            let lastPiece = target.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+            if decoded.segments.isEmpty {
+                #expect(decoded.path == "/", "seed \(seed): \(target)")
+            } else if lastPiece.isEmpty {
+                #expect(decoded.path.hasSuffix("/"), "seed \(seed): \(target)")
+            }
+        }
     }
 
     @Test func expectContinueIsReportedBeforeTheBody() {
