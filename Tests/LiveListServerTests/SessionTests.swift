@@ -58,6 +58,31 @@ import Testing
         #expect(!keys.csrfToken(for: id).hasPrefix(String(cookie.dropFirst(32))))
     }
 
+    /// Ids come from a pool refilled every 256 sessions: over several refills (and from several
+    /// threads at once) every id is new, carries its own tag, and its bytes look random (each hex
+    /// digit about as common as the others).
+    @Test func mintedIdsAreDistinctAcrossPoolRefills() async {
+        let keys = self.keys
+        let perTask = 1_000
+        let minted = await withTaskGroup(of: [(id: String, cookie: String)].self) { group in
+            for _ in 0 ..< 4 {
+                group.addTask { (0 ..< perTask).map { _ in keys.mintSession() } }
+            }
+            var all: [(id: String, cookie: String)] = []
+            for await part in group { all += part }
+            return all
+        }
+        #expect(minted.count == 4 * perTask)
+        #expect(Set(minted.map(\.id)).count == minted.count, "an id was handed out twice")
+        #expect(minted.allSatisfy { keys.sessionID(fromCookie: $0.cookie) == $0.id })
+        var counts = [Int](repeating: 0, count: 16)
+        for (id, _) in minted {
+            for byte in id.utf8 { counts[Int(byte <= 0x39 ? byte - 0x30 : byte - 0x61 + 10)] += 1 }
+        }
+        // 128,000 digits: 8,000 expected per digit; a zeroed or repeated pool would be far off.
+        #expect(counts.allSatisfy { (7_400 ... 8_600).contains($0) }, "digit counts \(counts)")
+    }
+
     @Test func aRequestHasASessionOnlyWithAMintedCookie() {
         func request(cookie: String?) -> HTTPRequest {
             var headers = HTTPHeaders()

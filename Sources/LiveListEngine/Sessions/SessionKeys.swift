@@ -34,15 +34,33 @@ package struct SessionKeys: Sendable {
 
     /// A new session: its id, and the cookie value that carries the id with its tag.
     package func mintSession() -> (id: String, cookie: String) {
-        // Two 64-bit draws (two getrandom calls), not sixteen one-byte ones: minting is on every first
-        // page view. (OpenSSL 3's RAND_bytes costs more per call: it goes through its provider's
-        // parameters and locks.)
-        var generator = SystemRandomNumberGenerator()
-        let words = (generator.next() as UInt64, generator.next() as UInt64)
-        let bytes = (0 ..< 16).map { index in UInt8(truncatingIfNeeded: (index < 8 ? words.0 : words.1) >> UInt64((index % 8) * 8)) }
-        let id = Self.hex(bytes)
-        return (id, id + tag(for: id))
+        // Minting is on every first page view: the random bytes come from a pool (SessionRandom), and
+        // the id and its tag are written as hex straight into the cookie's bytes.
+        let words = Self.random.next()
+        let cookie = String(unsafeUninitializedCapacity: Self.idLength + Self.tagLength) { out in
+            withUnsafeBytes(of: words) { raw in
+                for (offset, byte) in raw.enumerated() {
+                    out[2 * offset] = Self.hexDigit(byte >> 4)
+                    out[2 * offset + 1] = Self.hexDigit(byte & 0x0F)
+                }
+            }
+            var message = Self.sessionTagPrefix
+            message.append(contentsOf: out[..<Self.idLength])
+            let digest = mac.authenticate(message)
+            for offset in 0 ..< Self.tagLength / 2 {
+                out[Self.idLength + 2 * offset] = Self.hexDigit(digest[offset] >> 4)
+                out[Self.idLength + 2 * offset + 1] = Self.hexDigit(digest[offset] & 0x0F)
+            }
+            return Self.idLength + Self.tagLength
+        }
+        return (String(cookie.prefix(Self.idLength)), cookie)
     }
+
+    /// Where session ids' random bytes come from (one pool per process).
+    private static let random = SessionRandom()
+    /// What a session id's tag authenticates before the id.
+    private static let sessionTagPrefix = Array("livelist-session:".utf8)
+    private static let csrfPrefix = Array("livelist-csrf:".utf8)
 
     /// The session id that a session cookie's value carries, when the server minted it; nil for any
     /// other value (made up, altered, signed with another secret, or from before tags).
@@ -65,7 +83,9 @@ package struct SessionKeys: Sendable {
 
     /// The CSRF token of a session.
     package func csrfToken(for sessionID: String) -> String {
-        SessionKeys.hex(mac.authenticate(Array(("livelist-csrf:" + sessionID).utf8)))
+        var message = Self.csrfPrefix
+        message.append(contentsOf: sessionID.utf8)
+        return SessionKeys.hex(mac.authenticate(message))
     }
 
     /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
@@ -76,7 +96,9 @@ package struct SessionKeys: Sendable {
 
     /// The tag of a session id: the first 16 bytes of its HMAC, as hex.
     private func tag(for id: String) -> String {
-        SessionKeys.hex(mac.authenticate(Array(("livelist-session:" + id).utf8)).prefix(Self.tagLength / 2))
+        var message = Self.sessionTagPrefix
+        message.append(contentsOf: id.utf8)
+        return SessionKeys.hex(mac.authenticate(message).prefix(Self.tagLength / 2))
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {
