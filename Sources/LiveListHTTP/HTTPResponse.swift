@@ -39,8 +39,10 @@ public struct HTTPResponse: Sendable {
     /// The fields as they go on the wire, when ``prepared()`` encoded them (dropped on any change).
     var encodedFields: [UInt8]?
     /// Set on the representations a ``PreparedResponse`` chose between: the compression layer made
-    /// its decision for them already, so it passes them through untouched.
-    var compressionSettled = false
+    /// its decision for them already, so it passes them through untouched. A handler that settles
+    /// its own encoding (a page spliced into gzip, or plain for a client that takes none, already
+    /// carrying `Vary: Accept-Encoding`) may set it too.
+    package var compressionSettled = false
     /// The content.
     public var body: Body
     /// Names these exact body bytes for the compression cache (`HTTPHandler.compressed`), so that

@@ -27,6 +27,9 @@ public final class LiveListApp: Sendable {
     let dragScriptURL: String
     let metrics = Metrics()
     let pageCache = PageCache()
+    /// The `Set-Cookie` value of a new session around its cookie value: made once, joined per view.
+    let sessionCookiePrefix = SessionKeys.cookieName + "="
+    let sessionCookieAttributes: String
     private let serverBox = ServerBox()
 
     /// Opens the data directory, loads the templates and the stored lists.
@@ -37,6 +40,7 @@ public final class LiveListApp: Sendable {
         // Served over TLS: the session cookie is Secure.
         if configuration.tlsCertificate != nil && configuration.tlsKey != nil { configuration.isSecure = true }
         self.configuration = configuration
+        sessionCookieAttributes = "; Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         let store = try store ?? FileListStore(directory: configuration.dataDirectory)
         registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
         keys = SessionKeys(secret: try store.secret())
@@ -149,6 +153,7 @@ public final class LiveListApp: Sendable {
         http.limits.body = configuration.maximumBodyBytes
         http.requestBodyBudget = configuration.bodyBudgetBytes
         http.maxConnections = configuration.maximumConnections
+        if let loops = configuration.eventLoops { http.loopCount = loops }
         if let certificate = configuration.tlsCertificate, let key = configuration.tlsKey {
             http.tls = TLSConfiguration(certificateChainPath: certificate, privateKeyPath: key)
         }

@@ -112,7 +112,7 @@ extension LiveListApp {
         // Not kept in VerifiedSessions: clients that never send cookies back (crawlers, load
         // generators) would only push returning viewers out.
         let viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
-        return (viewer, "\(SessionKeys.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : ""))
+        return (viewer, sessionCookiePrefix + cookie + sessionCookieAttributes)
     }
 
     /// The page from its parts with the viewer's token joined in: gzip without compressing the page
@@ -122,14 +122,18 @@ extension LiveListApp {
         _ request: HTTPRequest, list: HostedList, version: Int, parts: PageParts, root: [UInt8], viewer: PageViewer, setCookie: String?
     ) -> HTTPResponse {
         var response: HTTPResponse
-        if !list.rendersPerViewer, acceptsGzip(request.headers["Accept-Encoding"]),
-            let gzip = pageCache.gzip(list.name, version: version, parts: parts)
-        {
+        let shared = !list.rendersPerViewer
+        let takesGzip = acceptsGzip(request.headers["Accept-Encoding"])
+        if shared, takesGzip, let gzip = pageCache.gzip(list.name, version: version, parts: parts) {
             response = Self.pageGzipResponse
             response.body = .bytes(gzip.gzip(fillers: Array(repeating: viewer.token, count: parts.slots.count)))
+            response.compressionSettled = true
         } else {
             response = Self.pageResponse
             response.body = .bytes(parts.bytes(root: root, csrf: viewer.token))
+            // Its Vary names Accept-Encoding already: for a client that takes no gzip, the compression
+            // layer has nothing left to do. A page per viewer is still compressed there.
+            response.compressionSettled = shared && !takesGzip
         }
         if let setCookie {
             response.addField("Set-Cookie", setCookie)
