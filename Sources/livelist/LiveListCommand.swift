@@ -76,6 +76,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most connections at once, event streams included (kept below the file limit; 503 when full).")
     var maxConnections = 20_000
 
+    @Option(help: "Event loops (threads) serving connections; default one per processor (env LIVELIST_EVENT_LOOPS).")
+    var eventLoops: Int?
+
     @Option(help: "The most JSON-driven lists.")
     var maxLists = 1_000
 
@@ -140,6 +143,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard maxConnections > 0 else {
             throw ValidationError("--max-connections must be positive")
+        }
+        if let text = eventLoops.map(String.init) ?? env("LIVELIST_EVENT_LOOPS").flatMap({ $0.isEmpty ? nil : $0 }) {
+            guard let loops = Int(text), (1 ... 1_024).contains(loops) else {
+                throw ValidationError("--event-loops (LIVELIST_EVENT_LOOPS): \(text) is not a number of loops from 1 to 1024")
+            }
+            configuration.eventLoops = loops
         }
         if (configuration.tlsCertificate == nil) != (configuration.tlsKey == nil) {
             throw ValidationError("--tls-cert and --tls-key go together")

@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     /// process's file limit, leaving descriptors for files and the store, and answers 503 when full.
     /// Default 20,000.
     public var maximumConnections = 20_000
+    /// Event loops (threads) that serve connections; nil (the default) runs one per processor.
+    public var eventLoops: Int?
     /// The most lists one multiplexed stream may name. Default 32.
     public var maximumListsPerStream = 32
     /// The most sessions held. Default 100,000.
