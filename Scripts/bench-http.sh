@@ -11,8 +11,12 @@
 # after each run), the CPU used by other processes during the run, and ratios, all medians of three
 # runs (the runs of one round interleave the servers so that background load spreads over all of them).
 #
+# With --one-core, the routes table runs every server on CPU 0 (livelist with one event loop) and wrk
+# on CPU 1: one core each for LiveList and nginx's one worker, so that req/s ratios do not depend on how
+# the 64 connections happened to spread over LiveList's loops (one per processor by default).
+#
 #   Scripts/bench-http.sh [--no-build] [--runs N] [--duration SECONDS] [--connections N]
-#                         [--skip-servers] [--skip-page] [--livelist BIN] [--compare BIN]
+#                         [--skip-servers] [--skip-page] [--livelist BIN] [--compare BIN] [--one-core]
 #
 # Needs wrk and nginx (Debian packages; installed with apt-get when missing and running as root).
 # Builds in release (Benchmarks/HTTPServerBench, Benchmarks/HummingbirdReference and livelist), holding
@@ -67,10 +71,15 @@ parser.add_argument("--skip-page", action="store_true")
 parser.add_argument("--skip-servers", action="store_true", help="skip the first table (HTTPServer, Hummingbird, nginx)")
 parser.add_argument("--livelist", help="the livelist binary to measure (default: the release build)")
 parser.add_argument("--compare", help="a second livelist binary measured in the same rounds")
+parser.add_argument("--one-core", action="store_true",
+                    help="routes table: every server on CPU 0 (livelist with LIVELIST_EVENT_LOOPS=1), wrk on CPU 1")
 options = parser.parse_args()
 
 REPO, BIN, HB_BIN, MAIN_BIN, NGINX = (os.environ[k] for k in ("BENCH_REPO", "BENCH_BIN", "HUMMINGBIRD_BIN", "MAIN_BIN", "BENCH_NGINX"))
 TICK = os.sysconf("SC_CLK_TCK")
+# --one-core: the routes table's servers on CPU 0, wrk on CPU 1, so that each server has one core, as
+# nginx with one worker has, whatever way its connections spread over its threads.
+PIN = ["taskset", "-c", "0"] if options.one_core else []
 work = tempfile.mkdtemp(prefix="bench-http-")
 os.chmod(work, 0o755)  # nginx workers run as nobody
 started = []  # Popen objects, stopped at exit
@@ -160,6 +169,8 @@ def run_wrk(url, pid, headers=()):
     pids = process_tree(pid)
     load = os.getloadavg()[0]
     command = ["wrk", "-t1", f"-c{options.connections}", f"-d{options.duration}s", "--latency", "--timeout", "5s"]
+    if options.one_core:
+        command = ["taskset", "-c", "1"] + command
     for header in headers:
         command += ["-H", header]
     before_cpu, before_busy = cpu_ticks(pids), machine_busy_ticks()
@@ -185,7 +196,7 @@ def run_wrk(url, pid, headers=()):
     }
 
 
-def nginx_server(workers, routes, name, connections=4096):
+def nginx_server(workers, routes, name, connections=4096, pin=()):
     prefix = os.path.join(work, name)
     os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
     locations = "\n".join(routes)
@@ -219,7 +230,7 @@ http {{
     path = os.path.join(prefix, "nginx.conf")
     with open(path, "w") as f:
         f.write(config.replace("{port}", str(port)))
-    process = start([NGINX, "-p", prefix, "-c", path, "-g", "daemon off;"])
+    process = start(list(pin) + [NGINX, "-p", prefix, "-c", path, "-g", "daemon off;"])
     return process, port
 
 
@@ -329,8 +340,11 @@ try:
             data = os.path.join(work, "data-" + str(len(servers)))
             os.makedirs(data)
             port = free_port()
-            process = start([binary, "--port", str(port), "--data", data, "--no-demo",
-                             "--public", os.path.join(REPO, "Public"), "--templates", os.path.join(REPO, "Templates")])
+            # One core: one event loop (a binary from before --event-loops ignores the variable and runs
+            # its default, one loop per processor, on that one CPU).
+            process = start(PIN + [binary, "--port", str(port), "--data", data, "--no-demo",
+                             "--public", os.path.join(REPO, "Public"), "--templates", os.path.join(REPO, "Templates")],
+                            env=dict(os.environ, LIVELIST_EVENT_LOOPS="1") if options.one_core else None)
             wait_ready(f"http://127.0.0.1:{port}/healthz", process)
             cells = [{"id": f"c{i}", "text": f"Cell number {i}", "detail": f"detail {i}"} for i in range(100)]
             state = {"sections": [{"id": "main", "header": "Benchmark", "cells": cells}]}
@@ -367,7 +381,7 @@ try:
             f"        location = /livelist.js {{ gzip_static on; default_type text/javascript; charset utf-8; alias {site}/livelist.js; }}",
             f"        location = /healthz {{ default_type text/plain; alias {site}/healthz; }}",
             f"        location = /lists/bench/changes {{ default_type application/json; alias {site}/changes.json; }}",
-        ], "nginx-routes")
+        ], "nginx-routes", pin=PIN)
         wait_ready(f"http://127.0.0.1:{nginx_port}/healthz", nginx)
         servers["nginx, 1 worker"] = (nginx, nginx_port)
         check_same(f"http://127.0.0.1:{nginx_port}/lists/bench", page, "nginx")
@@ -398,7 +412,8 @@ try:
                     page_results[(label, name)].append(result)
                     log(f"  round {round_ + 1} {label} {name}: {result['rps']:,.0f} req/s, {result['cpu_us']:.1f} µs CPU/req, load {result['load']:.2f}")
         print(f"### livelist routes beside nginx (1 worker, sendfile, the same bytes from files), wrk -t1 -c{options.connections} "
-              f"-d{options.duration}s, medians of {options.runs} interleaved rounds\n")
+              f"-d{options.duration}s, medians of {options.runs} interleaved rounds"
+              + (", every server on CPU 0 (livelist with one event loop), wrk on CPU 1" if options.one_core else "") + "\n")
         print("| route | server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s ÷ nginx 1w | CPU ÷ nginx 1w | other CPU % | load (1 min) |")
         print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for label, *_ in cases:
