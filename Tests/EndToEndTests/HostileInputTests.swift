@@ -22,6 +22,28 @@ import Glibc
         try Client.get("/healthz", port: server.port).status == 200
     }
 
+    /// `--event-loops 1` serves as the default does (pages and many connections at once, all on one
+    /// thread); a number of loops out of range is refused at start-up with its flag named.
+    @Test func eventLoopsAreChosenAndCheckedAtStartUp() async throws {
+        let server = try LiveServer(arguments: ["--event-loops", "1"])
+        defer { server.stop(); server.removeData() }
+        let port = server.port
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0 ..< 16 {
+                group.addTask { try Client.get("/lists/todo", port: port).status }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 16))
+        for bad in ["0", "-2", "many", "1025"] {
+            #expect {
+                _ = try LiveServer(arguments: ["--event-loops", bad])
+            } throws: { error in
+                String(describing: error).contains("--event-loops")
+            }
+        }
+    }
+
     @Test func oddContentTypesAreRefusedNeverFatal() throws {
         let server = try LiveServer()
         defer { server.stop(); server.removeData() }
