@@ -187,6 +187,16 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     static func same<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
         let x = a.utf8, y = b.utf8
         guard x.count == y.count else { return false }
+        // Field names are compared on every lookup: over contiguous bytes (native and small strings)
+        // when both have them, not through the views' iterators.
+        let contiguous = x.withContiguousStorageIfAvailable { xs in
+            y.withContiguousStorageIfAvailable { ys in sameIgnoringASCIICase(xs, ys) }
+        }
+        if let result = contiguous ?? nil { return result }
+        return sameIgnoringASCIICase(x, y)
+    }
+
+    private static func sameIgnoringASCIICase(_ x: some Sequence<UInt8>, _ y: some Sequence<UInt8>) -> Bool {
         for (p, q) in zip(x, y) where p != q {
             let lp = (p >= 0x41 && p <= 0x5A) ? p | 0x20 : p
             let lq = (q >= 0x41 && q <= 0x5A) ? q | 0x20 : q

@@ -18,6 +18,34 @@ import Testing
         #expect(HTTPRequest.mediaType(ofContentType: " \u{34B}; x") == "\u{34B}")
     }
 
+    /// Field names compare ignoring ASCII case only, the same over contiguous bytes (native and small
+    /// strings, substrings) as over any other view: checked against a byte-wise model on seeded
+    /// random names, short and long, with non-ASCII letters whose case must not fold.
+    @Test func fieldNamesCompareIgnoringASCIICaseOnly() {
+        let seed = UInt64.random(in: 1 ... .max)
+        print("fieldNamesCompareIgnoringASCIICaseOnly seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let letters = Array("aAbBzZ-_09é".unicodeScalars)
+        func name() -> String {
+            String(String.UnicodeScalarView((0 ..< Int(random.next() % 24)).map { _ in letters[Int(random.next() % UInt64(letters.count))] }))
+        }
+        func model(_ a: String, _ b: String) -> Bool {
+            func fold(_ byte: UInt8) -> UInt8 { (0x41 ... 0x5A).contains(byte) ? byte | 0x20 : byte }
+            return a.utf8.map(fold) == b.utf8.map(fold)
+        }
+        for _ in 0 ..< 5_000 {
+            let a = name()
+            let b = random.next() % 2 == 0 ? name() : String(a.map { random.next() % 2 == 0 ? Character($0.uppercased()) : $0 })
+            #expect(HTTPHeaders.same(a, b) == model(a, b), "seed \(seed): \(a.debugDescription) vs \(b.debugDescription)")
+            let padded = "x" + b + "y"
+            let inner = padded.dropFirst().dropLast()
+            #expect(HTTPHeaders.same(a, inner) == model(a, b), "seed \(seed): substring \(b.debugDescription)")
+        }
+        #expect(HTTPHeaders.same("Content-Length", "content-length"))
+        #expect(!HTTPHeaders.same("É", "é"), "only ASCII letters fold")
+        #expect(!HTTPHeaders.same("Host", "Hos"))
+    }
+
     @Test func cookies() {
         #expect(HeaderParsing.cookie("a", in: ["a=1; b=2"]) == "1")
         #expect(HeaderParsing.cookie("b", in: ["a=1;b=2 "]) == "2")
