@@ -34,26 +34,9 @@ package struct SessionKeys: Sendable {
 
     /// A new session: its id, and the cookie value that carries the id with its tag.
     package func mintSession() -> (id: String, cookie: String) {
-        // Minting is on every first page view: the random bytes come from a pool (SessionRandom), and
-        // the id and its tag are written as hex straight into the cookie's bytes.
-        let words = Self.random.next()
-        let cookie = String(unsafeUninitializedCapacity: Self.idLength + Self.tagLength) { out in
-            withUnsafeBytes(of: words) { raw in
-                for (offset, byte) in raw.enumerated() {
-                    out[2 * offset] = Self.hexDigit(byte >> 4)
-                    out[2 * offset + 1] = Self.hexDigit(byte & 0x0F)
-                }
-            }
-            var message = Self.sessionTagPrefix
-            message.append(contentsOf: out[..<Self.idLength])
-            let digest = mac.authenticate(message)
-            for offset in 0 ..< Self.tagLength / 2 {
-                out[Self.idLength + 2 * offset] = Self.hexDigit(digest[offset] >> 4)
-                out[Self.idLength + 2 * offset + 1] = Self.hexDigit(digest[offset] & 0x0F)
-            }
-            return Self.idLength + Self.tagLength
-        }
-        return (String(cookie.prefix(Self.idLength)), cookie)
+        // Minting is on every first page view: the random bytes come from a pool (SessionRandom).
+        let id = withUnsafeBytes(of: Self.random.next()) { Self.hex($0) }
+        return (id, id + tag(for: id))
     }
 
     /// Where session ids' random bytes come from (one pool per process).
@@ -83,9 +66,7 @@ package struct SessionKeys: Sendable {
 
     /// The CSRF token of a session.
     package func csrfToken(for sessionID: String) -> String {
-        var message = Self.csrfPrefix
-        message.append(contentsOf: sessionID.utf8)
-        return SessionKeys.hex(mac.authenticate(message))
+        SessionKeys.hex(authenticate(Self.csrfPrefix, sessionID))
     }
 
     /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
@@ -96,9 +77,14 @@ package struct SessionKeys: Sendable {
 
     /// The tag of a session id: the first 16 bytes of its HMAC, as hex.
     private func tag(for id: String) -> String {
-        var message = Self.sessionTagPrefix
+        SessionKeys.hex(authenticate(Self.sessionTagPrefix, id).prefix(Self.tagLength / 2))
+    }
+
+    /// The HMAC of `prefix` followed by `id` (the prefix keeps tags and tokens apart).
+    private func authenticate(_ prefix: [UInt8], _ id: String) -> [UInt8] {
+        var message = prefix
         message.append(contentsOf: id.utf8)
-        return SessionKeys.hex(mac.authenticate(message).prefix(Self.tagLength / 2))
+        return mac.authenticate(message)
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {
