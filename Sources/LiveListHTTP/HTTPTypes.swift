@@ -190,20 +190,23 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         // Field names are compared on every lookup: over contiguous bytes (native and small strings)
         // when both have them, not through the views' iterators.
         let contiguous = x.withContiguousStorageIfAvailable { xs in
-            y.withContiguousStorageIfAvailable { ys in sameIgnoringASCIICase(xs, ys) }
+            y.withContiguousStorageIfAvailable { ys in equalIgnoringASCIICase(xs, ys) }
         }
         if let result = contiguous ?? nil { return result }
-        return sameIgnoringASCIICase(x, y)
+        return equalIgnoringASCIICase(x, y)
     }
+}
 
-    private static func sameIgnoringASCIICase(_ x: some Sequence<UInt8>, _ y: some Sequence<UInt8>) -> Bool {
-        for (p, q) in zip(x, y) where p != q {
-            let lp = (p >= 0x41 && p <= 0x5A) ? p | 0x20 : p
-            let lq = (q >= 0x41 && q <= 0x5A) ? q | 0x20 : q
-            if lp != lq { return false }
-        }
-        return true
+/// Whether two byte strings are equal once their ASCII letters are lowercased (other bytes compare
+/// as they are): field names, media types, tokens.
+func equalIgnoringASCIICase(_ x: some Collection<UInt8>, _ y: some Collection<UInt8>) -> Bool {
+    guard x.count == y.count else { return false }
+    for (p, q) in zip(x, y) where p != q {
+        let lp = (p >= 0x41 && p <= 0x5A) ? p | 0x20 : p
+        let lq = (q >= 0x41 && q <= 0x5A) ? q | 0x20 : q
+        if lp != lq { return false }
     }
+    return true
 }
 
 extension StringProtocol {

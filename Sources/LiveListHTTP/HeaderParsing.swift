@@ -156,23 +156,13 @@ package enum HeaderParsing {
         guard second == to else { return nil }  // exactly one slash
         let first = UnsafeBufferPointer(rebasing: bytes[from ..< slash])
         let last = UnsafeBufferPointer(rebasing: bytes[(slash + 1) ..< to])
-        let star: [UInt8] = [0x2A]
+        func isStar(_ piece: UnsafeBufferPointer<UInt8>) -> Bool { piece.count == 1 && piece[0] == 0x2A }
         if equalIgnoringASCIICase(first, type) {
             if equalIgnoringASCIICase(last, subtype) { return 2 }
-            if last.elementsEqual(star) { return 1 }
+            if isStar(last) { return 1 }
         }
-        if first.elementsEqual(star), last.elementsEqual(star) { return 0 }
+        if isStar(first), isStar(last) { return 0 }
         return nil
-    }
-
-    /// Whether `text` lowercased (ASCII letters only) is `lowercase`.
-    private static func equalIgnoringASCIICase(_ text: UnsafeBufferPointer<UInt8>, _ lowercase: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard text.count == lowercase.count else { return false }
-        for index in 0 ..< text.count {
-            let byte = text[index]
-            if (0x41 ... 0x5A ~= byte ? byte | 0x20 : byte) != lowercase[index] { return false }
-        }
-        return true
     }
 
     /// A q-value: `0`, `0.5`, `0.125`, `1`, `1.000` (RFC 9110 section 12.4.2); nil for anything else.
