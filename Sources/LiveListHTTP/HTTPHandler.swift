@@ -59,28 +59,6 @@ public struct HTTPHandler: Sendable {
         HTTPHandler(kind: .mapped(self, transform), headCheck: headCheck)
     }
 
-    enum Resolved {
-        case sync(@Sendable (HTTPRequest) -> HTTPResponse)
-        case async(@Sendable (HTTPRequest) async -> HTTPResponse)
-    }
-
-    /// The closure that answers `request`, after every `dispatch` has chosen (and edited the request).
-    func resolve(_ request: inout HTTPRequest) -> Resolved {
-        var handler = self
-        while true {
-            switch handler.kind {
-            case .sync(let body): return .sync(body)
-            case .async(let body): return .async(body)
-            case .dispatch(let choose): handler = choose(&request)
-            case .mapped(let inner, let transform):
-                switch inner.resolve(&request) {
-                case .sync(let body): return .sync { request in transform(request, body(request)) }
-                case .async(let body): return .async { request in transform(request, await body(request)) }
-                }
-            }
-        }
-    }
-
     /// What the server does with a request.
     enum Outcome {
         /// Answered on the spot (a synchronous handler, through its transforms).
@@ -89,8 +67,9 @@ public struct HTTPHandler: Sendable {
         case async(@Sendable (HTTPRequest) async -> HTTPResponse)
     }
 
-    /// Answers `request` now when its handler is synchronous, as `resolve` and a call would, but
-    /// without a closure made per transform; otherwise the closure to run as a task.
+    /// Answers `request` now when its handler is synchronous (through every `dispatch`, which may
+    /// edit the request, and every transform, with no closure made per request); otherwise gives the
+    /// closure to run as a task.
     func outcome(_ request: inout HTTPRequest) -> Outcome {
         switch kind {
         case .sync(let body): return .response(body(request))

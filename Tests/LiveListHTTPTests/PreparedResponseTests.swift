@@ -214,15 +214,15 @@ import Testing
             return response
         }
         var probe = request()
-        guard case .sync = sync.resolve(&probe) else { Issue.record("a task per request"); return }
+        guard case .response = sync.outcome(&probe) else { Issue.record("a task per request"); return }
         #expect(await sync.respond(to: request()).headers["X"] == "1")
         let async = HTTPHandler.async { _ in HTTPResponse.text("b") }.mapResponses { _, response in response }
-        guard case .async = async.resolve(&probe) else { Issue.record("not async"); return }
+        guard case .async = async.outcome(&probe) else { Issue.record("not async"); return }
         var router = Router()
         router.on(.GET, "/s") { _ in HTTPResponse.text("s") }
         let routed = router.handler.compressed()
         var routedProbe = request(path: "/s")
-        guard case .sync = routed.resolve(&routedProbe) else { Issue.record("the router's sync route became async"); return }
+        guard case .response = routed.outcome(&routedProbe) else { Issue.record("the router's sync route became async"); return }
         #expect(routed.headCheck != nil, "the head check is kept")
     }
 

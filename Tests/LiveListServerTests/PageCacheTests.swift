@@ -63,7 +63,7 @@ import Testing
         if let cookie { fields.add("Cookie", "livelist_session=\(cookie)") }
         var request = HTTPRequest(method: .GET, version: .http1_1, target: target, path: decoded.path, pathSegments: decoded.segments,
                                   query: decoded.query, headers: fields, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "localhost")
-        if case .sync = server.handler.resolve(&request) { return true }
+        if case .response = server.handler.outcome(&request) { return true }
         return false
     }
 
