@@ -145,8 +145,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-connections must be positive")
         }
         if let text = eventLoops.map(String.init) ?? env("LIVELIST_EVENT_LOOPS").flatMap({ $0.isEmpty ? nil : $0 }) {
-            guard let loops = Int(text), (1 ... 1_024).contains(loops) else {
-                throw ValidationError("--event-loops (LIVELIST_EVENT_LOOPS): \(text) is not a number of loops from 1 to 1024")
+            guard let loops = Int(text), ServerConfiguration.eventLoopRange.contains(loops) else {
+                let range = ServerConfiguration.eventLoopRange
+                throw ValidationError("--event-loops (LIVELIST_EVENT_LOOPS): \(text) is not a number of loops from \(range.lowerBound) to \(range.upperBound)")
             }
             configuration.eventLoops = loops
         }

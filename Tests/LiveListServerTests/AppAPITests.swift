@@ -138,5 +138,10 @@ import Testing
         #expect(try ServerConfiguration.fromEnvironment([:]).port == 8080)
         #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_PORT": "80a"]) }
         #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_TLS_CERT": "c.pem"]) }
+        #expect(try ServerConfiguration.fromEnvironment(["LIVELIST_EVENT_LOOPS": "3"]).eventLoops == 3)
+        #expect(try ServerConfiguration.fromEnvironment([:]).eventLoops == nil, "one loop per processor")
+        for bad in ["0", "1025", "two", "-1"] {
+            #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_EVENT_LOOPS": bad]) }
+        }
     }
 }

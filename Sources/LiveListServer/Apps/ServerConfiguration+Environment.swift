@@ -5,11 +5,12 @@ extension ServerConfiguration {
     /// executable reads them (the README's table), for an app that has no flags of its own:
     /// `LIVELIST_HOST`, `LIVELIST_PORT`, `LIVELIST_DATA`, `LIVELIST_PUBLIC`, `LIVELIST_TEMPLATES`,
     /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_METRICS_TOKEN`, `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
-    /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated). An unset or empty variable
-    /// leaves its default.
+    /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`. An
+    /// unset or empty variable leaves its default.
     ///
     /// - Parameter environment: the variables; nil reads the process's environment.
-    /// - Throws: `StartupError` when `LIVELIST_PORT` is not a port number, or only one of the TLS files is set.
+    /// - Throws: `StartupError` when `LIVELIST_PORT` is not a port number, `LIVELIST_EVENT_LOOPS` not a
+    ///   number of loops (1 to 1024), or only one of the TLS files is set.
     public static func fromEnvironment(_ environment: [String: String]? = nil) throws(StartupError) -> ServerConfiguration {
         let environment = environment ?? ProcessInfo.processInfo.environment
         func value(_ name: String) -> String? {
@@ -22,6 +23,12 @@ extension ServerConfiguration {
                 throw StartupError("LIVELIST_PORT: \(text) is not a port number (0 to 65535)")
             }
             configuration.port = port
+        }
+        if let text = value("LIVELIST_EVENT_LOOPS") {
+            guard let loops = Int(text), eventLoopRange.contains(loops) else {
+                throw StartupError("LIVELIST_EVENT_LOOPS: \(text) is not a number of loops from \(eventLoopRange.lowerBound) to \(eventLoopRange.upperBound)")
+            }
+            configuration.eventLoops = loops
         }
         if let data = value("LIVELIST_DATA") { configuration.dataDirectory = data }
         configuration.publicDirectory = value("LIVELIST_PUBLIC")

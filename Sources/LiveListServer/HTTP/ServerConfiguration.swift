@@ -33,8 +33,11 @@ public struct ServerConfiguration: Sendable {
     /// process's file limit, leaving descriptors for files and the store, and answers 503 when full.
     /// Default 20,000.
     public var maximumConnections = 20_000
-    /// Event loops (threads) that serve connections; nil (the default) runs one per processor.
+    /// Event loops (threads) that serve connections, within ``eventLoopRange``; nil (the default) runs
+    /// one per processor.
     public var eventLoops: Int?
+    /// The numbers of event loops that `--event-loops` and `LIVELIST_EVENT_LOOPS` accept.
+    package static let eventLoopRange = 1 ... 1_024
     /// The most lists one multiplexed stream may name. Default 32.
     public var maximumListsPerStream = 32
     /// The most sessions held. Default 100,000.
