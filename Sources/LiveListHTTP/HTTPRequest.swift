@@ -119,7 +119,7 @@ enum TargetDecoder {
                     if !segment.contains(0x25) {
                         // Nothing to decode. (The request line has no control bytes, and '/' ends a segment.)
                         if segment.contains(0x5C) { return .failure(bad("encoded slash, backslash or NUL in path")) }
-                        guard let plain = String(validating: segment, as: UTF8.self) else {
+                        guard let plain = utf8String(segment) else {
                             return .failure(bad("path is not valid UTF-8"))
                         }
                         text = plain
@@ -131,7 +131,7 @@ enum TargetDecoder {
                         if decoded.contains(0x2F) || decoded.contains(0x00) || decoded.contains(0x5C) {
                             return .failure(bad("encoded slash, backslash or NUL in path"))
                         }
-                        guard let decodedText = String(validating: decoded, as: UTF8.self) else {
+                        guard let decodedText = utf8String(decoded[...]) else {
                             return .failure(bad("path is not valid UTF-8"))
                         }
                         text = decodedText
@@ -167,8 +167,8 @@ enum TargetDecoder {
                 let valueBytes = equals.map { pair[($0 + 1)...] } ?? []
                 guard let name = percentDecode(nameBytes, plusIsSpace: true),
                       let value = percentDecode(valueBytes, plusIsSpace: true),
-                      let nameText = String(validating: name, as: UTF8.self),
-                      let valueText = String(validating: value, as: UTF8.self)
+                      let nameText = utf8String(name[...]),
+                      let valueText = utf8String(value[...])
                 else { return .failure(bad("malformed query string")) }
                 query.append((nameText, valueText))
             }
@@ -211,6 +211,20 @@ enum TargetDecoder {
             }
         }
         return output
+    }
+
+    /// `bytes` as a string when they are valid UTF-8, else nil. ASCII, as every segment without a `%`
+    /// is (the request line allows no other bytes), becomes a string at once: `String(validating:)`
+    /// goes through generic, unspecialised validation, which looked up type metadata on every request.
+    static func utf8String(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var ascii = true
+            for byte in buffer where byte >= 0x80 {
+                ascii = false
+                break
+            }
+            return ascii ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
+        }
     }
 
     static func hexValue(_ byte: UInt8) -> UInt8? {

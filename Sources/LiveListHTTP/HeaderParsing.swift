@@ -208,7 +208,7 @@ package enum HeaderParsing {
     /// Decodes a form name or value: `+` is a space, `%XX` a byte. Nil when a `%` is not followed by
     /// two hex digits or the result is not UTF-8 (browsers always encode `%` itself as `%25`).
     package static func formDecode(_ bytes: ArraySlice<UInt8>) -> String? {
-        TargetDecoder.percentDecode(bytes, plusIsSpace: true).flatMap { String(validating: $0, as: UTF8.self) }
+        TargetDecoder.percentDecode(bytes, plusIsSpace: true).flatMap { TargetDecoder.utf8String($0[...]) }
     }
 
     /// The credentials of `Authorization: Bearer CREDENTIALS`, the scheme in any case (RFC 9110

@@ -149,6 +149,31 @@ private func parseEverySplit(_ text: String, limits: HTTPParserLimits = HTTPPars
         }
     }
 
+    /// Decoded path segments, queries and form values become text as `String(validating:)` makes it:
+    /// the same string for valid UTF-8, nil for anything else (lone continuation bytes, truncated or
+    /// overlong sequences, surrogates), on fixed cases and on random bytes printed with their seed.
+    @Test func decodedBytesBecomeTextOnlyWhenValidUTF8() {
+        let fixed: [[UInt8]] = [
+            [], Array("plain-ascii_~.".utf8), Array("é✓😀".utf8), [0x80], [0xFF], [0xC3], [0xE2, 0x9C],
+            [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0x61, 0xF4, 0x90, 0x80, 0x80], [0x7F, 0x00, 0x41],
+        ]
+        for bytes in fixed {
+            #expect(TargetDecoder.utf8String(bytes[...]) == String(validating: bytes, as: UTF8.self), "\(bytes)")
+        }
+        #expect(TargetDecoder.utf8String(Array("a%C3%A9b".utf8)[...]) == "a%C3%A9b")
+        #expect(TargetDecoder.utf8String([0xC3, 0xA9][...]) == "é")
+        let seed = UInt64.random(in: 1 ... .max)
+        print("decodedBytesBecomeTextOnlyWhenValidUTF8 seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let alphabet: [UInt8] = [0x41, 0x7E, 0x80, 0xBF, 0xC3, 0xA9, 0xE2, 0x9C, 0x93, 0xF0, 0x9F, 0x98, 0x80, 0xFF]
+        for _ in 0 ..< 5_000 {
+            let bytes = (0 ..< Int(random.next() % 9)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
+            // A slice that does not start at index 0, as the decoder passes them.
+            let padded = [0x2F] + bytes
+            #expect(TargetDecoder.utf8String(padded[1...]) == String(validating: bytes, as: UTF8.self), "seed \(seed): \(bytes)")
+        }
+    }
+
     @Test func expectContinueIsReportedBeforeTheBody() {
         var parser = RequestParser()
         parser.append(contentsOf: Array("POST /u HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8))
