@@ -236,7 +236,8 @@ import Testing
     }
 
     /// Random keys (empty, shorter, as long as, and longer than a block) and messages (empty to several
-    /// blocks) give what OpenSSL's one-shot HMAC gives, and a prepared key gives the same on reuse.
+    /// blocks) give what OpenSSL's one-shot HMAC gives, whole or as a prefix and a text, and a prepared
+    /// key gives the same on reuse.
     @Test func preparedKeyMatchesOneShot() async {
         let seed = UInt64.random(in: 1 ... .max)
         print("HMACTests seed \(seed)")
@@ -249,6 +250,12 @@ import Testing
                 let message = (0 ..< Int.random(in: 0 ... 300, using: &random)).map { _ in UInt8.random(in: 0 ... 255, using: &random) }
                 #expect(SessionKeys.hex(mac.authenticate(message)) == hmacSHA256(key: key, message: message),
                         "seed \(seed), round \(round), key of \(key.count) bytes, message of \(message.count)")
+                // In two parts, a byte prefix and a text (as tags and tokens are made), with non-ASCII text.
+                let cut = Int.random(in: 0 ... message.count, using: &random)
+                let text = String((0 ..< Int.random(in: 0 ... 40, using: &random)).map { _ in "aé✓😀-".randomElement(using: &random)! })
+                let prefix = Array(message[..<cut])
+                #expect(mac.withMAC(of: prefix, text) { SessionKeys.hex($0) } == hmacSHA256(key: key, message: prefix + Array(text.utf8)),
+                        "seed \(seed), round \(round), prefix of \(prefix.count) bytes, text \(text)")
             }
         }
     }

@@ -66,7 +66,7 @@ package struct SessionKeys: Sendable {
 
     /// The CSRF token of a session.
     package func csrfToken(for sessionID: String) -> String {
-        SessionKeys.hex(authenticate(Self.csrfPrefix, sessionID))
+        mac.withMAC(of: Self.csrfPrefix, sessionID) { SessionKeys.hex($0) }
     }
 
     /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
@@ -77,14 +77,8 @@ package struct SessionKeys: Sendable {
 
     /// The tag of a session id: the first 16 bytes of its HMAC, as hex.
     private func tag(for id: String) -> String {
-        SessionKeys.hex(authenticate(Self.sessionTagPrefix, id).prefix(Self.tagLength / 2))
-    }
-
-    /// The HMAC of `prefix` followed by `id` (the prefix keeps tags and tokens apart).
-    private func authenticate(_ prefix: [UInt8], _ id: String) -> [UInt8] {
-        var message = prefix
-        message.append(contentsOf: id.utf8)
-        return mac.authenticate(message)
+        // The prefixes keep tags and tokens apart.
+        mac.withMAC(of: Self.sessionTagPrefix, id) { SessionKeys.hex($0.prefix(Self.tagLength / 2)) }
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {
