@@ -299,8 +299,9 @@ func hasValidators(_ request: HTTPRequest) -> Bool {
 
 /// A file's 200 answers made once (``PreparedResponse``): with a `v=` query (immutable) and without,
 /// each in both encodings. Built by the same ``staticFileResponse`` as every other answer, so they
-/// are byte for byte those answers.
-struct PreparedFileAnswers: Sendable {
+/// are byte for byte those answers. A class: a request reads the one answer it gets in place, instead
+/// of copying all four out of the cache entry.
+final class PreparedFileAnswers: Sendable {
     let immutable: PreparedResponse
     let revalidated: PreparedResponse
 
