@@ -69,15 +69,16 @@ public struct Router: Sendable {
 
     private func select(_ request: HTTPRequest) -> Choice {
         var allowed: Set<HTTPMethod> = []
-        var headFallback: (Route, [String: String])?
-        for route in routes {
-            guard let parameters = Self.match(route.pattern, request.pathSegments) else { continue }
-            if route.method == request.method { return .route(route.handler, parameters) }
-            if request.method == .HEAD, route.method == .GET, headFallback == nil { headFallback = (route, parameters) }
+        var headFallback: Route?
+        let segments = request.pathSegments
+        // Routes are tried without building anything; only the chosen one captures its parameters.
+        for route in routes where Self.matches(route.pattern, segments) {
+            if route.method == request.method { return .route(route.handler, Self.parameters(route.pattern, segments)) }
+            if request.method == .HEAD, route.method == .GET, headFallback == nil { headFallback = route }
             allowed.insert(route.method)
             if route.method == .GET { allowed.insert(.HEAD) }
         }
-        if let (route, parameters) = headFallback { return .route(route.handler, parameters) }
+        if let route = headFallback { return .route(route.handler, Self.parameters(route.pattern, segments)) }
         if !allowed.isEmpty {
             return .notAllowed(allow: HTTPMethod.allCases.filter(allowed.contains).map(\.rawValue).joined(separator: ", "))
         }
@@ -130,22 +131,35 @@ public struct Router: Sendable {
         HTTPResponse.error(HTTPError(.notFound, code: "not_found", detail: "\(request.path) does not exist"), formatter: errorFormatter)
     }
 
-    private static func match(_ pattern: [Segment], _ segments: [String]) -> [String: String]? {
-        var parameters: [String: String] = [:]
-        var index = 0
-        for part in pattern {
+    /// Whether `segments` match `pattern`.
+    private static func matches(_ pattern: [Segment], _ segments: [String]) -> Bool {
+        for (index, part) in pattern.enumerated() {
             switch part {
             case .literal(let text):
-                guard index < segments.count, segments[index] == text else { return nil }
+                guard index < segments.count, segments[index] == text else { return false }
+            case .parameter:
+                guard index < segments.count else { return false }
+            case .rest:
+                return true
+            }
+        }
+        return pattern.count == segments.count
+    }
+
+    /// The parameters that `pattern` captures from `segments`, which match it.
+    private static func parameters(_ pattern: [Segment], _ segments: [String]) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for (index, part) in pattern.enumerated() {
+            switch part {
+            case .literal:
+                continue
             case .parameter(let name):
-                guard index < segments.count else { return nil }
                 parameters[name] = segments[index]
             case .rest(let name):
                 parameters[name] = segments[index...].joined(separator: "/")
                 return parameters
             }
-            index += 1
         }
-        return index == segments.count ? parameters : nil
+        return parameters
     }
 }

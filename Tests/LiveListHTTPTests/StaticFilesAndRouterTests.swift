@@ -201,6 +201,32 @@ private func request(_ text: String) -> HTTPRequest {
         withFallback.fallback = .sync { _ in .text("fallback") }
         #expect(await answer(withFallback, "GET /other HTTP/1.1\r\nHost: h\r\n\r\n") == "200 fallback ")
     }
+
+    /// The first route that matches with the method wins, whatever comes later; every parameter of the
+    /// chosen route is captured, and a rest takes what is left, down to nothing.
+    @Test func earlierRoutesWinAndEveryParameterIsCaptured() async {
+        var router = Router()
+        func echo(_ label: String) -> @Sendable (HTTPRequest) -> HTTPResponse {
+            { request in .text(label + " " + request.pathParameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")) }
+        }
+        router.on(.GET, "/a/:x", echo("param"))
+        router.on(.GET, "/a/b", echo("literal"))
+        router.on(.GET, "/p/:one/q/:two", echo("two"))
+        router.on(.POST, "/p/:one/q/:two", echo("post"))
+        router.on(.GET, "/r/:first/*rest", echo("rest"))
+        #expect(await answer(router, "GET /a/b HTTP/1.1\r\nHost: h\r\n\r\n") == "200 param x=b ")
+        #expect(await answer(router, "GET /p/1/q/2 HTTP/1.1\r\nHost: h\r\n\r\n") == "200 two one=1,two=2 ")
+        #expect(await answer(router, "HEAD /p/1/q/2 HTTP/1.1\r\nHost: h\r\n\r\n") == "200 two one=1,two=2 ")
+        #expect(await answer(router, "POST /p/1/q/2 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n") == "200 post one=1,two=2 ")
+        #expect(await answer(router, "GET /p/1/x/2 HTTP/1.1\r\nHost: h\r\n\r\n").hasPrefix("404 "))
+        #expect(await answer(router, "GET /p/1/q HTTP/1.1\r\nHost: h\r\n\r\n").hasPrefix("404 "))
+        #expect(await answer(router, "GET /p/1/q/2/3 HTTP/1.1\r\nHost: h\r\n\r\n").hasPrefix("404 "))
+        #expect(await answer(router, "GET /r/1/x/y HTTP/1.1\r\nHost: h\r\n\r\n") == "200 rest first=1,rest=x/y ")
+        #expect(await answer(router, "GET /r/1 HTTP/1.1\r\nHost: h\r\n\r\n") == "200 rest first=1,rest= ")
+        #expect(await answer(router, "GET /r HTTP/1.1\r\nHost: h\r\n\r\n").hasPrefix("404 "))
+        let notAllowed = await answer(router, "PUT /p/1/q/2 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+        #expect(notAllowed.hasPrefix("405 ") && notAllowed.hasSuffix(" GET, HEAD, POST"))
+    }
 }
 
 @Suite struct EncodingTests {
