@@ -20,6 +20,12 @@ import Testing
         #expect(session != other && SessionKeys.isSessionID(session))
         let token = keys.csrfToken(for: session)
         #expect(token.utf8.count == 64)
+        // The scheme, against OpenSSL's one-shot HMAC: the token is the whole HMAC of its prefixed id,
+        // as text and as the bytes a page carries; a cookie is the id and half the HMAC of its own prefix.
+        #expect(token == hmacSHA256(key: keys.secret, message: Array("livelist-csrf:\(session)".utf8)))
+        #expect(keys.csrfTokenBytes(for: session) == Array(token.utf8))
+        let (id, cookie) = keys.mintSession()
+        #expect(cookie == id + hmacSHA256(key: keys.secret, message: Array("livelist-session:\(id)".utf8)).prefix(32))
         #expect(keys.verify(token: token, sessionID: session))
         #expect(!keys.verify(token: token, sessionID: other))
         #expect(!keys.verify(token: altered(token, at: 63), sessionID: session), "the last digit changed")

@@ -34,9 +34,16 @@ package struct SessionKeys: Sendable {
 
     /// A new session: its id, and the cookie value that carries the id with its tag.
     package func mintSession() -> (id: String, cookie: String) {
-        // Minting is on every first page view: the random bytes come from a pool (SessionRandom).
-        let id = withUnsafeBytes(of: Self.random.next()) { Self.hex($0) }
-        return (id, id + tag(for: id))
+        // Minting is on every first page view: the random bytes come from a pool (SessionRandom), and
+        // the cookie's hex is written once into one buffer, the id's digits first, then the tag's.
+        let random = Self.random.next()
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.idLength + Self.tagLength) { text in
+            let start = text.baseAddress!
+            withUnsafeBytes(of: random) { Self.writeHex($0, to: start) }
+            let id = String(decoding: UnsafeBufferPointer(start: start, count: Self.idLength), as: UTF8.self)
+            mac.withMAC(of: Self.sessionTagPrefix, id) { Self.writeHex($0.prefix(Self.tagLength / 2), to: start + Self.idLength) }
+            return (id, String(decoding: UnsafeBufferPointer(text), as: UTF8.self))
+        }
     }
 
     /// Where session ids' random bytes come from (one pool per process).
@@ -66,7 +73,15 @@ package struct SessionKeys: Sendable {
 
     /// The CSRF token of a session.
     package func csrfToken(for sessionID: String) -> String {
-        mac.withMAC(of: Self.csrfPrefix, sessionID) { SessionKeys.hex($0) }
+        String(decoding: csrfTokenBytes(for: sessionID), as: UTF8.self)
+    }
+
+    /// The CSRF token of a session as the bytes a page carries (its hex digits, made without a string).
+    package func csrfTokenBytes(for sessionID: String) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 2 * HMACSHA256.digestSize) { buffer, count in
+            mac.withMAC(of: Self.csrfPrefix, sessionID) { Self.writeHex($0, to: buffer.baseAddress!) }
+            count = 2 * HMACSHA256.digestSize
+        }
     }
 
     /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
@@ -87,13 +102,18 @@ package struct SessionKeys: Sendable {
 
     package static func hex(_ bytes: some Collection<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            var index = 0
-            for byte in bytes {
-                out[index] = hexDigit(byte >> 4)
-                out[index + 1] = hexDigit(byte & 0x0F)
-                index += 2
-            }
-            return index
+            writeHex(bytes, to: out.baseAddress!)
+            return bytes.count * 2
+        }
+    }
+
+    /// Writes the lowercase hex digits of `bytes`, two per byte, from `out` on.
+    private static func writeHex(_ bytes: some Collection<UInt8>, to out: UnsafeMutablePointer<UInt8>) {
+        var index = 0
+        for byte in bytes {
+            out[index] = hexDigit(byte >> 4)
+            out[index + 1] = hexDigit(byte & 0x0F)
+            index += 2
         }
     }
 

@@ -195,7 +195,7 @@ final class VerifiedSessions: @unchecked Sendable {
             return known
         }
         guard let id = keys.sessionID(fromCookie: cookie) else { return nil }
-        let viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
+        let viewer = PageViewer(session: id, token: keys.csrfTokenBytes(for: id))
         lock.withLock { _ in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[cookie] = viewer

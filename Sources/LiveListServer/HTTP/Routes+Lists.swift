@@ -111,7 +111,7 @@ extension LiveListApp {
         let (id, cookie) = keys.mintSession()
         // Not kept in VerifiedSessions: clients that never send cookies back (crawlers, load
         // generators) would only push returning viewers out.
-        let viewer = PageViewer(session: id, token: Array(keys.csrfToken(for: id).utf8))
+        let viewer = PageViewer(session: id, token: keys.csrfTokenBytes(for: id))
         return (viewer, sessionCookiePrefix + cookie + sessionCookieAttributes)
     }
 
