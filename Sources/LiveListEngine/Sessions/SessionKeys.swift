@@ -41,7 +41,7 @@ package struct SessionKeys: Sendable {
             let start = text.baseAddress!
             withUnsafeBytes(of: random) { Self.writeHex($0, to: start) }
             let id = String(decoding: UnsafeBufferPointer(start: start, count: Self.idLength), as: UTF8.self)
-            mac.withMAC(of: Self.sessionTagPrefix, id) { Self.writeHex($0.prefix(Self.tagLength / 2), to: start + Self.idLength) }
+            writeTag(for: id, to: start + Self.idLength)
             return (id, String(decoding: UnsafeBufferPointer(text), as: UTF8.self))
         }
     }
@@ -60,7 +60,11 @@ package struct SessionKeys: Sendable {
             return nil
         }
         let id = String(decoding: bytes[..<Self.idLength], as: UTF8.self)
-        guard constantTimeEqual(Array(tag(for: id).utf8), Array(bytes[Self.idLength...])) else {
+        let tag = [UInt8](unsafeUninitializedCapacity: Self.tagLength) { buffer, count in
+            writeTag(for: id, to: buffer.baseAddress!)
+            count = Self.tagLength
+        }
+        guard constantTimeEqual(tag, Array(bytes[Self.idLength...])) else {
             return nil
         }
         return id
@@ -90,10 +94,10 @@ package struct SessionKeys: Sendable {
         return constantTimeEqual(Array(csrfToken(for: sessionID).utf8), Array(token.utf8))
     }
 
-    /// The tag of a session id: the first 16 bytes of its HMAC, as hex.
-    private func tag(for id: String) -> String {
-        // The prefixes keep tags and tokens apart.
-        mac.withMAC(of: Self.sessionTagPrefix, id) { SessionKeys.hex($0.prefix(Self.tagLength / 2)) }
+    /// Writes the tag of a session id, the first 16 bytes of its HMAC as hex (`tagLength` digits),
+    /// from `out` on. The prefixes keep tags and tokens apart.
+    private func writeTag(for id: String, to out: UnsafeMutablePointer<UInt8>) {
+        mac.withMAC(of: Self.sessionTagPrefix, id) { Self.writeHex($0.prefix(Self.tagLength / 2), to: out) }
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {
