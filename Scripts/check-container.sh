@@ -272,7 +272,15 @@ build_image() {
     # the untagged images removes only earlier builds' stages, which would otherwise pile up on the disk.
     ${lock[@]+"${lock[@]}"} $sudo env CONTAINERS_CONF="$CONTAINERS_CONF" podman build --format docker --network host \
         --pull=never "${mounts[@]}" --target build -t "$BUILD_STAGE_IMAGE" . > "$work/stage.log" 2>&1 || { tail -n 20 "$work/stage.log" >&2; fail "tagging the build stage"; }
-    podman image prune -f >/dev/null
+    # --external: a build cut off earlier (a killed run, a restarted machine) leaves its working
+    # container in podman's storage, and a plain prune then fails on the image it holds. Under the build
+    # lock, so no build of ours is running whose containers these could be. Pruning only saves disk: a
+    # failure is reported and the check goes on.
+    if ! ${lock[@]+"${lock[@]}"} $sudo env CONTAINERS_CONF="$CONTAINERS_CONF" podman image prune -f --external \
+            > "$work/prune.log" 2>&1; then
+        echo "   warning: podman image prune failed (earlier builds' images stay on disk):"
+        tail -n 5 "$work/prune.log" | sed 's/^/     /'
+    fi
 }
 
 size_mb() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 1e6:.1f}')" "$1"; }
