@@ -8,7 +8,8 @@
 # gzip_static and the same gzip bytes), /healthz and changes?since. `--compare BIN` adds a second
 # livelist binary (an older build) to the same interleaved rounds. Prints Markdown: requests/s,
 # p50/p99 latency, server CPU per request (utime+stime of every server process from /proc, before and
-# after each run), the CPU used by other processes during the run, and ratios, all medians of three
+# after each run; the routes table also gives the user part, where a change to the server's own code
+# shows through the kernel's noise), the CPU used by other processes during the run, and ratios, all medians of three
 # runs (the runs of one round interleave the servers so that background load spreads over all of them).
 #
 # With --one-core, the routes table runs every server on CPU 0 (livelist with one event loop) and wrk
@@ -142,15 +143,17 @@ def process_tree(pid):
 
 
 def cpu_ticks(pids):
-    total = 0
+    """User and system ticks of the processes (utime and stime, fields 14 and 15 of /proc/PID/stat)."""
+    user = system = 0
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+            user += int(fields[11])
+            system += int(fields[12])
         except FileNotFoundError:
             pass
-    return total
+    return user, system
 
 
 def machine_busy_ticks():
@@ -183,7 +186,10 @@ def run_wrk(url, pid, headers=()):
     socket_errors = re.search(r"Socket errors: (.*)", out)
     if errors or socket_errors:
         log(f"  warning: {url}: {errors.group(0) if errors else ''} {socket_errors.group(0) if socket_errors else ''}")
-    server_ticks = after_cpu - before_cpu
+    # The server's own work shows in its user time; its system time (the socket copies, mostly) moves
+    # more from round to round with the machine.
+    user_ticks = after_cpu[0] - before_cpu[0]
+    server_ticks = user_ticks + after_cpu[1] - before_cpu[1]
     wrk_seconds = (after_children.ru_utime + after_children.ru_stime) - (before_children.ru_utime + before_children.ru_stime)
     other_ticks = (after_busy - before_busy) - server_ticks - wrk_seconds * TICK
     return {
@@ -191,6 +197,7 @@ def run_wrk(url, pid, headers=()):
         "p50": to_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)),
         "p99": to_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)),
         "cpu_us": server_ticks / TICK * 1e6 / max(requests, 1),
+        "user_us": user_ticks / TICK * 1e6 / max(requests, 1),
         "other": max(other_ticks, 0) / TICK / options.duration * 100,  # % of one core
         "load": load,
     }
@@ -414,14 +421,14 @@ try:
         print(f"### livelist routes beside nginx (1 worker, sendfile, the same bytes from files), wrk -t1 -c{options.connections} "
               f"-d{options.duration}s, medians of {options.runs} interleaved rounds"
               + (", every server on CPU 0 (livelist with one event loop), wrk on CPU 1" if options.one_core else "") + "\n")
-        print("| route | server | req/s | p50 ms | p99 ms | server CPU µs/req | req/s ÷ nginx 1w | CPU ÷ nginx 1w | other CPU % | load (1 min) |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| route | server | req/s | p50 ms | p99 ms | server CPU µs/req | of it user µs/req | req/s ÷ nginx 1w | CPU ÷ nginx 1w | other CPU % | load (1 min) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for label, *_ in cases:
             base = median_row(page_results[(label, "nginx, 1 worker")])
             for name in servers:
                 m = median_row(page_results[(label, name)])
                 loads = [r["load"] for r in page_results[(label, name)]]
-                print(f"| {label} | {name} | {fmt_int(m['rps'])} | {m['p50']:.2f} | {m['p99']:.2f} | {m['cpu_us']:.1f} | "
+                print(f"| {label} | {name} | {fmt_int(m['rps'])} | {m['p50']:.2f} | {m['p99']:.2f} | {m['cpu_us']:.1f} | {m['user_us']:.1f} | "
                       f"{m['rps'] / base['rps']:.2f} | {m['cpu_us'] / base['cpu_us']:.2f} | {m['other']:.0f} | {min(loads):.2f}–{max(loads):.2f} |")
         uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
         print(f"\nAfter the run: {uptime}")
