@@ -247,13 +247,20 @@ package func acceptsGzip(_ header: String?) -> Bool {
             return HTTPHeaders.same(Substring(coding), "gzip") || HTTPHeaders.same(Substring(coding), "x-gzip") || coding.elementsEqual([0x2A])
         }
     }
+    return acceptsGzipByWeight(header)
+}
+
+/// `acceptsGzip` for any header, weights included: the coding's q-value decides, then `*`'s. Items,
+/// parameters and their values are cut at the `,`, `;` and `=` bytes, not at Characters (a combining
+/// mark after one would otherwise hide it).
+package func acceptsGzipByWeight(_ header: String) -> Bool {
     var star: Double?
-    for item in header.split(separator: ",") {
-        let parts = item.split(separator: ";").map(\.trimmingSpaces)
+    for item in header.utf8.split(separator: 0x2C) {
+        let parts = item.split(separator: 0x3B).map { Substring($0).trimmingSpaces }
         guard let coding = parts.first?.lowercased() else { continue }
         var q = 1.0
         for parameter in parts.dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1)
+            let pair = parameter.utf8.split(separator: 0x3D, maxSplits: 1).map(Substring.init)
             if pair.count == 2, pair[0].trimmingSpaces.lowercased() == "q" {
                 // A weight that is not a q-value (RFC 9110 section 12.4.2) refuses the coding.
                 q = HeaderParsing.qValue(pair[1].trimmingSpaces) ?? 0

@@ -1,4 +1,5 @@
 @testable import LiveListHTTP
+import LiveListTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -10,9 +11,34 @@ import Testing
     @Test(arguments: [
         ("gzip", true), ("gzip;q=0", false), ("gzip; q=0.5", true), ("deflate, gzip", true), ("br", false),
         ("*", true), ("*;q=0", false), ("*, gzip;q=0", false), ("identity", false), ("GZIP", true), ("x-gzip", true),
+        // A combining mark after a comma does not hide it: lists are cut at bytes.
+        ("gzip,\u{301}", true), ("gzip;q=1,\u{301}", true), ("br,\u{301}gzip", false), ("gzip;q=\u{301}1", false),
     ])
     func acceptEncodingIsNegotiated(header: String, accepted: Bool) {
         #expect(acceptsGzip(header) == accepted)
+    }
+
+    /// The fast path for headers without weights answers as the general one does, over random lists of
+    /// codings made of the letters that matter, spaces, tabs, commas and a few other bytes.
+    @Test func unweightedHeadersAreJudgedAsTheGeneralPathJudgesThem() {
+        let seed = UInt64.random(in: 0 ... .max)
+        print("unweightedHeadersAreJudgedAsTheGeneralPathJudgesThem seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let alphabet: [Character] = ["g", "z", "i", "p", "G", "Z", "I", "P", "x", "X", "-", "*", " ", "\t", ",", ",", "a", "é", "\u{301}"]
+        let words = ["gzip", "x-gzip", "*", "GZip", "deflate", "br", "identity", " gzip ", "\tgzip", "gzip,", "gz ip", "x-gzip\t"]
+        var disagreements: [String] = []
+        for _ in 0 ..< 5_000 {
+            var header = ""
+            for _ in 0 ..< Int.random(in: 0 ... 6, using: &random) {
+                if Bool.random(using: &random) {
+                    header += words.randomElement(using: &random)!
+                } else {
+                    header.append(alphabet.randomElement(using: &random)!)
+                }
+            }
+            if acceptsGzip(header) != acceptsGzipByWeight(header) { disagreements.append(header.debugDescription) }
+        }
+        #expect(disagreements.isEmpty, "seed \(seed): \(disagreements.prefix(5))")
     }
 
     @Test func gzipRoundTrips() throws {
