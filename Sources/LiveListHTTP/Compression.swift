@@ -116,8 +116,6 @@ public struct PreparedResponse: Sendable {
     public let identity: HTTPResponse
     /// The gzip representation, when the response qualifies and compression makes it smaller.
     public let gzip: HTTPResponse?
-    /// The gzip representation's `ETag`, looked up once.
-    private let gzipETag: String?
 
     /// Prepares `response`; `options` must be those of the `compressed()` layer it passes through.
     public init(_ response: HTTPResponse, options: Compression = Compression()) {
@@ -126,7 +124,6 @@ public struct PreparedResponse: Sendable {
         else {
             identity = Self.settled(response.prepared())
             gzip = nil
-            gzipETag = nil
             return
         }
         var result = response
@@ -137,7 +134,6 @@ public struct PreparedResponse: Sendable {
         } else {
             gzip = nil
         }
-        gzipETag = gzip?.headers["ETag"]
     }
 
     /// `response`, marked so that the compression layer leaves it as it is: what it would do to it
@@ -151,10 +147,11 @@ public struct PreparedResponse: Sendable {
     /// The representation for `request`, or the 304 when it already holds the gzip one.
     public func response(for request: HTTPRequest) -> HTTPResponse {
         guard let gzip, acceptsGzip(request.headers["Accept-Encoding"]) else { return identity }
-        if let etag = gzipETag, request.method == .GET || request.method == .HEAD, request.headers.contains("If-None-Match"),
-            noneMatch(request.headers.values("If-None-Match"), etag: etag)
-        {
-            return notModified(identity, etag: etag)
+        if let etag = gzip.headers["ETag"], request.method == .GET || request.method == .HEAD {
+            let values = request.headers.values("If-None-Match")
+            if !values.isEmpty, noneMatch(values, etag: etag) {
+                return notModified(identity, etag: etag)
+            }
         }
         return gzip
     }
