@@ -9,8 +9,9 @@
 # livelist binary (an older build) to the same interleaved rounds. Prints Markdown: requests/s,
 # p50/p99 latency, server CPU per request (utime+stime of every server process from /proc, before and
 # after each run; the routes table also gives the user part, where a change to the server's own code
-# shows through the kernel's noise), the CPU used by other processes during the run, and ratios, all medians of three
-# runs (the runs of one round interleave the servers so that background load spreads over all of them).
+# shows through the kernel's noise), the CPU used by other processes during the run, and ratios, all
+# medians of three runs (the runs of one round interleave the servers so that background load spreads
+# over all of them).
 #
 # With --one-core, the routes table runs every server on CPU 0 (livelist with one event loop) and wrk
 # on CPU 1: one core each for LiveList and nginx's one worker, so that req/s ratios do not depend on how
