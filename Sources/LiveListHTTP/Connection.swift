@@ -137,8 +137,10 @@ final class Connection: @unchecked Sendable {
     private var inputWhileHandling = false
     /// Bytes of the server's body budget held for the request being read or answered.
     private var bodyReserved = 0
-    /// Whether the body being read is chunked (its size is reserved as it arrives).
-    private var chunkedBody = false
+    /// The method of the request being read.
+    private var currentMethod: HTTPMethod = .GET
+    /// The `Content-Length` of the body being read; nil for a chunked one.
+    private var announcedBody: Int?
     /// The TLS session when the server speaks TLS; nil on the plain path.
     private var ssl: OpaquePointer?
     /// True until the TLS handshake completes.
@@ -232,11 +234,14 @@ final class Connection: @unchecked Sendable {
             }
             switch parser.next() {
             case .needMore:
-                if chunkedBody, parser.isReadingBody, parser.bodyBytes > bodyReserved {
-                    // Reserved in steps of 64 KiB, so a chunked upload costs few lock operations.
-                    let wanted = (parser.bodyBytes - bodyReserved + 0xFFFF) & ~0xFFFF
+                if parser.isReadingBody, parser.bodyBytes > bodyReserved {
+                    // Reserved as the bytes arrive (never from what the head announced), in steps
+                    // of 64 KiB so that an upload costs few atomic operations, and never past the
+                    // announced length.
+                    var wanted = (parser.bodyBytes - bodyReserved + 0xFFFF) & ~0xFFFF
+                    if let announcedBody { wanted = min(wanted, announcedBody - bodyReserved) }
                     guard reserveBody(wanted) else {
-                        refuseBeforeBody(overBudget(), method: .POST, version: currentVersion)
+                        refuseBeforeBody(overBudget(), method: currentMethod, version: currentVersion)
                         continue
                     }
                 }
@@ -254,20 +259,32 @@ final class Connection: @unchecked Sendable {
             case .head(var head, let contentLength):
                 head.remoteAddress = remoteAddress
                 currentVersion = head.version
+                currentMethod = head.method
                 if let check = loop.handler.headCheck, let response = check(head) {
                     refuseBeforeBody(response, method: head.method, version: head.version)
                     continue
                 }
-                chunkedBody = contentLength == nil
-                if let contentLength, !reserveBody(contentLength) {
-                    refuseBeforeBody(overBudget(), method: head.method, version: head.version)
+                // The route says how large a body it reads (none for most GETs): a larger one is
+                // refused from its head, before any of it is read or held.
+                let limit = min(loop.handler.bodyLimit?(head) ?? configuration.limits.body, configuration.limits.body)
+                if contentLength.map({ $0 > limit }) ?? (limit == 0) {
+                    refuseBeforeBody(bodyTooLarge(head, limit: limit), method: head.method, version: head.version)
                     continue
                 }
+                parser.limitBody(to: limit)
+                announcedBody = contentLength
             case .continueExpected:
                 if parser.bufferedBytes == 0 { outbound.append(ResponseEncoder.continueBytes) }
                 if bodyStarted == 0 { bodyStarted = loop.now }
             case .request(var request):
                 request.remoteAddress = remoteAddress
+                if request.body.count > bodyReserved, !reserveBody(request.body.count - bodyReserved) {
+                    // The rest of the body came with its head in one read: it is held now, and
+                    // counts like any other before its handler runs.
+                    loop.count { $0.requests += 1 }
+                    refuseBeforeBody(overBudget(), method: request.method, version: request.version)
+                    continue
+                }
                 loop.count { $0.requests += 1 }
                 requestStarted = parser.isIdle ? 0 : loop.now
                 bodyStarted = 0
@@ -295,6 +312,14 @@ final class Connection: @unchecked Sendable {
         closeAfterFlush = true
     }
 
+    /// 413 for a body larger than its route reads (`limit` 0: the route takes none).
+    private func bodyTooLarge(_ head: HTTPRequest, limit: Int) -> HTTPResponse {
+        let detail = limit == 0
+            ? "\(head.method.rawValue) \(head.path) takes no body"
+            : "\(head.method.rawValue) \(head.path) takes bodies of at most \(limit) bytes"
+        return presented(HTTPResponse.error(HTTPError(.contentTooLarge, code: "body_too_large", detail: detail), formatter: configuration.errorFormatter))
+    }
+
     private func overBudget() -> HTTPResponse {
         var response = HTTPResponse.error(
             HTTPError(.serviceUnavailable, code: "overloaded", detail: "the server holds too many request bodies now; retry shortly"),
@@ -319,7 +344,6 @@ final class Connection: @unchecked Sendable {
     }
 
     private func releaseBody() {
-        chunkedBody = false
         guard bodyReserved > 0 else { return }
         loop.server.bodyBudget.add(-bodyReserved)
         bodyReserved = 0

@@ -20,10 +20,14 @@ public struct HTTPHandler: Sendable {
     let kind: Kind
     /// Decides from the head alone, before a body is read; see `checkingHeads`.
     public internal(set) var headCheck: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+    /// The largest body this handler reads for a request with this head, in bytes; nil for the
+    /// server's limit (`HTTPParserLimits.body`). See `acceptingBodies(upTo:)`.
+    public internal(set) var bodyLimit: (@Sendable (HTTPRequest) -> Int?)?
 
-    init(kind: Kind, headCheck: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil) {
+    init(kind: Kind, headCheck: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil, bodyLimit: (@Sendable (HTTPRequest) -> Int?)? = nil) {
         self.kind = kind
         self.headCheck = headCheck
+        self.bodyLimit = bodyLimit
     }
 
     /// This handler with `check` run on the head of every request that announces a body, as soon as
@@ -33,7 +37,22 @@ public struct HTTPHandler: Sendable {
     /// the headers decide (authorization, media type, size), so refused uploads cost nothing.
     /// Runs on the event loop: it must be quick and never block. Replaces any earlier check.
     public func checkingHeads(_ check: @escaping @Sendable (HTTPRequest) -> HTTPResponse?) -> HTTPHandler {
-        HTTPHandler(kind: kind, headCheck: check)
+        HTTPHandler(kind: kind, headCheck: check, bodyLimit: bodyLimit)
+    }
+
+    /// This handler reading bodies of at most `limit` bytes (never more than the server's own
+    /// limit): a request announcing a larger one is answered 413 from its head, its body never
+    /// read, and a chunked body is refused once it passes `limit`. `0` takes no body at all. A
+    /// `Router` gives routes that do not say otherwise no body for `GET`, `HEAD`, `DELETE` and
+    /// `OPTIONS`, and the server's limit for the other methods.
+    public func acceptingBodies(upTo limit: Int) -> HTTPHandler {
+        let limit = max(0, limit)
+        return HTTPHandler(kind: kind, headCheck: headCheck, bodyLimit: { _ in limit })
+    }
+
+    /// This handler with the body limit `limit` decides per request (a router's, by route).
+    func withBodyLimit(_ limit: (@Sendable (HTTPRequest) -> Int?)?) -> HTTPHandler {
+        HTTPHandler(kind: kind, headCheck: headCheck, bodyLimit: limit)
     }
 
     /// A handler run inline on the event loop.
@@ -56,7 +75,7 @@ public struct HTTPHandler: Sendable {
     /// answers synchronously is still answered synchronously (on the event loop, no task), an `async`
     /// one as a task; the head check is kept.
     public func mapResponses(_ transform: @escaping @Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse) -> HTTPHandler {
-        HTTPHandler(kind: .mapped(self, transform), headCheck: headCheck)
+        HTTPHandler(kind: .mapped(self, transform), headCheck: headCheck, bodyLimit: bodyLimit)
     }
 
     /// What the server does with a request.
@@ -122,9 +141,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnections: Int = 20_000
     /// Descriptors kept free of connections: at least this many, and at least 5% of the file limit.
     public var fileDescriptorReserve: Int = 64
-    /// Most bytes of request bodies held at once over all connections (reserved from
-    /// `Content-Length` before a body is read, as they arrive for chunked bodies, until the answer
-    /// is queued); past it 503 with `Retry-After: 1`. Default 64 MiB.
+    /// Most bytes of request bodies held at once over all connections: reserved as a body's bytes
+    /// arrive (never from what `Content-Length` announces), only for a body that its route reads
+    /// (after the head checks and the route's body limit), until the answer is queued; past it 503
+    /// with `Retry-After: 1`. Default 64 MiB.
     public var requestBodyBudget: Int = 64 << 20
     /// Queued output beyond which a connection stops reading further (pipelined) requests.
     public var writeQueueLimit: Int = 256 * 1024

@@ -72,12 +72,22 @@ package struct RequestParser {
     private var pendingContinue = false
     private var pendingHead = false
     private var announcedLength: Int?
+    /// The largest body of the request being read: the server's limit, or less where its route
+    /// says so (`limitBody(to:)`).
+    private var bodyLimit: Int
     private var decoded = DecodedTarget(path: "/", segments: [], query: [], authority: nil)
     private var keepAlive = true
     private var host = ""
 
     package init(limits: HTTPParserLimits = HTTPParserLimits()) {
         self.limits = limits
+        bodyLimit = limits.body
+    }
+
+    /// Lowers the body limit of the request whose head was just returned: a chunked body is refused
+    /// (413) once it passes `limit`. A fixed body's announced length is checked by the caller.
+    mutating func limitBody(to limit: Int) {
+        bodyLimit = min(limits.body, max(0, limit))
     }
 
     /// Whether no byte of a next request has arrived.
@@ -209,7 +219,7 @@ package struct RequestParser {
                         sectionCount = 0
                         state = .trailers
                     case .success(let size):
-                        if size > limits.body - body.count { return fail(tooLarge()) }
+                        if size > bodyLimit - body.count { return fail(tooLarge()) }
                         state = .chunkData(remaining: size)
                     }
                 }
@@ -385,6 +395,7 @@ package struct RequestParser {
     // MARK: - Head semantics
 
     private mutating func finishHead() -> HTTPError? {
+        bodyLimit = limits.body
         // One pass over the fields finds the ones that matter here; most requests have none but Host.
         var hostCount = 0
         var firstHost: String?
@@ -454,7 +465,8 @@ package struct RequestParser {
             let size = length ?? 0
             if size > limits.body { return tooLarge() }
             if size > 0 {
-                body.reserveCapacity(min(size, 1 << 20))
+                // What the client announced is not yet sent: the buffer grows as bytes arrive.
+                body.reserveCapacity(min(size, 16 << 10))
                 state = .fixedBody(remaining: size)
                 bodyExpected = true
                 announcedLength = size
@@ -588,7 +600,7 @@ package struct RequestParser {
     }
 
     private func tooLarge() -> HTTPError {
-        HTTPError(.contentTooLarge, code: "body_too_large", detail: "body exceeds \(limits.body) bytes")
+        HTTPError(.contentTooLarge, code: "body_too_large", detail: "body exceeds \(bodyLimit) bytes")
     }
 }
 

@@ -57,6 +57,27 @@ public struct Router: Sendable {
         let router = self
         return HTTPHandler.dispatch { request in router.choose(&request) }
             .checkingHeads { head in router.checkHead(head) }
+            .withBodyLimit { head in router.bodyLimit(head) }
+    }
+
+    /// The largest body the route of `head` reads: its own limit (`HTTPHandler.acceptingBodies`),
+    /// else none for the methods whose requests carry no content (`GET`, `HEAD`, `DELETE`,
+    /// `OPTIONS`), else the server's limit (nil).
+    func bodyLimit(_ head: HTTPRequest) -> Int? {
+        switch select(head) {
+        case let .route(handler, parameters):
+            var head = head
+            head.pathParameters = parameters
+            if let limit = handler.bodyLimit { return limit(head) }
+        case let .fallback(handler):
+            if let limit = handler.bodyLimit { return limit(head) }
+        case .notAllowed, .notFound:
+            break
+        }
+        switch head.method {
+        case .GET, .HEAD, .DELETE, .OPTIONS: return 0
+        default: return nil
+        }
     }
 
     /// What a request's method and path lead to.

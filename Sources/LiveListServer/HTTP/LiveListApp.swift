@@ -95,7 +95,7 @@ public final class LiveListApp: Sendable {
         // media type (the same rules the routes apply again to the whole request).
         router.add(.PUT, "/lists/:name", HTTPHandler.async { [self] request in await put(request) }.checkingHeads { [self] head in
             refusePut(head)
-        })
+        }.acceptingBodies(upTo: configuration.maximumBodyBytes))
         router.add(.DELETE, "/lists/:name", HTTPHandler.async { [self] request in await delete(request) }.checkingHeads { [self] head in
             refuseWrite(head)
         })
