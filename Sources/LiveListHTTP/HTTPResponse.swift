@@ -190,6 +190,30 @@ public struct ServerSentEvent: Sendable, Hashable {
     }
 }
 
+extension ServerSentEvent {
+    /// The start of an event whose data is one line given in two parts: `event:`, `id:` and
+    /// `data: ` followed by the first part. With ``encodeEnd(data:)`` of the second part it makes
+    /// the same bytes as ``encode(id:event:data:retry:)`` of both parts joined, so that a second
+    /// part that several events share (one changeset sent from different starts, or under
+    /// different ids) is framed once and queued by reference. Nil when the part holds a line break.
+    public static func encodeStart(id: String?, event: String?, data: [UInt8]) -> [UInt8]? {
+        guard !data.contains(where: { $0 == 0x0D || $0 == 0x0A }) else { return nil }
+        var bytes = encode(id: id, event: event, data: data)
+        bytes.removeLast(2)
+        return bytes
+    }
+
+    /// The end of an event begun by ``encodeStart(id:event:data:)``: the rest of its data line and the
+    /// blank line. Nil when the part holds a line break.
+    public static func encodeEnd(data: [UInt8]) -> [UInt8]? {
+        guard !data.contains(where: { $0 == 0x0D || $0 == 0x0A }) else { return nil }
+        var bytes = data
+        bytes.append(0x0A)
+        bytes.append(0x0A)
+        return bytes
+    }
+}
+
 /// Encodes response heads.
 enum ResponseEncoder {
     static let continueBytes: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)

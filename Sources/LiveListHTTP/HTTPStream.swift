@@ -15,6 +15,37 @@ public enum HTTPStreamCloseReason: Sendable, Hashable {
     case serverShutdown
 }
 
+/// Bytes that many streams queue at once, such as an event that every viewer of a list gets: each
+/// stream queues them by reference (never a copy), and the server's stream output budget counts
+/// them once, from the first stream that queues them until the last one has sent them.
+public final class SharedBytes: Sendable {
+    /// The bytes.
+    public let bytes: [UInt8]
+    /// Streams that hold them queued.
+    private let holders = Atomic<Int>(0)
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// Whether some stream holds them queued now (they are counted in a budget already).
+    var isHeld: Bool { holders.load(ordering: .relaxed) > 0 }
+
+    /// One more stream queues them; the first counts them in `budget`.
+    func retain(_ budget: ByteBudget) {
+        if holders.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue == 0 {
+            budget.add(bytes.count)
+        }
+    }
+
+    /// A stream sent them (or ended); the last gives them back to `budget`.
+    func release(_ budget: ByteBudget) {
+        if holders.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            budget.add(-bytes.count)
+        }
+    }
+}
+
 /// The writing end of a streamed response body, such as a Server-Sent Events stream.
 ///
 /// Every method may be called from any thread. Writes are queued and sent by the connection's
@@ -32,14 +63,61 @@ public final class HTTPStream: @unchecked Sendable {
         var finished = false
         var drainWaiters: [@Sendable () -> Void] = []
         var closeHandlers: [@Sendable (HTTPStreamCloseReason) -> Void] = []
-        /// What this stream has counted in the server's stream output budget.
+        /// What this stream has counted in the server's stream output budget: the bytes that it
+        /// alone holds (shared ones are counted by their ``SharedBytes``).
         var accounted = 0
+        /// Bytes handed to the connection so far, over the stream's life.
+        var taken = 0
+        /// Bytes queued so far, over the stream's life.
+        var queued = 0
+        /// The shared buffers queued and not yet sent, with where each ends in the stream's output
+        /// (counted like ``queued``), in order.
+        var shared: [(end: Int, bytes: SharedBytes)] = []
+        var sharedFirst = 0
+        /// The bytes of ``shared`` still held.
+        var sharedHeld = 0
 
-        /// Brings the stream's share of the server's budget up to what it holds now.
+        /// Gives back the shared buffers that the peer has taken (all of them once finished), then
+        /// brings the stream's own share of the server's budget up to what it holds now.
         mutating func settle(_ budget: ByteBudget) {
-            let held = finished ? 0 : pendingBytes + socketQueued
-            budget.add(held - accounted)
-            accounted = held
+            let sent = finished ? Int.max : taken - socketQueued
+            while sharedFirst < shared.count, shared[sharedFirst].end <= sent {
+                shared[sharedFirst].bytes.release(budget)
+                sharedHeld -= shared[sharedFirst].bytes.bytes.count
+                sharedFirst += 1
+            }
+            if sharedFirst == shared.count {
+                shared.removeAll(keepingCapacity: false)
+                sharedFirst = 0
+            } else if sharedFirst >= 32, sharedFirst * 2 >= shared.count {
+                shared.removeFirst(sharedFirst)
+                sharedFirst = 0
+            }
+            let own = finished ? 0 : max(0, pendingBytes + socketQueued - sharedHeld)
+            budget.add(own - accounted)
+            accounted = own
+        }
+
+        /// Queues `bytes`, with chunk framing around them when `chunked`.
+        mutating func append(_ bytes: [UInt8], chunked: Bool, total: Int) {
+            if chunked, !bytes.isEmpty || total > 0 {
+                let header = ResponseEncoder.chunkHeader(total)
+                pending.append(header)
+                pendingBytes += header.count
+                queued += header.count
+            }
+            if !bytes.isEmpty {
+                pending.append(bytes)
+                pendingBytes += bytes.count
+                queued += bytes.count
+            }
+        }
+
+        mutating func appendChunkEnd(chunked: Bool) {
+            guard chunked else { return }
+            pending.append(ResponseEncoder.crlf)
+            pendingBytes += 2
+            queued += 2
         }
     }
 
@@ -64,25 +142,48 @@ public final class HTTPStream: @unchecked Sendable {
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return !isClosed }
+        return write(bytes, shared: nil)
+    }
+
+    /// Queues `bytes` (this stream's own) followed by `shared` (queued by reference, and counted
+    /// once in the server's stream output budget however many streams queue it), as one write:
+    /// for SSE, the start of an event and its data shared with other streams
+    /// (`ServerSentEvent.encodeStart` and `encodeEnd`). Refused as ``write(_:)`` is.
+    @discardableResult
+    public func write(_ bytes: [UInt8], shared: SharedBytes) -> Bool {
+        write(bytes, shared: Optional(shared))
+    }
+
+    /// A write of at most this many bytes of a stream's own, on a stream that holds nothing queued,
+    /// is taken even when the stream budget is spent (a heartbeat, a small event): bounded by the
+    /// number of connections, it keeps idle readers alive while stalled ones hold the budget.
+    static let smallWrite = 4 << 10
+
+    private func write(_ bytes: [UInt8], shared: SharedBytes?) -> Bool {
         let (accepted, schedule, overflow) = lock.withLock { () -> (Bool, Bool, Bool) in
             guard state.closeReason == nil else { return (false, false, false) }
             let held = state.pendingBytes + state.socketQueued
-            if held > backlogLimit || (held > 0 && budget.wouldExceed(adding: bytes.count)) {
-                // A slow reader past its own limit, or while all streams together hold the server's
-                // budget: cut between events, never inside one.
+            // What this write adds to the budget: its own bytes, and shared ones that no stream
+            // holds yet (the others are counted already).
+            let sharedCount = shared?.bytes.count ?? 0
+            let adding = bytes.count + 16 + (shared.map { $0.isHeld ? 0 : sharedCount } ?? 0)
+            let small = held == 0 && adding <= Self.smallWrite
+            if held > backlogLimit || (!small && budget.wouldExceed(adding: adding)) {
+                // A slow reader past its own limit, or a write the streams' budget has no room for,
+                // whether the stream's queue is empty or not: cut between events, never inside one.
                 state.closeReason = .backlogExceeded
                 return (false, false, true)
             }
-            if chunked {
-                let header = ResponseEncoder.chunkHeader(bytes.count)
-                state.pending.append(header)
-                state.pending.append(bytes)
-                state.pending.append(ResponseEncoder.crlf)
-                state.pendingBytes += header.count + bytes.count + 2
-            } else {
-                state.pending.append(bytes)
-                state.pendingBytes += bytes.count
+            state.append(bytes, chunked: chunked, total: bytes.count + sharedCount)
+            if let shared {
+                state.pending.append(shared.bytes)
+                state.pendingBytes += sharedCount
+                state.queued += sharedCount
+                shared.retain(budget)
+                state.shared.append((state.queued, shared))
+                state.sharedHeld += sharedCount
             }
+            state.appendChunkEnd(chunked: chunked)
             state.settle(budget)
             let schedule = !state.scheduled
             state.scheduled = true
@@ -151,6 +252,7 @@ public final class HTTPStream: @unchecked Sendable {
             state.scheduled = false
             let buffers = state.pending
             state.pending = []
+            state.taken += state.pendingBytes
             state.pendingBytes = 0
             return buffers
         }

@@ -171,7 +171,7 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
                     let response = chunked.readResponse()
                     results.append("\(response?.status ?? 0) \(response?.header("Retry-After") ?? "-")")
                 }
-                holder.send(String(repeating: "a", count: 79_000))
+                holder.send(String(repeating: "a", count: 10_000))
                 results.append(holder.readResponse()?.text ?? "-")
                 if let after = TestClient(port: port) {
                     after.send("POST /open HTTP/1.1\r\nHost: t\r\nContent-Length: 50000\r\n\r\n" + String(repeating: "b", count: 50_000))
@@ -179,7 +179,7 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
                 }
                 return results
             }
-            #expect(results == ["503 1 true", "503 1", "got 80000", "got 50000"])
+            #expect(results == ["100 503 1 true", "503 1", "got 80000", "got 50000"])
             #expect(await eventually { server.bodyBytesHeld == 0 })
         }
     }
@@ -326,14 +326,13 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         #expect(book.count == 4)
     }
 
-    @Test func aStreamThatKeepsUpIsNeverRefusedByTheBudget() async throws {
+    @Test func aStreamThatKeepsUpGetsEventsAsLargeAsTheBudget() async throws {
         let book = StreamBook()
         var configuration = testConfiguration(loops: 1)
-        configuration.streamOutputBudget = 1_000
+        configuration.streamOutputBudget = 60_000
         try await withServer(configuration, handler: book.handler()) { server in
             let port = server.port
             guard let client = await openEventStreams(1, port: port, book: book)?.first else { return }
-            // An event larger than the whole budget, to a stream with nothing queued: accepted whole.
             let stream = book.stream(0)
             _ = await onThread { client.readResponse(head: true) }
             #expect(await eventually { stream.queuedBytes == 0 })
@@ -341,6 +340,54 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
             let text = await onThread { client.readStream { $0.contains("id: 9\n") && $0.hasSuffix("\n\n") } }
             #expect(text?.contains(String(repeating: "b", count: 50_000)) == true)
             #expect(await eventually { server.streamBytesQueued == 0 }, "delivered bytes leave the budget")
+        }
+    }
+
+    /// The regression: a stream with nothing queued took any event, so streams that each got a large
+    /// event of their own (a reset) were never held to the budget.
+    @Test func aStreamsOwnEventCountsEvenWhenItsQueueIsEmpty() async throws {
+        let book = StreamBook()
+        var configuration = testConfiguration(loops: 1)
+        configuration.streamOutputBudget = 1_000
+        try await withServer(configuration, handler: book.handler()) { server in
+            let port = server.port
+            guard let client = await openEventStreams(1, port: port, book: book)?.first else { return }
+            let stream = book.stream(0)
+            _ = await onThread { client.readResponse(head: true) }
+            #expect(await eventually { stream.queuedBytes == 0 })
+            // A small event (a heartbeat's size) always goes to a stream with nothing queued.
+            #expect(stream.send(ServerSentEvent(id: "1", data: "small")))
+            #expect(await eventually { stream.queuedBytes == 0 })
+            // One larger than the whole budget is refused, and the stream ends between events.
+            #expect(!stream.send(ServerSentEvent(id: "2", data: String(repeating: "b", count: 50_000))))
+            #expect(await eventually { stream.isClosed })
+            #expect(await eventually { server.streamBytesQueued == 0 })
+            withExtendedLifetime(client) {}
+        }
+    }
+
+    /// Bytes that several streams queue (`SharedBytes`) count once in the budget, however many
+    /// stalled readers hold them, and leave it when the last one ends.
+    @Test(arguments: EventLoopBackend.available) func sharedBytesCountOnceForEveryStreamThatHoldsThem(backend: EventLoopBackend) async throws {
+        let book = StreamBook()
+        var configuration = testConfiguration(loops: 1, backend: backend)
+        configuration.streamBacklogLimit = 16 << 20
+        configuration.streamOutputBudget = 12 << 20
+        try await withServer(configuration, handler: book.handler()) { server in
+            let port = server.port
+            guard var clients = await openEventStreams(8, port: port, book: book, shrinkReceiveBuffer: true) else { return }
+            // 8 MiB shared by 8 stalled readers: 64 MiB if each counted its own, 8 MiB counted once.
+            let shared = SharedBytes(ServerSentEvent(id: "1", data: String(repeating: "s", count: 8 << 20)).encoded)
+            for index in 0 ..< 8 {
+                #expect(book.stream(index).write([], shared: shared), "stream \(index) takes the shared bytes")
+            }
+            #expect(server.streamBytesQueued <= (8 << 20) + 8 * 64, "counted once: \(server.streamBytesQueued)")
+            #expect(server.streamBytesQueued >= (8 << 20) / 2, "counted at all: \(server.streamBytesQueued)")
+            // Bytes of each stream's own still count for it: 8 MiB more for one stream does not fit.
+            #expect(!book.stream(0).write(Array(repeating: 0x61, count: 8 << 20)))
+            #expect(server.statistics.streamsOverflowed <= 1)
+            clients.removeAll()  // closes their sockets
+            #expect(await eventually { server.streamBytesQueued == 0 }, "the last stream gives them back")
         }
     }
 }

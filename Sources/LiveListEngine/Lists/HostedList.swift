@@ -66,6 +66,9 @@ public actor HostedList {
     private var log: ChangeLog
     private var subscriptions: [ObjectIdentifier: Subscription] = [:]
     private var encodedSnapshot: (version: Int, bytes: [UInt8])?
+    /// Catch-ups to the current version encoded once and shared by every stream that needs the same
+    /// one (``encodedChanges(since:for:)``); emptied whenever the version moves.
+    private var catchUps = CatchUpCache()
     /// Where the list's content comes from: each kind of list is a small type of its own.
     private var source: Source
     /// For app lists: the version up to which the store has reserved.
@@ -151,6 +154,7 @@ public actor HostedList {
     /// Makes the renderer's version the one readers see without awaiting (``currentVersion``).
     private func noteVersion() {
         visibleVersion.store(renderer.updater.version, ordering: .releasing)
+        if !catchUps.isEmpty { catchUps = CatchUpCache() }
     }
 
     /// The current version, read without awaiting: what a page served now shows (a list rendered per
@@ -368,7 +372,7 @@ public actor HostedList {
                 waitForDrain(subscription)
                 continue
             }
-            send(json: own.encodedJSON(), version: version, isReset: false, to: subscription)
+            send(EncodedChangeset(own), to: subscription)
         }
         return version
     }
@@ -483,15 +487,15 @@ public actor HostedList {
         setExists(false)
         try? resetRenderer(to: [], at: final.version)
         log.clear()
-        let encoded = final.encodedJSON()
+        let encoded = EncodedChangeset(final)
         for subscription in subscriptions.values {
-            send(json: encoded, version: final.version, isReset: true, to: subscription)
+            send(encoded, to: subscription)
             if subscription.multiplexed == nil {
                 subscription.sink.close()
                 subscriptions.removeValue(forKey: subscription.id)
             }
         }
-        return encoded
+        return encoded.json
     }
 
     /// Retires an unused actor of a list that does not exist and that no stream waits on, so the
@@ -859,7 +863,8 @@ public actor HostedList {
             let empty = ListChangeset(list: name.rawValue, from: since ?? 0, version: current, animate: false,
                                       operations: [.reset(html: "", sections: [])])
             let id = multiplexed?.advance(name.rawValue, to: current) ?? String(current)
-            sink.send(ListEvent(id: id, data: empty.encodedJSON()))
+            let parts = empty.encodedJSONParts()
+            sink.send(ListEvent(id: id, head: parts.head, tail: EventTail(parts.tail)))
             if multiplexed != nil {
                 let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: current, viewer: viewer)
                 subscriptions[subscription.id] = subscription
@@ -875,8 +880,7 @@ public actor HostedList {
             source = .perViewer(perViewer)
         }
         if let since, since != current {
-            let catchUp = changes(since: since, for: viewer)
-            send(json: catchUp.encodedJSON(), version: catchUp.version, isReset: catchUp.isReset, to: subscription)
+            send(encodedChanges(since: since, for: viewer), to: subscription)
         } else if let multiplexed {
             // Live from now: the stream's version vector starts at the current version.
             _ = multiplexed.advance(name.rawValue, to: current)
@@ -903,10 +907,10 @@ public actor HostedList {
     @discardableResult
     private func publish(_ changeset: ListChangeset) -> [UInt8] {
         noteVersion()
-        let json = changeset.encodedJSON()
-        log.append(changeset, bytes: json.count)
+        let encoded = EncodedChangeset(changeset)
+        log.append(changeset, bytes: encoded.head.count + encoded.tail.bytes.count)
         counters.changesets += 1
-        let single = ListEvent(id: String(changeset.version), data: json)
+        let single = ListEvent(id: String(changeset.version), head: encoded.head, tail: encoded.tail)
         for subscription in subscriptions.values {
             if subscription.sink.isClosed {
                 drop(subscription.id)
@@ -927,23 +931,24 @@ public actor HostedList {
             if subscription.multiplexed == nil {
                 write(single, version: changeset.version, isReset: changeset.isReset, to: subscription)
             } else {
-                send(json: json, version: changeset.version, isReset: changeset.isReset, to: subscription)
+                send(encoded, to: subscription)
             }
         }
-        return json
+        return encoded.json
     }
 
-    /// Writes one event with the right id for the stream (the version, or the multiplexed vector).
-    private func send(json: [UInt8], version: Int, isReset: Bool, to subscription: Subscription) {
-        let id = subscription.multiplexed?.advance(name.rawValue, to: version) ?? String(version)
-        write(ListEvent(id: id, data: json), version: version, isReset: isReset, to: subscription)
+    /// Writes one event with the right id for the stream (the version, or the multiplexed vector);
+    /// its tail is shared with every other stream that gets the same changeset.
+    private func send(_ encoded: EncodedChangeset, to subscription: Subscription) {
+        let id = subscription.multiplexed?.advance(name.rawValue, to: encoded.version) ?? String(encoded.version)
+        write(ListEvent(id: id, head: encoded.head, tail: encoded.tail), version: encoded.version, isReset: encoded.isReset, to: subscription)
     }
 
     private func write(_ event: ListEvent, version: Int, isReset: Bool, to subscription: Subscription) {
         if subscription.sink.send(event) {
             subscription.delivered = version
             counters.eventsSent += 1
-            counters.bytesSent += event.data.count
+            counters.bytesSent += event.count
             if isReset {
                 counters.resetsSent += 1
             }
@@ -976,7 +981,49 @@ public actor HostedList {
             waitForDrain(subscription)
             return
         }
-        let changeset = changes(since: subscription.delivered, for: subscription.viewer)
-        send(json: changeset.encodedJSON(), version: changeset.version, isReset: changeset.isReset, to: subscription)
+        send(encodedChanges(since: subscription.delivered, for: subscription.viewer), to: subscription)
+    }
+
+    /// ``changes(since:for:)`` encoded for streams, once per version for a list shown alike to every
+    /// viewer: streams that resume from the same version share one catch-up, and every stream that
+    /// needs a reset shares its tail (only the head, which says where it starts, is each one's own).
+    /// A list rendered per viewer encodes each viewer's own, never shared.
+    private func encodedChanges(since version: Int, for viewer: Viewer) -> EncodedChangeset {
+        guard perViewer == nil else {
+            return EncodedChangeset(changes(since: version, for: viewer))
+        }
+        let current = renderer.updater.version
+        let key: Int
+        switch log.lookup(since: version, current: current) {
+        case .current:
+            return EncodedChangeset(changes(since: version))
+        case .changesets:
+            key = version
+        case .reset:
+            key = CatchUpCache.reset
+        }
+        if let tail = catchUps.entries[key] {
+            let head = ListChangeset.encodedJSONHead(list: name.rawValue, from: version)
+            return EncodedChangeset(head: head, tail: tail, version: current, isReset: key == CatchUpCache.reset)
+        }
+        let encoded = EncodedChangeset(changes(since: version))
+        catchUps.keep(encoded.tail, for: key)
+        return encoded
+    }
+}
+
+/// The catch-ups of one list at its current version, by the version they start from (a reset by
+/// ``reset``: its tail is the same from any start). At most ``capacity`` are kept; others are
+/// encoded for their stream alone, and count for it in the server's stream budget.
+struct CatchUpCache {
+    static let reset = Int.min
+    static let capacity = 16
+    private(set) var entries: [Int: EventTail] = [:]
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    mutating func keep(_ tail: EventTail, for key: Int) {
+        guard entries.count < Self.capacity else { return }
+        entries[key] = tail
     }
 }

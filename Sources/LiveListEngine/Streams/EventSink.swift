@@ -1,28 +1,92 @@
 import Synchronization
+import LiveListHTML
 /// One event of a list's stream as the engine hands it out: its id (the version, or a multiplexed
-/// stream's version vector) and the changeset JSON. The engine knows no transport: a sink frames the
-/// event for its own (LiveListServer frames Server-Sent Events), and the framed bytes are made once per
-/// event and shared by every sink it goes to, without a copy per viewer.
+/// stream's version vector) and the changeset JSON, in two parts: its ``head`` (up to and with where
+/// it starts, `{"protocol":1,"list":"todo","from":4,`) and its ``tail`` (the rest), which every event
+/// of the same changeset shares, whatever its id or start. The engine knows no transport: a sink
+/// frames the event for its own (LiveListServer frames Server-Sent Events); the framed tail is made
+/// once per changeset and shared by every sink it goes to, without a copy per viewer.
 public final class ListEvent: Sendable {
     /// The event's id, which a client sends back to resume (`Last-Event-ID`).
     public let id: String
-    /// The changeset JSON (one line).
-    public let data: [UInt8]
+    /// The start of the changeset JSON: what differs between events of one changeset.
+    public let head: [UInt8]
+    /// The rest of the changeset JSON, shared.
+    public let tail: EventTail
     private let framing = Mutex<[UInt8]?>(nil)
 
-    public init(id: String, data: [UInt8]) {
+    public init(id: String, head: [UInt8], tail: EventTail) {
         self.id = id
-        self.data = data
+        self.head = head
+        self.tail = tail
     }
 
-    /// The event framed by `frame`, which runs once per event: every later call returns the same bytes.
-    /// A process frames its events one way.
-    public func framed(by frame: (ListEvent) -> [UInt8]) -> [UInt8] {
+    /// An event of `data` (one line of JSON) in one piece.
+    public convenience init(id: String, data: [UInt8]) {
+        self.init(id: id, head: [], tail: EventTail(data))
+    }
+
+    /// The changeset JSON (one line): the head and the tail joined (a copy).
+    public var data: [UInt8] { head + tail.bytes }
+
+    /// The bytes of the changeset JSON.
+    public var count: Int { head.count + tail.bytes.count }
+
+    /// The event's start framed by `frame`, which runs once per event: every later call returns the
+    /// same bytes. A process frames its events one way.
+    public func framedStart(by frame: (ListEvent) -> [UInt8]) -> [UInt8] {
         if let bytes = framing.withLock({ $0 }) { return bytes }
         let bytes = frame(self)
         framing.withLock { $0 = bytes }
         return bytes
     }
+}
+
+/// The shared rest of a changeset's JSON (see ``ListEvent``), with its framing for the transport,
+/// made once.
+public final class EventTail: Sendable {
+    /// The JSON from the member after `from` to the end.
+    public let bytes: [UInt8]
+    private let framing = Mutex<(any AnyObject & Sendable)?>(nil)
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The tail framed by `frame`, which runs once per tail: every later call returns the same
+    /// object. A process frames its events one way.
+    public func framed<Framed: AnyObject & Sendable>(by frame: ([UInt8]) -> Framed) -> Framed {
+        if let framed = framing.withLock({ $0 }) as? Framed { return framed }
+        let framed = frame(bytes)
+        framing.withLock { $0 = framed }
+        return framed
+    }
+}
+
+/// A changeset's JSON as events carry it: the head of this changeset and a tail that may be shared.
+struct EncodedChangeset {
+    var head: [UInt8]
+    var tail: EventTail
+    var version: Int
+    var isReset: Bool
+
+    init(_ changeset: ListChangeset) {
+        let parts = changeset.encodedJSONParts()
+        head = parts.head
+        tail = EventTail(parts.tail)
+        version = changeset.version
+        isReset = changeset.isReset
+    }
+
+    init(head: [UInt8], tail: EventTail, version: Int, isReset: Bool) {
+        self.head = head
+        self.tail = tail
+        self.version = version
+        self.isReset = isReset
+    }
+
+    /// The whole JSON (a copy).
+    var json: [UInt8] { head + tail.bytes }
 }
 
 /// Where a list's events go: an SSE response stream (LiveListServer adapts the HTTP layer's streams), or

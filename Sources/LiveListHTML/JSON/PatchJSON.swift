@@ -6,13 +6,39 @@ extension ListChangeset {
     /// The changeset as one line of JSON.
     public func encodedJSON() -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
+        writer.bytes = Self.encodedJSONHead(list: list, from: from)
+        writeTail(into: &writer)
+        return writer.bytes
+    }
+
+    /// The start of a changeset's JSON, up to and with its `from` member:
+    /// `{"protocol":1,"list":"todo","from":4,`.
+    public static func encodedJSONHead(list: String, from: Int) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + list.utf8.count)
         writer.beginObject()
         writer.key("protocol")
-        writer.int(Self.protocolVersion)
+        writer.int(protocolVersion)
         writer.key("list")
         writer.string(list)
         writer.key("from")
         writer.int(from)
+        var bytes = writer.bytes
+        bytes.append(UInt8(ascii: ","))
+        return bytes
+    }
+
+    /// The changeset's JSON in two parts that join into ``encodedJSON()``: the head
+    /// (``encodedJSONHead(list:from:)``) and the rest, which changesets that differ only in where they
+    /// start share (a reset sent to streams that resume from different versions).
+    public func encodedJSONParts() -> (head: [UInt8], tail: [UInt8]) {
+        var writer = JSONWriter(capacity: 256)
+        writeTail(into: &writer)
+        return (Self.encodedJSONHead(list: list, from: from), writer.bytes)
+    }
+
+    /// Writes the members after `from` and the closing brace: the tail continues the head's object,
+    /// so it starts at its next member (a writer that has written nothing puts no comma before it).
+    private func writeTail(into writer: inout JSONWriter) {
         writer.key("version")
         writer.int(version)
         writer.key("animate")
@@ -24,7 +50,6 @@ extension ListChangeset {
         }
         writer.endArray()
         writer.endObject()
-        return writer.bytes
     }
 }
 

@@ -64,10 +64,27 @@ extension HeaderParsing {
 
 
 /// A list's events go out on an HTTP stream as Server-Sent Events (`event: patch`, docs/PROTOCOL.md),
-/// framed once per event by the HTTP layer's one SSE framer and shared by every stream they go to.
+/// framed by the HTTP layer's one SSE framer: an event's start (its id and the head of its JSON)
+/// once per event, its tail once per changeset, queued by reference by every stream it goes to and
+/// counted once in the server's stream budget.
 extension HTTPStream: EventSink {
     public func send(_ event: ListEvent) -> Bool {
-        write(event.framed(by: { ServerSentEvent.encode(id: $0.id, event: "patch", data: $0.data) }))
+        let end = event.tail.framed { FramedTail(ServerSentEvent.encodeEnd(data: $0).map(SharedBytes.init)) }
+        let start = event.framedStart { ServerSentEvent.encodeStart(id: $0.id, event: "patch", data: $0.head) ?? [] }
+        guard let shared = end.bytes, !start.isEmpty else {
+            // JSON with a line break (never the engine's): framed whole, for this stream alone.
+            return write(ServerSentEvent.encode(id: event.id, event: "patch", data: event.data))
+        }
+        return write(start, shared: shared)
+    }
+}
+
+/// An event tail framed for SSE; nil when it cannot be framed apart.
+final class FramedTail: Sendable {
+    let bytes: SharedBytes?
+
+    init(_ bytes: SharedBytes?) {
+        self.bytes = bytes
     }
 }
 
