@@ -286,8 +286,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// The connection cap in force (after `start()`).
     public var maxConnections: Int { connectionCap.withLock { $0 } }
 
-    /// Bytes of request bodies held now (for tests).
-    var bodyBytesHeld: Int { bodyBudget.held }
+    /// Bytes of request bodies held now.
+    public var bodyBytesHeld: Int { bodyBudget.held }
 
     func reserveConnectionSlot() -> Bool {
         let cap = connectionCap.withLock { $0 }

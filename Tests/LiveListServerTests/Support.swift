@@ -43,6 +43,11 @@ final class RecordingSink: EventSink, @unchecked Sendable {
         waiters.forEach { $0() }
     }
 
+    /// The events received so far, as the list handed them out.
+    var received: [ListEvent] {
+        state.withLock { $0.events }
+    }
+
     /// The events received so far: (id, JSON data).
     var events: [(id: String, data: String)] {
         state.withLock { $0.events }.map { ($0.id, String(decoding: $0.data, as: UTF8.self)) }

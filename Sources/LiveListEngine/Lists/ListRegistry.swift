@@ -8,6 +8,11 @@ public struct RegistryLimits: Sendable {
     public var maximumJSONLists = 1_000
     /// Limits on each PUT body's content.
     public var listLimits = JSONListLimits()
+    /// The most names the registry holds at once: lists, deleted lists it still serves, and names
+    /// that multiplexed streams wait on. Past it, a stream that names a list that does not exist gets
+    /// the list's empty reset but does not wait for it (it sees the list once it reconnects), so that
+    /// streams cannot grow the registry without bound. Default 100,000.
+    public var maximumNames = 100_000
 
     public init() {}
 }
@@ -156,9 +161,12 @@ public actor ListRegistry {
         return hosted
     }
 
-    /// Forgets a retired actor (if it is still the name's), keeping its version.
+    /// Forgets a retired actor (if it is still the name's), keeping its version: a name that never
+    /// had one (asked for by streams, never created) leaves nothing behind.
     private func forget(_ hosted: HostedList, version: Int) {
-        highWater[hosted.name.rawValue] = max(highWater[hosted.name.rawValue] ?? 0, version)
+        if version > (highWater[hosted.name.rawValue] ?? 0) {
+            highWater[hosted.name.rawValue] = version
+        }
         lists.withLock { lists in
             if lists[hosted.name] === hosted {
                 lists.removeValue(forKey: hosted.name)
@@ -309,6 +317,11 @@ public actor ListRegistry {
     /// The actors held (lists that exist, tombstones, names that streams wait on), for tests and metrics.
     var actorCount: Int {
         lists.withLock { $0.count }
+    }
+
+    /// The names held: actors, and the versions of names that have none. For `/metrics`.
+    package var nameCount: Int {
+        actorCount + highWater.count
     }
 
     /// Every list that exists, for metrics.
@@ -462,6 +475,15 @@ public actor ListRegistry {
     package func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
         for name in names {
             while true {
+                guard known(name) != nil || actorCount < limits.maximumNames else {
+                    // The registry holds its limit of names: the empty reset, without waiting.
+                    let version = highWater[name.rawValue] ?? 0
+                    let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
+                                              operations: [.reset(html: "", sections: [])])
+                    let parts = empty.encodedJSONParts()
+                    stream.sink.send(ListEvent(id: stream.advance(name.rawValue, to: version), head: parts.head, tail: EventTail(parts.tail)))
+                    break
+                }
                 let hosted = actor(for: name)
                 if await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer) {
                     break

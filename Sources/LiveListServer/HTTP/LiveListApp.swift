@@ -30,7 +30,7 @@ public final class LiveListApp: Sendable {
     /// The `Set-Cookie` value of a new session around its cookie value: made once, joined per view.
     let sessionCookiePrefix = SessionKeys.cookieName + "="
     let sessionCookieAttributes: String
-    private let serverBox = ServerBox()
+    let serverBox = ServerBox()
 
     /// Opens the data directory, loads the templates and the stored lists.
     ///

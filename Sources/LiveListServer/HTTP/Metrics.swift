@@ -8,6 +8,15 @@ final class Metrics: @unchecked Sendable {
     private var statuses: [Int: Int] = [:]
     private var streams = 0
     private var streamsTotal = 0
+    private var paced = 0
+
+    func actionPaced() {
+        lock.withLock { _ in paced += 1 }
+    }
+
+    var pacedActions: Int {
+        lock.withLock { _ in paced }
+    }
 
     func count(status: Int) {
         lock.withLock { _ in statuses[status, default: 0] += 1 }
@@ -83,6 +92,10 @@ extension LiveListApp {
             totals.coalescedViewers += counters.coalescedViewers
         }
         metric("livelist_lists", "gauge", "Lists served.", [("", lists.count)])
+        metric("livelist_list_names", "gauge", "Names the registry holds: lists, deleted lists, names that streams wait on, and the versions of names that have none.", [("", await registry.nameCount)])
+        metric("livelist_stream_queued_bytes", "gauge", "Bytes queued for event streams (bytes that streams share counted once).", [("", serverBox.get()?.streamBytesQueued ?? 0)])
+        metric("livelist_request_body_bytes", "gauge", "Bytes of request bodies held.", [("", serverBox.get()?.bodyBytesHeld ?? 0)])
+        metric("livelist_actions_paced_total", "counter", "Actions refused for their pace (429).", [("", metrics.pacedActions)])
         metric("livelist_changesets_total", "counter", "Changesets published.", [("", totals.changesets)])
         metric("livelist_patches_sent_total", "counter", "Events written to streams.", [("", totals.eventsSent)])
         metric("livelist_patch_bytes_sent_total", "counter", "Bytes of changeset JSON written to streams (without the event framing).", [("", totals.bytesSent)])
