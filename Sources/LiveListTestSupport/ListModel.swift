@@ -17,6 +17,12 @@ public struct ListModel: Equatable, CustomStringConvertible {
         public var footer: String?
         public var cells: [RenderedCell]
 
+        /// Equal when every part has the same bytes, as the DOM compares them.
+        public static func == (a: Section, b: Section) -> Bool {
+            same(a.key, b.key) && same(a.start, b.start) && same(a.middle, b.middle) && same(a.end, b.end)
+                && same(a.header, b.header) && same(a.footer, b.footer) && a.cells == b.cells
+        }
+
         /// The section element without cells, as in a snapshot and in `insertSection`.
         public var html: String { start + (header ?? "") + middle + (footer ?? "") + end }
 
@@ -81,7 +87,7 @@ public struct ListModel: Equatable, CustomStringConvertible {
             sections.insert(section, at: try sectionPosition(after: after))
         case let .reloadSection(key, header, footer):
             let index = try sectionIndex(key)
-            guard sections[index].header != header || sections[index].footer != footer else {
+            guard !same(sections[index].header, header) || !same(sections[index].footer, footer) else {
                 throw ModelError("reloadSection \(key) with the same header and footer")
             }
             sections[index].header = header
@@ -100,7 +106,7 @@ public struct ListModel: Equatable, CustomStringConvertible {
             sections[section].cells.insert(cell, at: try cellPosition(after: after, in: section))
         case let .reload(key, html):
             let (section, index) = try cellIndex(key)
-            guard sections[section].cells[index].html != html else { throw ModelError("reload of \(key) with identical HTML") }
+            guard !same(sections[section].cells[index].html, html) else { throw ModelError("reload of \(key) with identical HTML") }
             sections[section].cells[index].html = html
         case let .reset(_, rendered):
             self = try ListModel(RenderedList(sections: rendered))
@@ -178,4 +184,13 @@ public let hostileStrings: [String] = [
 /// Keys are equal when their bytes are, as in the DOM (not under Swift's canonical equivalence).
 public func same(_ a: String, _ b: String) -> Bool {
     a.utf8.elementsEqual(b.utf8)
+}
+
+/// ``same(_:_:)`` of optional strings: both nil, or both present with the same bytes.
+public func same(_ a: String?, _ b: String?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): true
+    case let (a?, b?): same(a, b)
+    default: false
+    }
 }

@@ -1,4 +1,5 @@
 public import LiveList
+import Markup
 
 /// A header of plain text: `Section(id: "a", header: Header("Groceries")) { … }`.
 public struct Header: Component, Equatable {
@@ -9,6 +10,9 @@ public struct Header: Component, Equatable {
     public init(_ text: String) {
         self.text = text
     }
+
+    /// Equal when the texts have the same bytes (not merely canonically equivalent ones).
+    public static func == (a: Header, b: Header) -> Bool { sameBytes(a.text, b.text) }
 
     /// The text in a `<span class="livelist-header-text">`.
     public var body: some HTML {
@@ -25,6 +29,9 @@ public struct Footer: Component, Equatable {
     public init(_ text: String) {
         self.text = text
     }
+
+    /// Equal when the texts have the same bytes (not merely canonically equivalent ones).
+    public static func == (a: Footer, b: Footer) -> Bool { sameBytes(a.text, b.text) }
 
     /// The text in a `<span class="livelist-footer-text">`.
     public var body: some HTML {
@@ -46,6 +53,11 @@ public struct TextCell: IdentifiableComponent, Equatable {
         self.id = id
         self.text = text
         self.detail = detail
+    }
+
+    /// Equal when id, text and detail have the same bytes (not merely canonically equivalent ones).
+    public static func == (a: TextCell, b: TextCell) -> Bool {
+        sameBytes(a.id, b.id) && sameBytes(a.text, b.text) && sameBytes(a.detail, b.detail)
     }
 
     /// The text in a `<span class="livelist-text">`, and the detail in a `<small class="livelist-detail">`.

@@ -21,6 +21,12 @@ public struct JSONListState: Sendable, Equatable {
             self.text = text
             self.detail = detail
         }
+
+        /// Equal when id, text and detail have the same bytes: the protocol keeps them byte for
+        /// byte, so `"\u{E9}"` and `"e\u{301}"` are two texts (and two ids).
+        public static func == (a: Cell, b: Cell) -> Bool {
+            sameBytes(a.id, b.id) && sameBytes(a.text, b.text) && sameBytes(a.detail, b.detail)
+        }
     }
 
     /// A section: its id, optional header and footer text, and its cells.
@@ -35,6 +41,11 @@ public struct JSONListState: Sendable, Equatable {
             self.header = header
             self.footer = footer
             self.cells = cells
+        }
+
+        /// Equal when id, header, footer and cells have the same bytes (see ``Cell``).
+        public static func == (a: Section, b: Section) -> Bool {
+            sameBytes(a.id, b.id) && sameBytes(a.header, b.header) && sameBytes(a.footer, b.footer) && a.cells == b.cells
         }
     }
 

@@ -1,3 +1,4 @@
+import Markup
 /// What a browser's list holds, keyed so that every operation of a changeset applies in constant time
 /// (a `deleteSection` in the time of the cells it takes along): section order, the cells of every section
 /// in order, each cell's HTML and each section's header and footer. It replays logged changesets to
@@ -12,6 +13,10 @@ public struct KeyedRendering: Sendable, Equatable {
         var previous: ByteKey?
         var next: ByteKey?
         var html: String
+
+        static func == (a: Cell, b: Cell) -> Bool {
+            a.section == b.section && a.previous == b.previous && a.next == b.next && sameBytes(a.html, b.html)
+        }
     }
 
     struct Section: Sendable, Equatable {
@@ -21,6 +26,11 @@ public struct KeyedRendering: Sendable, Equatable {
         var footer: String?
         var first: ByteKey?
         var last: ByteKey?
+
+        static func == (a: Section, b: Section) -> Bool {
+            a.previous == b.previous && a.next == b.next && sameBytes(a.header, b.header) && sameBytes(a.footer, b.footer)
+                && a.first == b.first && a.last == b.last
+        }
     }
 
     private var cells: [ByteKey: Cell] = [:]
@@ -242,7 +252,7 @@ public struct KeyedRendering: Sendable, Equatable {
                 if !sectionStays[index] {
                     operations.append(.moveSection(section: rendered.key, after: previousSection))
                 }
-                if old.header != rendered.header || old.footer != rendered.footer {
+                if !sameBytes(old.header, rendered.header) || !sameBytes(old.footer, rendered.footer) {
                     operations.append(.reloadSection(section: rendered.key, header: rendered.header, footer: rendered.footer))
                 }
             } else {

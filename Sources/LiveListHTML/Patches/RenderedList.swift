@@ -1,3 +1,4 @@
+import Markup
 /// A cell as the browser has it: its key and the HTML of the whole cell element.
 public struct RenderedCell: Sendable, Equatable {
     /// The cell's key (`data-cell`).
@@ -9,6 +10,11 @@ public struct RenderedCell: Sendable, Equatable {
     public init(key: String, html: String) {
         self.key = key
         self.html = html
+    }
+
+    /// Equal when key and HTML have the same bytes (not merely canonically equivalent ones).
+    public static func == (a: RenderedCell, b: RenderedCell) -> Bool {
+        sameBytes(a.key, b.key) && sameBytes(a.html, b.html)
     }
 }
 
@@ -36,6 +42,12 @@ public struct RenderedSection: Sendable, Equatable {
         self.header = header
         self.footer = footer
         self.cells = cells
+    }
+
+    /// Equal when every part has the same bytes (not merely canonically equivalent ones).
+    public static func == (a: RenderedSection, b: RenderedSection) -> Bool {
+        sameBytes(a.key, b.key) && sameBytes(a.opening, b.opening) && sameBytes(a.closing, b.closing)
+            && sameBytes(a.header, b.header) && sameBytes(a.footer, b.footer) && a.cells == b.cells
     }
 
     /// The section element rendered with its header and footer and no cells (`insertSection`'s `html`).

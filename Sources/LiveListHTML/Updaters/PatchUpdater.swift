@@ -1,4 +1,5 @@
 public import LiveList
+import Markup
 
 /// The diffing updater of the web: turns each new rendering into the ordered DOM operations of
 /// docs/PROTOCOL.md ("Changesets"), and keeps the list's version and current rendering.
@@ -235,7 +236,7 @@ struct PatchPlan {
                         footer: Self.rerender(section.footer, previous: previous.footer, oldHTML: footer, with: adapter.renderFooter),
                         cells: []
                     )
-                    if shell.header != header || shell.footer != footer {
+                    if !sameBytes(shell.header, header) || !sameBytes(shell.footer, footer) {
                         operations.append(.reloadSection(section: key, header: shell.header, footer: shell.footer))
                         (opening, closing, header, footer) = (shell.opening, shell.closing, shell.header, shell.footer)
                     }
@@ -317,7 +318,7 @@ struct PatchPlan {
             return oldHTML
         }
         let rendered = try adapter.renderCell(node)
-        if rendered.html != oldHTML {
+        if !sameBytes(rendered.html, oldHTML) {
             operations.append(.reload(cell: node.id.key, html: rendered.html))
         }
         return rendered.html

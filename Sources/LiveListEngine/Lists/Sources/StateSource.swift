@@ -44,14 +44,18 @@ struct StateSource {
         }
         var next = state
         try change(&next)
-        guard next != state else { return nil }
-        var source = self
-        source.value = next
+        let bytes: [UInt8]
         do {
-            source.bytes = try Self.encode(next)
+            bytes = try Self.encode(next)
         } catch {
             throw ListWriteError(.internal, code: "internal", detail: "the state of \(name) does not encode: \(error)")
         }
+        // Unchanged only when equal and stored alike: Swift's `==` takes canonically equivalent
+        // texts for one, the page and the store do not.
+        guard next != state || bytes != self.bytes else { return nil }
+        var source = self
+        source.value = next
+        source.bytes = bytes
         return source
     }
 

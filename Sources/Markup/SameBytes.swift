@@ -1,0 +1,17 @@
+/// Whether two strings hold the same UTF-8 bytes. Swift's `==` takes canonically equivalent spellings
+/// for one (`"\u{E9}"` and `"e\u{301}"`); HTML, the DOM and LiveList's protocol never do, so wherever
+/// LiveList decides that a text, a key or a rendering is unchanged, it compares bytes.
+package func sameBytes(_ a: String, _ b: String) -> Bool {
+    let left = a.utf8
+    let right = b.utf8
+    return left.count == right.count && left.elementsEqual(right)
+}
+
+/// ``sameBytes(_:_:)`` of two optional strings: both nil, or both present with the same bytes.
+package func sameBytes(_ a: String?, _ b: String?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): true
+    case let (a?, b?): sameBytes(a, b)
+    default: false
+    }
+}
