@@ -95,5 +95,9 @@ private func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         #expect(quoted("\u{1}\u{1F}\r\t\n") == #""\u0001\u001f\r\t\n""#)
         #expect(quoted("\u{2028}x\u{2029}") == #""\u2028x\u2029""#)
         #expect(quoted("†é/") == "\"†é/\"", "U+2020 shares its first two bytes with U+2028")
+        // A detail names a value; it does not echo a large one back.
+        #expect(quoted(String(repeating: "x", count: 5_000)) == "\"" + String(repeating: "x", count: 200) + "\"… (5000 bytes)")
+        let marks = "a" + String(repeating: "\u{301}", count: 4_000)
+        #expect(quoted(marks) == "\"\"… (8001 bytes)", "one character of 8 KB is not shown")
     }
 }

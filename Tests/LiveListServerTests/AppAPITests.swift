@@ -109,15 +109,28 @@ import Testing
         #expect(await eventually { heard.withLock { $0 } == ["toggle:0", "add:"] })
     }
 
-    @Test func aTypedActionFindsItsCellAndReadsBoundedText() {
+    @Test func aTypedActionFindsItsCellAndReadsBoundedText() throws {
         let rows = [Row(id: 4, title: "a"), Row(id: 12, title: "b")]
         #expect(TypedAction<Action>(ListAction(type: "toggle", cell: "12"))?.index(in: rows) == 1)
         #expect(TypedAction<Action>(ListAction(type: "toggle", cell: "5"))?.index(in: rows) == nil)
         #expect(TypedAction<Action>(ListAction(type: "add"))?.index(in: rows) == nil)
         let typed = TypedAction<Action>(ListAction(type: "add", fields: ["title": "  Milk and honey \n", "blank": " \t"]))
-        #expect(typed?.text("title", limit: 200) == "Milk and honey")
-        #expect(typed?.text("title", limit: 4) == "Milk")
-        #expect(typed?.text("blank", limit: 200) == nil && typed?.text("missing", limit: 200) == nil)
+        #expect(try typed?.text("title", maxCharacters: 200, maxBytes: 800) == "Milk and honey")
+        #expect(throws: ActionRefusal.self) { try typed?.text("title", maxCharacters: 4, maxBytes: 800) }
+        #expect(try typed?.text("blank", maxCharacters: 200, maxBytes: 800) == nil && typed?.text("missing", maxCharacters: 200, maxBytes: 800) == nil)
+        // One character of 4,001 bytes (an "a" and 2,000 combining accents): within any character
+        // limit, refused by the byte limit, and the refusal names the field.
+        let marks = TypedAction<Action>(ListAction(type: "add", fields: ["title": "a" + String(repeating: "\u{301}", count: 2_000)]))
+        #expect(marks?.fields["title"]?.count == 1)
+        do {
+            _ = try marks?.text("title", maxCharacters: 200, maxBytes: 800)
+            Issue.record("a 4,001-byte character was taken")
+        } catch {
+            #expect(error.code == "text_too_long" && error.field == "title" && error.detail.contains("title"))
+        }
+        // Exactly at both limits is taken whole, never cut.
+        let exact = TypedAction<Action>(ListAction(type: "add", fields: ["title": String(repeating: "é", count: 200)]))
+        #expect(try exact?.text("title", maxCharacters: 200, maxBytes: 400)?.count == 200)
     }
 
     @Test func aTextEntryIsAFieldAndTheButtonThatSendsIt() {

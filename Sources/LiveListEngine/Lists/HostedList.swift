@@ -83,7 +83,7 @@ public actor HostedList {
     /// with ``WriteOutcome/retired(version:)`` and goes to a new actor for the name.
     private var isRetired = false
     package private(set) var counters = ListCounters()
-    private var actionHandler: (@Sendable (ListAction) async -> Void)?
+    private var actionHandler: (@Sendable (ListAction) async throws -> Void)?
     /// The action types of the app, when it declared them (``onAction(accepting:_:)``).
     private var actionTypes: (@Sendable (String) -> Bool)?
     /// Whether the list renders per viewer (its pages cannot be shared).
@@ -750,8 +750,10 @@ public actor HostedList {
 
     /// Sets what the list does with browser events: selections, visibility changes and form actions
     /// (`POST /lists/NAME/actions`). Selections also reach the adapter's `didSelect`, visibility changes
-    /// the component's `contentWillDisplay()`/`contentDidEndDisplay()`.
-    public func onAction(_ handler: @escaping @Sendable (ListAction) async -> Void) {
+    /// the component's `contentWillDisplay()`/`contentDidEndDisplay()`. A handler that throws an
+    /// ``ActionRefusal`` refuses the action (422, with its code and detail); any other error it
+    /// throws is the server's fault (500, logged).
+    public func onAction(_ handler: @escaping @Sendable (ListAction) async throws -> Void) {
         actionHandler = handler
         actionTypes = nil
     }
@@ -760,7 +762,7 @@ public actor HostedList {
     /// action types: an action of another type, or about a cell the list does not show, is refused
     /// (``ActionOutcome``) and `handler` never hears it. Selections and visibility changes that the
     /// list handles itself are still passed on.
-    package func onAction(accepting types: @escaping @Sendable (String) -> Bool, _ handler: @escaping @Sendable (ListAction) async -> Void) {
+    package func onAction(accepting types: @escaping @Sendable (String) -> Bool, _ handler: @escaping @Sendable (ListAction) async throws -> Void) {
         actionHandler = handler
         actionTypes = types
     }
@@ -774,6 +776,10 @@ public actor HostedList {
         /// It names a cell that the list does not show when it arrives (one deleted afterwards, before
         /// the handler runs, is the handler's business).
         case unknownCell
+        /// The handler refused what it carries.
+        case refused(ActionRefusal)
+        /// The handler failed with another error (described here, for the log).
+        case failed(String)
     }
 
     /// Handles a browser event; false when nothing handles its type.
@@ -821,7 +827,13 @@ public actor HostedList {
         guard let actionHandler else {
             return known ? .handled : .unknownType
         }
-        await actionHandler(action)
+        do {
+            try await actionHandler(action)
+        } catch let refusal as ActionRefusal {
+            return .refused(refusal)
+        } catch {
+            return .failed(String(describing: error))
+        }
         return .handled
     }
 

@@ -17,3 +17,25 @@ public struct ListAction: Sendable, Equatable {
         self.session = session
     }
 }
+
+/// An action refused for what it carries: a field too long, a value out of range. An action handler
+/// throws it (``HostedList/onAction(_:)``); the page's post is then answered 422 with its ``code``
+/// and ``detail`` (docs/PROTOCOL.md, "Actions"), and the list is unchanged.
+///
+///     guard let title = try action.text("title", maxCharacters: 200, maxBytes: 800) else { return }
+public struct ActionRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The field at fault, if one is.
+    public var field: String?
+    /// A stable word for programs, such as `text_too_long`.
+    public var code: String
+    /// What is wrong, for people; it names the field.
+    public var detail: String
+
+    public init(field: String?, code: String, detail: String) {
+        self.field = field
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "\(code): \(detail)" }
+}

@@ -309,9 +309,24 @@ private struct StateDecoder {
 }
 
 /// A string in double quotes with quotes, backslashes and controls escaped: a JSON string, also used
-/// to name values in error details.
+/// to name values in error details. A string longer than 200 characters is shown by its first 200,
+/// followed by `…` and its length in bytes: a detail names a value, it does not echo a request back
+/// many times its size.
 public func quoted(_ string: String) -> String {
-    var writer = JSONWriter(capacity: string.utf8.count + 2)
-    writer.string(string)
-    return String(decoding: writer.bytes, as: UTF8.self)
+    // At most 200 characters and 800 bytes: one character can hold any number of combining marks.
+    var end = string.startIndex
+    var characters = 0
+    while end < string.endIndex, characters < 200 {
+        let next = string.index(after: end)
+        guard string.utf8.distance(from: string.startIndex, to: next) <= 800 else { break }
+        end = next
+        characters += 1
+    }
+    var writer = JSONWriter(capacity: min(string.utf8.count, 1_024) + 2)
+    writer.string(String(string[..<end]))
+    var text = String(decoding: writer.bytes, as: UTF8.self)
+    if end != string.endIndex {
+        text += "… (\(string.utf8.count) bytes)"
+    }
+    return text
 }

@@ -45,14 +45,39 @@ public struct TypedAction<Kind: ListActions>: Sendable {
         return elements.firstIndex { AnyListID($0.id).key == cell }
     }
 
-    /// The text typed in the field `name`, trimmed of spaces and newlines and cut to at most `limit`
-    /// characters; nil when the field is missing or blank. Every field comes from the browser: bound
-    /// what it may add to your state.
+    /// The text typed in the field `name`, trimmed of spaces and newlines; nil when the field is
+    /// missing or blank. Text longer than `maxCharacters` user-perceived characters or `maxBytes`
+    /// bytes of UTF-8 is refused, never cut: the action is answered 422 (`text_too_long`, naming the
+    /// field) and the list is unchanged. Both limits matter: one character can hold any number of
+    /// combining marks, so a character limit alone bounds nothing in bytes. Every field comes from
+    /// the browser: bound what it may add to your state.
     ///
-    ///     guard let title = action.text("title", limit: 200) else { return }
+    ///     guard let title = try action.text("title", maxCharacters: 200, maxBytes: 800) else { return }
+    public func text(_ name: String, maxCharacters: Int, maxBytes: Int) throws(ActionRefusal) -> String? {
+        guard let raw = fields[name] else { return nil }
+        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return nil }
+        let bytes = text.utf8.count
+        guard bytes <= maxBytes else {
+            throw ActionRefusal(field: name, code: "text_too_long",
+                                detail: "\(name): \(bytes) bytes, more than the limit of \(max(0, maxBytes)) bytes")
+        }
+        // Counted only within the byte limit, and stopped one past the limit.
+        let characters = text.prefix(max(0, maxCharacters) + 1).count
+        guard characters <= maxCharacters else {
+            throw ActionRefusal(field: name, code: "text_too_long",
+                                detail: "\(name): more than the limit of \(max(0, maxCharacters)) characters")
+        }
+        return text
+    }
+
+    /// The text typed in the field `name`, trimmed, cut to at most `limit` characters; nil when
+    /// missing, blank, or longer than 4 × `limit` bytes.
+    @available(*, deprecated, message: "counts Characters only, and one Character can hold megabytes of combining marks; and it cuts longer text silently. Use text(_:maxCharacters:maxBytes:), which refuses text past either limit (422).")
     public func text(_ name: String, limit: Int) -> String? {
         let text = (fields[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.isEmpty ? nil : String(text.prefix(max(0, limit)))
+        guard !text.isEmpty, text.utf8.count <= max(0, limit) * 4 else { return nil }
+        return String(text.prefix(max(0, limit)))
     }
 }
 
@@ -62,11 +87,14 @@ extension HostedList {
     /// answered 422 (`unknown_action`, `unknown_cell`; docs/PROTOCOL.md, "Actions") and `handler`
     /// never hears it. Selections and visibility changes of the list's cells are answered 204 and are
     /// not passed to `handler` either (unless `Kind` declares their types).
-    public func onAction<Kind: ListActions>(_ kind: Kind.Type, _ handler: @escaping @Sendable (TypedAction<Kind>) async -> Void) {
+    ///
+    /// A handler that throws an ``ActionRefusal`` (as ``TypedAction/text(_:maxCharacters:maxBytes:)``
+    /// does) refuses the action: 422 with its code and detail.
+    public func onAction<Kind: ListActions>(_ kind: Kind.Type, _ handler: @escaping @Sendable (TypedAction<Kind>) async throws -> Void) {
         let declares: @Sendable (String) -> Bool = { Kind(rawValue: $0) != nil }
         onAction(accepting: declares) { action in
             if let typed = TypedAction<Kind>(action) {
-                await handler(typed)
+                try await handler(typed)
             }
         }
     }
@@ -75,7 +103,7 @@ extension HostedList {
     /// with ``ListRegistry/hostApp(_:configuration:state:render:)``): each runs `change` on the latest
     /// state in the list's ordered write path (``updateState(_:_:)``), so concurrent actions never
     /// overwrite each other. A change that throws, or a state that cannot be stored, leaves the list as
-    /// it was; `onError` hears why.
+    /// it was; `onError` hears why, except for an ``ActionRefusal``, which answers the action (422).
     public func onAction<Kind: ListActions, State: Codable & Equatable & Sendable>(
         _ kind: Kind.Type, changing state: State.Type, onError: (@Sendable (any Error) -> Void)? = nil,
         _ change: @escaping @Sendable (TypedAction<Kind>, inout State) throws -> Void
@@ -83,6 +111,8 @@ extension HostedList {
         onAction(kind) { [unowned self] action in
             do {
                 try await updateState(state) { state in try change(action, &state) }
+            } catch let refusal as ActionRefusal {
+                throw refusal
             } catch {
                 onError?(error)
             }
@@ -126,7 +156,7 @@ public func actionField(_ name: String, value: String? = nil, _ attributes: HTML
 ///
 ///     Section(id: "todo", footer: TextEntry(TodoAction.add, field: "title", label: "New item", button: "Add")) { items }
 ///
-/// The button sends `action` (read the text with `action.text("title", limit: …)`); Enter in the field
+/// The button sends `action` (read the text with `action.text("title", maxCharacters: …, maxBytes: …)`); Enter in the field
 /// sends `enter`, which your actions declare when Enter should do the same. The page's script empties
 /// the field once the server took the action (`data-reset`).
 public struct TextEntry: Component, Equatable {

@@ -164,6 +164,11 @@ extension LiveListApp {
             return errorResponse(422, "unknown_action", "type: \(quoted(type)) is not an action of \(list.name)")
         case .unknownCell:
             return errorResponse(422, "unknown_cell", "cell: \(quoted(cell ?? "")) is not a cell of \(list.name)")
+        case let .refused(refusal):
+            return errorResponse(422, refusal.code, refusal.detail)
+        case let .failed(cause):
+            configuration.errorLog?("\(request.method) \(request.path): the action \(quoted(type)) failed: \(cause)")
+            return errorResponse(500, "action_failed", "the server could not complete this action; its log says why")
         }
         if isForm && request.headers["LiveList-Action"] == nil {
             return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])

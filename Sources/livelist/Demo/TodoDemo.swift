@@ -31,6 +31,8 @@ enum TodoDemo {
     static let name = ListName("todo")!
     static let maximumItems = 100
     static let maximumTitleLength = 200
+    /// Bytes of UTF-8 a title may take: four per character, what the longest characters need.
+    static let maximumTitleBytes = 4 * maximumTitleLength
 
     static func start(on app: LiveListApp, logger: Logger) async throws -> Demo {
         let initial = State(items: [
@@ -41,22 +43,23 @@ enum TodoDemo {
         let list = try await app.registry.hostApp(name, state: initial, render: render)
         let log: @Sendable (any Error) -> Void = { error in logger.error("todo: \(error)") }
         await list.onAction(Action.self, changing: State.self, onError: log) { action, state in
-            apply(action, to: &state)
+            try apply(action, to: &state)
         }
         return Demo(task: nil)
     }
 
     /// What an action does to the state (nothing for an action about a cell that is gone). Titles are
-    /// read trimmed, at most ``maximumTitleLength`` characters, and never empty.
-    static func apply(_ action: TypedAction<Action>, to next: inout State) {
-        func typedTitle(_ field: String) -> String? {
-            action.text(field, limit: maximumTitleLength)
+    /// read trimmed and never empty; a title of more than ``maximumTitleLength`` characters or
+    /// ``maximumTitleBytes`` bytes is refused (422).
+    static func apply(_ action: TypedAction<Action>, to next: inout State) throws(ActionRefusal) {
+        func typedTitle(_ field: String) throws(ActionRefusal) -> String? {
+            try action.text(field, maxCharacters: maximumTitleLength, maxBytes: maximumTitleBytes)
         }
         let id = action.cell(as: Int.self)
         let index = id.flatMap { id in next.items.firstIndex { $0.id == id } }
         switch (action.kind, index) {
         case (.add, _):
-            guard next.items.count < maximumItems, let title = typedTitle("text") else { return }
+            guard next.items.count < maximumItems, let title = try typedTitle("text") else { return }
             next.items.append(Item(id: next.nextID, title: title, done: false))
             next.nextID += 1
         case let (.toggle, index?):
@@ -64,7 +67,7 @@ enum TodoDemo {
         case let (.delete, index?):
             next.items.remove(at: index)
         case let (.edit, index?):
-            guard let title = typedTitle("text.\(next.items[index].id)") else { return }
+            guard let title = try typedTitle("text.\(next.items[index].id)") else { return }
             next.items[index].title = title
         case let (.up, index?):
             // Up within its own section: swap with the previous item of the same done-state.
@@ -92,12 +95,12 @@ enum TodoDemo {
         case (.enter, _):
             // Enter in a field (no JavaScript, or the page's script posting the same form): add what
             // was typed as a new item, and save every title that was changed.
-            if let text = typedTitle("text"), next.items.count < maximumItems {
+            if let text = try typedTitle("text"), next.items.count < maximumItems {
                 next.items.append(Item(id: next.nextID, title: text, done: false))
                 next.nextID += 1
             }
             for index in next.items.indices {
-                if let edited = typedTitle("text.\(next.items[index].id)"), edited != next.items[index].title {
+                if let edited = try typedTitle("text.\(next.items[index].id)"), edited != next.items[index].title {
                     next.items[index].title = edited
                 }
             }

@@ -35,7 +35,7 @@ let room = try await app.host("chat", configuration: chatList, state: Room()) { 
     Section(id: "messages", header: Header("Chat"), footer: composer) { Group(of: room.messages) { MessageCell(message: $0) } }
 }
 await room.onAction(ChatAction.self, changing: Room.self) { action, room in
-    guard let text = action.text("text", limit: 500) else { return }
+    guard let text = try action.text("text", maxCharacters: 500, maxBytes: 2_000) else { return }
     let author = "guest-" + String((action.session ?? "anonymous").prefix(4))
     room.messages.append(Message(id: room.nextID, author: author, text: text))
     room.nextID += 1

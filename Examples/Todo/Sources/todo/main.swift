@@ -18,7 +18,7 @@ let todo = try await app.host("todo", state: [Item]()) { items in
 await todo.onAction(TodoAction.self, changing: [Item].self) { action, items in
     switch action.kind {
     case .add, .enter:
-        guard let title = action.text("title", limit: 200), items.count < 100 else { return }
+        guard let title = try action.text("title", maxCharacters: 200, maxBytes: 800), items.count < 100 else { return }
         items.append(Item(id: (items.map(\.id).max() ?? 0) + 1, title: title))
     case .toggle:
         if let index = action.index(in: items) { items[index].done.toggle() }
