@@ -28,7 +28,18 @@ extension LiveListApp {
         guard request.isFromLoopback && !proxied else {
             return forbidden.response
         }
+        // A loopback peer may be a browser whose page rebound its own name to 127.0.0.1 (DNS
+        // rebinding): the request must name this server by a loopback name, and a browser's Origin
+        // must be the server's own.
+        if let problem = LoopbackNames.problem(host: request.headers["Host"], origin: request.headers["Origin"], port: servingPort) {
+            return HTTPError(forbidden.status, code: forbidden.code, detail: "\(problem); \(forbidden.detail)").response
+        }
         return nil
+    }
+
+    /// The port the server listens on (the configured one until it runs).
+    var servingPort: Int {
+        serverBox.get()?.port ?? configuration.port
     }
 
     /// What refuses a PUT on its head alone: who may write, which list, which media type. The server
@@ -174,5 +185,63 @@ extension LiveListApp {
             return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
         }
         return HTTPResponse(status: .noContent)
+    }
+}
+
+/// The names under which a loopback client reaches the server: what the loopback trust (writes and
+/// `/metrics` without a token) asks of `Host` and `Origin`.
+enum LoopbackNames {
+    /// Nil when `host`, when present, names a loopback address (`127.0.0.1` or any `127.x.y.z`,
+    /// `[::1]`, `localhost`) with `port` (or without a port), and `origin`, when present, is
+    /// `http://` or `https://` with such a host and port; otherwise what is wrong, for the answer.
+    /// A browser always sends `Host` (an HTTP/1.0 client without one is no browser). Port 0 (a
+    /// server that does not know its port, as in tests without sockets) takes any port.
+    static func problem(host: String?, origin: String?, port: Int) -> String? {
+        if let host, !isLoopback(authority: host, port: port) {
+            return "Host: \(quoted(host)) does not name this server's loopback address (127.0.0.1, [::1] or localhost with port \(port))"
+        }
+        guard let origin else { return nil }
+        let authority: Substring
+        if origin.hasPrefix("http://") {
+            authority = origin.dropFirst(7)
+        } else if origin.hasPrefix("https://") {
+            authority = origin.dropFirst(8)
+        } else {
+            return "Origin: \(quoted(origin)) is not this server"
+        }
+        guard isLoopback(authority: authority, port: port) else {
+            return "Origin: \(quoted(origin)) is not this server"
+        }
+        return nil
+    }
+
+    /// Whether `authority` is a loopback name with `port` or none.
+    static func isLoopback(authority: some StringProtocol, port: Int) -> Bool {
+        let name: Substring
+        var given: Substring?
+        let text = Substring(authority)
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return false }
+            name = text[text.index(after: text.startIndex) ..< close]
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { return false }
+                given = rest.dropFirst()
+            }
+        } else if let colon = text.lastIndex(of: ":") {
+            name = text[..<colon]
+            given = text[text.index(after: colon)...]
+        } else {
+            name = text
+        }
+        if let given, port != 0 {
+            guard let number = ListVersion.parse(given), number == port else { return false }
+        }
+        let lowered = name.lowercased()
+        if lowered == "localhost" || lowered == "::1" { return true }
+        let parts = lowered.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in
+            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber) && Int(part).map { $0 <= 255 } == true
+        }
     }
 }
