@@ -70,6 +70,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest PUT body, in bytes.")
     var maxBody = 8 << 20
 
+    @Option(help: "The largest action body (POST /lists/NAME/actions), in bytes.")
+    var maxActionBody = 64 << 10
+
+    @Option(help: "Actions per second a session, and a client address, may keep sending after a burst; past it 429 with Retry-After; 0 for no pace (env LIVELIST_ACTION_RATE; default 10).")
+    var actionRate: String?
+
+    @Option(help: "Actions a session, and a client address, may send at once before the rate applies (env LIVELIST_ACTION_BURST; default 40).")
+    var actionBurst: String?
+
     @Option(help: "The most bytes of request bodies held at once over all connections; past it, 503 with Retry-After.")
     var bodyBudget = 64 << 20
 
@@ -130,6 +139,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsToken = (metricsToken ?? env("LIVELIST_METRICS_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.maximumBodyBytes = maxBody
+        configuration.maximumActionBodyBytes = maxActionBody
+        do {
+            configuration.actionPace = try ServerConfiguration.actionPace(
+                rate: (actionRate ?? env("LIVELIST_ACTION_RATE")).flatMap { $0.isEmpty ? nil : $0 },
+                burst: (actionBurst ?? env("LIVELIST_ACTION_BURST")).flatMap { $0.isEmpty ? nil : $0 },
+                rateName: "--action-rate (LIVELIST_ACTION_RATE)", burstName: "--action-burst (LIVELIST_ACTION_BURST)")
+        } catch {
+            throw ValidationError(error.description)
+        }
         configuration.bodyBudgetBytes = bodyBudget
         configuration.maximumConnections = maxConnections
         configuration.limits.maximumJSONLists = maxLists
@@ -138,6 +156,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.isSecure = secureCookies || env("LIVELIST_SECURE_COOKIES") == "1"
         configuration.tlsCertificate = (tlsCert ?? env("LIVELIST_TLS_CERT")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.tlsKey = (tlsKey ?? env("LIVELIST_TLS_KEY")).flatMap { $0.isEmpty ? nil : $0 }
+        guard maxActionBody >= 0 else {
+            throw ValidationError("--max-action-body must not be negative")
+        }
         guard bodyBudget >= maxBody else {
             throw ValidationError("--body-budget (\(bodyBudget)) must be at least --max-body (\(maxBody)), or no largest body could ever be read")
         }

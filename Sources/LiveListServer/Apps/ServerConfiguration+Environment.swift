@@ -5,12 +5,13 @@ extension ServerConfiguration {
     /// executable reads them (the README's table), for an app that has no flags of its own:
     /// `LIVELIST_HOST`, `LIVELIST_PORT`, `LIVELIST_DATA`, `LIVELIST_PUBLIC`, `LIVELIST_TEMPLATES`,
     /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_METRICS_TOKEN`, `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
-    /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`. An
-    /// unset or empty variable leaves its default.
+    /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`,
+    /// `LIVELIST_ACTION_RATE` and `LIVELIST_ACTION_BURST` (the actions' pace; a rate of 0 sets none).
+    /// An unset or empty variable leaves its default.
     ///
     /// - Parameter environment: the variables; nil reads the process's environment.
     /// - Throws: `StartupError` when `LIVELIST_PORT` is not a port number, `LIVELIST_EVENT_LOOPS` not a
-    ///   number of loops (1 to 1024), or only one of the TLS files is set.
+    ///   number of loops (1 to 1024), the pace not a number, or only one of the TLS files is set.
     public static func fromEnvironment(_ environment: [String: String]? = nil) throws(StartupError) -> ServerConfiguration {
         let environment = environment ?? ProcessInfo.processInfo.environment
         func value(_ name: String) -> String? {
@@ -30,6 +31,7 @@ extension ServerConfiguration {
             }
             configuration.eventLoops = loops
         }
+        configuration.actionPace = try actionPace(rate: value("LIVELIST_ACTION_RATE"), burst: value("LIVELIST_ACTION_BURST"))
         if let data = value("LIVELIST_DATA") { configuration.dataDirectory = data }
         configuration.publicDirectory = value("LIVELIST_PUBLIC")
         configuration.templatesDirectory = value("LIVELIST_TEMPLATES")
@@ -45,5 +47,28 @@ extension ServerConfiguration {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty })
         return configuration
+    }
+
+    /// The actions' pace from the text of a rate (per second; 0 for none) and a burst, each nil for
+    /// its default (``ActionPace/standard``).
+    ///
+    /// - Throws: `StartupError` naming the setting that is not a number in range.
+    package static func actionPace(rate: String?, burst: String?, rateName: String = "LIVELIST_ACTION_RATE",
+                                   burstName: String = "LIVELIST_ACTION_BURST") throws(StartupError) -> ActionPace? {
+        var pace = ActionPace.standard
+        if let rate {
+            guard let value = Double(rate), value.isFinite, value >= 0 else {
+                throw StartupError("\(rateName): \(rate) is not a number of actions per second (0 for no pace)")
+            }
+            if value == 0 { return nil }
+            pace.rate = value
+        }
+        if let burst {
+            guard let value = Int(burst), value >= 1 else {
+                throw StartupError("\(burstName): \(burst) is not a number of actions (1 or more)")
+            }
+            pace.burst = value
+        }
+        return pace
     }
 }

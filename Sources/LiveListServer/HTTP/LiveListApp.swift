@@ -26,6 +26,8 @@ public final class LiveListApp: Sendable {
     /// `/livelist-drag.js?v=HASH`: drag to reorder, for cells with a `data-drag-action` handle.
     let dragScriptURL: String
     let metrics = Metrics()
+    /// The actions' pace, per session and per client address; nil for none.
+    let actionPacer: ActionPacer?
     let pageCache = PageCache()
     /// The `Set-Cookie` value of a new session around its cookie value: made once, joined per view.
     let sessionCookiePrefix = SessionKeys.cookieName + "="
@@ -45,6 +47,7 @@ public final class LiveListApp: Sendable {
         registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
         keys = SessionKeys(secret: try store.secret())
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
+        actionPacer = configuration.actionPace.map { ActionPacer(pace: $0) }
         templates = try await Templates(directory: configuration.templatesDirectory)
         let read: (String) -> [UInt8]?
         if let directory = configuration.publicDirectory {
@@ -115,7 +118,7 @@ public final class LiveListApp: Sendable {
                 return errorResponse(403, "csrf_failed", "the CSRF token is missing, stale or forged; reload the page")
             }
             return nil
-        })
+        }.acceptingBodies(upTo: configuration.maximumActionBodyBytes))
         router.fallback = staticFiles
         let routes = router.handler
         let metrics = self.metrics
@@ -150,7 +153,7 @@ public final class LiveListApp: Sendable {
         http.serverName = "LiveList"
         // The HTTP layer's own refusals get an HTML page too when a browser asks for one.
         http.errorPresenter = { response, headers in ErrorPages.negotiated(response, headers: headers) }
-        http.limits.body = configuration.maximumBodyBytes
+        http.limits.body = max(configuration.maximumBodyBytes, configuration.maximumActionBodyBytes)
         http.requestBodyBudget = configuration.bodyBudgetBytes
         http.maxConnections = configuration.maximumConnections
         if let loops = configuration.eventLoops { http.loopCount = loops }
@@ -191,12 +194,7 @@ public final class LiveListApp: Sendable {
     /// `CLIENT "METHOD TARGET" STATUS BYTES`, the client taken from `X-Forwarded-For` only when the
     /// peer is a trusted proxy (its last entry: the address that proxy saw).
     static func accessLine(_ request: HTTPRequest, _ response: HTTPResponse, trustedProxies: Set<String>) -> String {
-        var client = request.remoteAddress.isEmpty ? "-" : request.remoteAddress
-        if trustedProxies.contains(request.remoteAddress), let forwarded = request.headers["X-Forwarded-For"],
-            let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty
-        {
-            client = String(last)
-        }
+        let client = clientAddress(request, trustedProxies: trustedProxies) ?? "-"
         let bytes: String
         switch response.body {
         case let .bytes(body): bytes = String(body.count)
@@ -204,6 +202,17 @@ public final class LiveListApp: Sendable {
         }
         let target = String(request.target.prefix(200).map { $0.isASCII && !$0.isWhitespace && $0 != "\"" ? $0 : "?" })
         return "\(client) \"\(request.method) \(target)\" \(response.status.code) \(bytes)"
+    }
+
+    /// The client's address: the peer's, or the last address of `X-Forwarded-For` when the peer is a
+    /// trusted proxy (the address that proxy saw); nil when unknown.
+    static func clientAddress(_ request: HTTPRequest, trustedProxies: Set<String>) -> String? {
+        if trustedProxies.contains(request.remoteAddress), let forwarded = request.headers["X-Forwarded-For"],
+            let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty
+        {
+            return String(last)
+        }
+        return request.remoteAddress.isEmpty ? nil : request.remoteAddress
     }
 
     var httpStatistics: HTTPServerStatistics? {

@@ -101,6 +101,23 @@ extension LiveListApp {
         }
     }
 
+    /// 429 when the session, or the client's address, sends actions faster than the pace allows; nil
+    /// when the action may go on (and it is counted). Visibility reports are not paced: a page
+    /// scrolled quickly sends many, and they change nothing.
+    func pace(_ type: String, session: String, _ request: HTTPRequest) -> HTTPResponse? {
+        guard let actionPacer, type != "visible", type != "hidden" else { return nil }
+        var keys = ["s:" + session]
+        if let address = Self.clientAddress(request, trustedProxies: configuration.trustedProxies) {
+            keys.append("a:" + address)
+        }
+        guard let seconds = actionPacer.take(keys) else { return nil }
+        metrics.actionPaced()
+        let pace = actionPacer.pace
+        return errorResponse(429, "too_many_actions",
+                             "more than \(pace.burst) actions at once or \(pace.rate == pace.rate.rounded() ? String(Int(pace.rate)) : String(pace.rate)) a second from this page or address; wait \(seconds) s",
+                             headers: ["Retry-After": String(seconds)])
+    }
+
     /// The answer to a write that failed. A failure of the server (5xx, such as storage) is logged whole
     /// and answered without its cause, which can name the server's files.
     func writeFailure(_ error: ListWriteError, _ request: HTTPRequest) -> HTTPResponse {
@@ -167,6 +184,9 @@ extension LiveListApp {
             return errorResponse(422, "missing_field", "type: missing")
         }
         sessions.touch(session)
+        if let refusal = pace(type, session: session, request) {
+            return refusal
+        }
         let cell = fields.removeValue(forKey: "cell")
         switch await list.perform(ListAction(type: type, cell: cell, fields: fields, session: session)) {
         case .handled:

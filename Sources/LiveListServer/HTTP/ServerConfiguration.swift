@@ -26,6 +26,13 @@ public struct ServerConfiguration: Sendable {
     public var retryMilliseconds = 2_000
     /// The largest PUT body. Default 8 MiB.
     public var maximumBodyBytes = 8 << 20
+    /// The largest body of an action (`POST /lists/NAME/actions`): a form or a small JSON object.
+    /// Default 64 KiB; a larger one is answered 413 from its head, its body never read.
+    public var maximumActionBodyBytes = 64 << 10
+    /// How fast a session, and a client address (the one a trusted proxy names), may send actions;
+    /// past it 429 with `Retry-After`. Visibility reports (`visible`, `hidden`) do not count. Nil
+    /// sends actions at any pace. Default ``ActionPace/standard``, 10 a second after 40 at once.
+    public var actionPace: ActionPace? = .standard
     /// The most bytes of request bodies held at once over all connections; past it a request with a
     /// body is answered 503 with `Retry-After`. Default 64 MiB.
     public var bodyBudgetBytes = 64 << 20

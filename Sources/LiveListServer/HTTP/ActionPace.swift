@@ -1,0 +1,89 @@
+import Synchronization
+
+/// How fast one client may send actions: a token bucket per session and one per client address.
+/// Each holds up to `burst` actions and refills at `rate` per second, so a burst of any length makes
+/// at most `burst + rate × duration` actions go through; past it the action is answered 429 with
+/// `Retry-After` (docs/PROTOCOL.md, "Actions").
+public struct ActionPace: Sendable, Equatable {
+    /// Actions per second that a session (and a client address) may keep sending.
+    public var rate: Double
+    /// Actions a session (and a client address) may send at once before the rate applies.
+    public var burst: Int
+
+    /// A pace of `rate` actions per second after a burst of `burst`.
+    public init(rate: Double, burst: Int) {
+        self.rate = rate
+        self.burst = burst
+    }
+
+    /// The default: 10 actions a second after a burst of 40, more than a person clicking and typing
+    /// quickly sends (visibility reports do not count).
+    public static let standard = ActionPace(rate: 10, burst: 40)
+}
+
+/// The buckets of an ``ActionPace``, by key (a session, a client address). Memory is bounded: keys
+/// live in two generations of at most `capacity / 2` each; when the newer one fills up, the older is
+/// dropped. A key dropped that way starts again with a full bucket, so an attacker gains one burst per
+/// `capacity / 2` other keys, never more than the pace of the address he sends from.
+final class ActionPacer: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    private struct Generations {
+        var current: [String: Bucket] = [:]
+        var previous: [String: Bucket] = [:]
+    }
+
+    let pace: ActionPace
+    private let capacity: Int
+    private let buckets = Mutex(Generations())
+
+    init(pace: ActionPace, capacity: Int = 200_000) {
+        self.pace = pace
+        self.capacity = max(2, capacity)
+    }
+
+    /// Takes one action from every key's bucket when each has one; otherwise takes nothing and
+    /// returns the whole seconds after which all of them will (at least 1).
+    func take(_ keys: [String], now: ContinuousClock.Instant = .now) -> Int? {
+        let burst = Double(max(1, pace.burst))
+        let rate = max(pace.rate, 0.000_001)
+        return buckets.withLock { generations in
+            var found: [Bucket] = []
+            var wait = 0.0
+            for key in keys {
+                var bucket = generations.current[key] ?? generations.previous[key] ?? Bucket(tokens: burst, updated: now)
+                let elapsed = bucket.updated.duration(to: now)
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                bucket.tokens = min(burst, bucket.tokens + max(0, seconds) * rate)
+                bucket.updated = now
+                if bucket.tokens < 1 {
+                    wait = max(wait, (1 - bucket.tokens) / rate)
+                }
+                found.append(bucket)
+            }
+            if wait > 0 {
+                return max(1, Int(wait.rounded(.up)))
+            }
+            for (key, var bucket) in zip(keys, found) {
+                bucket.tokens -= 1
+                if generations.current[key] == nil {
+                    generations.previous.removeValue(forKey: key)
+                    if generations.current.count >= capacity / 2 {
+                        generations.previous = generations.current
+                        generations.current = [:]
+                    }
+                }
+                generations.current[key] = bucket
+            }
+            return nil
+        }
+    }
+
+    /// The keys held, for tests.
+    var count: Int {
+        buckets.withLock { $0.current.count + $0.previous.count }
+    }
+}
