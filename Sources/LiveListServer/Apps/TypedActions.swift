@@ -1,6 +1,7 @@
 public import LiveListEngine
 public import LiveListHTML
 import Foundation
+import Synchronization
 
 /// An app's actions as values: a `String`-backed type (an enum, usually) whose raw values are the names
 /// the page sends with `POST /lists/NAME/actions` (docs/PROTOCOL.md, "Actions").
@@ -102,19 +103,91 @@ extension HostedList {
     /// Sets how the app's actions, decoded as `Kind`, change the list's stored state (a list registered
     /// with ``ListRegistry/hostApp(_:configuration:state:render:)``): each runs `change` on the latest
     /// state in the list's ordered write path (``updateState(_:_:)``), so concurrent actions never
-    /// overwrite each other. A change that throws, or a state that cannot be stored, leaves the list as
-    /// it was; `onError` hears why, except for an ``ActionRefusal``, which answers the action (422).
+    /// overwrite each other. Actions that arrive while the list is storing a change wait together and
+    /// are then applied in order and stored with one write (one version, one fsync). A change that
+    /// throws leaves the state as it was before it (the others of its batch still apply); a state that
+    /// cannot be stored leaves the list as it was. `onError` hears why, except for an
+    /// ``ActionRefusal``, which answers the action (422).
     public func onAction<Kind: ListActions, State: Codable & Equatable & Sendable>(
         _ kind: Kind.Type, changing state: State.Type, onError: (@Sendable (any Error) -> Void)? = nil,
         _ change: @escaping @Sendable (TypedAction<Kind>, inout State) throws -> Void
     ) {
-        onAction(kind) { [unowned self] action in
+        let changes = StateChanges<State>(list: self)
+        onAction(kind) { action in
             do {
-                try await updateState(state) { state in try change(action, &state) }
+                try await changes.submit { state in try change(action, &state) }
             } catch let refusal as ActionRefusal {
                 throw refusal
             } catch {
                 onError?(error)
+            }
+        }
+    }
+}
+
+/// The actions' changes of one list's state, waiting to be stored: one runner at a time takes every
+/// change waiting and applies them in order with one ``HostedList/updateState(_:_:)`` (one version,
+/// one store write), so a burst of actions costs one fsync per batch, not one per action.
+private final class StateChanges<State: Codable & Equatable & Sendable>: Sendable {
+    typealias Change = @Sendable (inout State) throws -> Void
+    private struct Waiting {
+        var changes: [(change: Change, done: CheckedContinuation<Void, any Error>)] = []
+        var running = false
+    }
+
+    private unowned let list: HostedList
+    private let waiting = Mutex(Waiting())
+
+    init(list: HostedList) {
+        self.list = list
+    }
+
+    /// Applies `change` with the others waiting; returns once it is stored (or throws why not).
+    func submit(_ change: @escaping Change) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            let start = waiting.withLock { waiting in
+                waiting.changes.append((change, done))
+                defer { waiting.running = true }
+                return !waiting.running
+            }
+            if start {
+                Task { await self.run() }
+            }
+        }
+    }
+
+    /// Stores batches until none waits.
+    private func run() async {
+        while true {
+            let batch = waiting.withLock { waiting in
+                defer { waiting.changes = [] }
+                if waiting.changes.isEmpty { waiting.running = false }
+                return waiting.changes
+            }
+            guard !batch.isEmpty else { return }
+            // Each change's own outcome, set anew whenever the list runs the batch again (after
+            // another node of a shared store wrote first).
+            let outcomes = Mutex([(any Error)?](repeating: nil, count: batch.count))
+            let changes = batch.map(\.change)
+            do {
+                try await list.updateState(State.self) { state in
+                    for (index, change) in changes.enumerated() {
+                        var next = state
+                        do {
+                            try change(&next)
+                            state = next
+                            outcomes.withLock { $0[index] = nil }
+                        } catch {
+                            outcomes.withLock { $0[index] = error }
+                        }
+                    }
+                }
+                let results = outcomes.withLock { $0 }
+                for (item, error) in zip(batch, results) {
+                    if let error { item.done.resume(throwing: error) } else { item.done.resume() }
+                }
+            } catch {
+                for item in batch { item.done.resume(throwing: error) }
             }
         }
     }
