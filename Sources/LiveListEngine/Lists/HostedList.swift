@@ -318,7 +318,12 @@ public actor HostedList {
     /// - Returns: why renders could not be served, in order; empty when all were.
     func renderServed(_ renders: ServedRenders) -> [any Error] {
         var errors: [any Error] = []
-        for next in renders.takeAll() {
+        let (waiting, replaced) = renders.takeAll()
+        if replaced > 0 {
+            errors.append(ListWriteError(.limitReached, code: "renders_coalesced",
+                                         detail: "\(replaced) renders of \(name) came while \(ServedRenders.capacity) waited; each was replaced by the next, and the list shows the latest"))
+        }
+        for next in waiting {
             configuration.adapter = next.adapter
             configuration.options = next.options
             renderer.adapter = next.adapter
