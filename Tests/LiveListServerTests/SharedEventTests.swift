@@ -112,7 +112,7 @@ private struct Line: IdentifiableComponent, Equatable {
         let names = [name("real")] + (0 ..< 31).map { name("w\($0)") }
         let stream = MultiplexedStream(sink: sink, names: names.map(\.rawValue), versions: [:])
         await registry.subscribe(stream, names: names, since: [:])
-        #expect(await registry.actorCount == 10)
+        #expect(await registry.nameCount == 10)
         #expect(sink.events.count == 31, "one empty reset for each missing list; the real one is current")
         #expect(sink.events.allSatisfy { $0.data.contains(#""op":"reset""#) })
         // The list that exists is still followed by the stream.

@@ -113,7 +113,7 @@ public actor HostedList {
     /// exists once it is first rendered (app lists) or created by a PUT (JSON lists).
     init(
         name: ListName, owner: Owner, version: Int, configuration: ListConfiguration, store: any ListStore,
-        quota: ListQuota? = nil, perViewer: (@Sendable (Viewer) -> [Section])? = nil
+        quota: ListQuota? = nil, perViewer: (@Sendable (Viewer) -> [Section])? = nil, waiting: [Subscription] = []
     ) {
         switch (owner, perViewer) {
         case (.json, _): source = .json(JSONSource(quota: quota))
@@ -123,13 +123,18 @@ public actor HostedList {
         rendersPerViewer = perViewer != nil
         self.name = name
         self.owner = owner
-        executor = ListExecutor(label: "livelist.list.\(name.rawValue)")
+        executor = ListExecutor()
         self.configuration = configuration
         self.store = store
         renderer = Self.makeRenderer(name: name, version: version, configuration: configuration)
         log = ChangeLog(maximumCount: configuration.logCount, maximumBytes: configuration.logBytes)
         reservedVersion = version
         visibleVersion.store(version, ordering: .releasing)
+        // Streams that waited on the name before it had an actor wait here now (a JSON list that does
+        // not exist yet).
+        for subscription in waiting {
+            subscriptions[subscription.id] = subscription
+        }
     }
 
     private static func makeRenderer(name: ListName, version: Int, configuration: ListConfiguration) -> Renderer<PatchUpdater> {

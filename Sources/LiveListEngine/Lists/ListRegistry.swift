@@ -97,6 +97,10 @@ public actor ListRegistry {
     private nonisolated let lists = Mutex<[ListName: HostedList]>([:])
     /// The versions of names that have no actor.
     private var highWater: [String: Int]
+    /// Multiplexed streams waiting on names that have no actor, with a store of one process: a name
+    /// that does not exist costs an entry here, not an actor, and a stream that ends leaves nothing.
+    /// When the name gets an actor (a PUT creates the list, an app takes the name), they move to it.
+    private var waiting: [ListName: [ObjectIdentifier: Subscription]] = [:]
     private let quota: ListQuota
 
     /// Opens the registry on `store`, loading its JSON lists.
@@ -138,8 +142,9 @@ public actor ListRegistry {
         if let hosted = known(name) {
             return hosted
         }
+        let waiters = waiting.removeValue(forKey: name).map { Array($0.values) } ?? []
         let hosted = HostedList(name: name, owner: .json, version: highWater[name.rawValue] ?? 0, configuration: configuration,
-                                store: store, quota: quota)
+                                store: store, quota: quota, waiting: waiters)
         record(hosted, for: name)
         return hosted
     }
@@ -197,6 +202,7 @@ public actor ListRegistry {
                 version = max(version, retired.version)
                 moved = retired.subscriptions
             }
+            moved += waiting.removeValue(forKey: name).map { Array($0.values) } ?? []
             let hosted = HostedList(name: name, owner: .app, version: version, configuration: custom ?? configuration, store: store, perViewer: perViewer)
             record(hosted, for: name)
             return (hosted, moved)
@@ -319,9 +325,10 @@ public actor ListRegistry {
         lists.withLock { $0.count }
     }
 
-    /// The names held: actors, and the versions of names that have none. For `/metrics`.
+    /// The names held: actors, names that streams wait on, and the versions of names that have none.
+    /// For `/metrics`.
     package var nameCount: Int {
-        actorCount + highWater.count
+        actorCount + waiting.count + highWater.count
     }
 
     /// Every list that exists, for metrics.
@@ -475,13 +482,20 @@ public actor ListRegistry {
     package func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
         for name in names {
             while true {
-                guard known(name) != nil || actorCount < limits.maximumNames else {
-                    // The registry holds its limit of names: the empty reset, without waiting.
+                if known(name) == nil, !store.isShared || actorCount + waiting.count >= limits.maximumNames {
+                    // No such list: its empty reset at the name's version. The stream waits for it in
+                    // `waiting` (a shared store's lists may exist on other nodes: those get an actor,
+                    // which asks the store), unless the registry holds its limit of names.
                     let version = highWater[name.rawValue] ?? 0
                     let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
                                               operations: [.reset(html: "", sections: [])])
                     let parts = empty.encodedJSONParts()
                     stream.sink.send(ListEvent(id: stream.advance(name.rawValue, to: version), head: parts.head, tail: EventTail(parts.tail)))
+                    // A stream that ended meanwhile is not added: its `forget` may have run already.
+                    if !store.isShared, !stream.sink.isClosed, waiting[name] != nil || actorCount + waiting.count < limits.maximumNames {
+                        let subscription = Subscription(sink: stream.sink, multiplexed: stream, delivered: version, viewer: viewer)
+                        waiting[name, default: [:]][subscription.id] = subscription
+                    }
                     break
                 }
                 let hosted = actor(for: name)
@@ -495,7 +509,12 @@ public actor ListRegistry {
 
     /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
     package func forget(_ stream: MultiplexedStream) async {
+        let id = ObjectIdentifier(stream.sink)
         for name in stream.names.compactMap(ListName.init) {
+            if waiting[name]?.removeValue(forKey: id) != nil {
+                if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
+                continue
+            }
             guard let hosted = known(name) else { continue }
             await hosted.unsubscribe(stream.sink)
             await retireIfUnused(hosted)
