@@ -7,7 +7,7 @@ package func sameBytes(_ a: String, _ b: String) -> Bool {
     return left.count == right.count && left.elementsEqual(right)
 }
 
-/// ``sameBytes(_:_:)`` of two optional strings: both nil, or both present with the same bytes.
+/// `sameBytes(_:_:)` of two optional strings: both nil, or both present with the same bytes.
 package func sameBytes(_ a: String?, _ b: String?) -> Bool {
     switch (a, b) {
     case (nil, nil): true

@@ -43,7 +43,7 @@ public struct JSONListState: Sendable, Equatable {
             self.cells = cells
         }
 
-        /// Equal when id, header, footer and cells have the same bytes (see ``Cell``).
+        /// Equal when id, header, footer and cells have the same bytes (see ``JSONListState/Cell``).
         public static func == (a: Section, b: Section) -> Bool {
             sameBytes(a.id, b.id) && sameBytes(a.header, b.header) && sameBytes(a.footer, b.footer) && a.cells == b.cells
         }

@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""Replays seven denial-of-service attacks against livelist binaries, on 127.0.0.1 only, bounded in time.
+
+Each attack runs against a fresh server (default settings, demo lists on, its own empty data folder)
+of the baseline and of the candidate binary, and measures:
+  long-title    the POST status of an add action whose title is one character: "a" and 4,000,000
+                combining acute accents (U+0301), an 8 MB body; then the bytes of GET /lists/todo
+  reset-streams the server's resident memory (VmRSS) before and with 40 unread event streams asking
+                for a reset (Last-Event-ID: x) of a 4 MB JSON list, their sockets' buffers kept small
+  body-budget   the status of a small PUT while 8 GETs announce Content-Length: 8388608 and send no
+                body (64 MiB, the default body budget); and what those GETs got back within 2 s
+  names         resident memory before and after 500,000 random stream names, 32 per GET /events
+                (the connection closed once the answer's head arrived); capped at 120 s
+  rebinding     the status of a loopback PUT and of GET /metrics that carry Host (and Origin)
+                attacker.example:PORT, as a DNS-rebinding page would send them
+  canonical     the answer to a PUT turning a cell's "é" (U+00E9) into "e" + U+0301: ops and version
+  toggles       the list versions made by 2,000 toggle actions sent as fast as possible on one
+                keep-alive connection, with the count of 204 / 429 / other answers and the seconds
+                (capped at 60 s)
+It prints one table (attack, measure, baseline, candidate), then one line of notes per attack. A
+failing attack prints its error in its row and the others go on; the script exits 0 when it ran, as
+this is a measurement, not a test.
+
+Usage: Scripts/replay-attacks.py --baseline PATH --candidate PATH [--only NAME ...]
+Either binary may be left out (then its column is too).
+"""
+import argparse
+import http.client
+import json
+import random
+import re
+import select
+import socket
+import sys
+import threading
+import time
+
+from livelist_server import Server
+
+HOST = "127.0.0.1"
+TIMEOUT = 30  # seconds, for any ordinary request
+
+
+# --- Helpers ---------------------------------------------------------------------------------------
+
+def rss_mb(pid):
+    """The resident memory of process `pid`, in MB (VmRSS of /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def request(port, method, path, body=None, headers=None, timeout=TIMEOUT):
+    """One request on a connection of its own: (status, headers, body bytes)."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
+
+
+def put_json(port, name, document, timeout=TIMEOUT):
+    """PUT /lists/NAME with a JSON document: (status, decoded answer or its text)."""
+    body = json.dumps(document, ensure_ascii=False).encode()
+    status, _, answer = request(port, "PUT", "/lists/" + name, body,
+                                {"Content-Type": "application/json"}, timeout)
+    try:
+        return status, json.loads(answer)
+    except ValueError:
+        return status, answer.decode(errors="replace")
+
+
+def list_version(port, name):
+    """The version of list NAME, from its JSON snapshot."""
+    status, _, body = request(port, "GET", "/lists/" + name, headers={"Accept": "application/json"})
+    if status != 200:
+        raise RuntimeError(f"GET /lists/{name} (JSON) answered {status}")
+    return json.loads(body)["version"]
+
+
+def session(port):
+    """A session on the todo page: (cookie "NAME=VALUE", CSRF token, page bytes)."""
+    status, headers, page = request(port, "GET", "/lists/todo")
+    if status != 200:
+        raise RuntimeError(f"GET /lists/todo answered {status}")
+    cookie = None
+    for value in headers.get_all("Set-Cookie") or []:
+        pair = value.split(";", 1)[0].strip()
+        if pair.split("=", 1)[0].endswith("session"):
+            cookie = pair
+    token = re.search(rb'<meta name="livelist-csrf" content="([^"]*)"', page)
+    if not cookie or not token:
+        raise RuntimeError("the todo page gave no session cookie or no CSRF token")
+    return cookie, token.group(1).decode(), len(page)
+
+
+def action_headers(cookie, token):
+    return {"Content-Type": "application/json", "Cookie": cookie, "X-CSRF-Token": token}
+
+
+def status_line(data):
+    """The first line of an answer, or None when nothing came."""
+    if not data:
+        return None
+    return data.split(b"\r\n", 1)[0].decode(errors="replace")
+
+
+def raw_exchange(port, head, body=b"", timeout=TIMEOUT):
+    """Sends `head` and `body` on a raw socket, then reads the answer's first bytes. Returns its status
+    line, or "connection closed" when the server cut the connection with no answer, or "no answer"
+    when nothing came within `timeout`."""
+    sock = socket.create_connection((HOST, port), timeout=timeout)
+    try:
+        try:
+            sock.sendall(head)
+            view = memoryview(body)
+            for start in range(0, len(view), 1 << 16):
+                sock.sendall(view[start:start + (1 << 16)])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # The server may have answered before it stopped reading: look for that answer.
+        try:
+            data = sock.recv(4096)
+        except socket.timeout:
+            return "no answer"
+        except ConnectionResetError:
+            data = b""
+        return status_line(data) or "connection closed"
+    finally:
+        sock.close()
+
+
+# --- The attacks -----------------------------------------------------------------------------------
+# Each takes a started Server and returns ({measure: value}, notes); the measures are the labels
+# declared for it in ATTACKS.
+
+def long_title(server):
+    """An add action whose title is one grapheme of 8 MB, then the size of the page that shows it."""
+    cookie, token, before = session(server.port)
+    text = "a" + "\u0301" * 4_000_000
+    body = json.dumps({"type": "add", "text": text}, ensure_ascii=False).encode()
+    head = (f"POST /lists/todo/actions HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+            f"Content-Type: application/json\r\nCookie: {cookie}\r\nX-CSRF-Token: {token}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    began = time.monotonic()
+    answer = raw_exchange(server.port, head, body, timeout=90)
+    seconds = time.monotonic() - began
+    time.sleep(0.5)
+    status, _, page = request(server.port, "GET", "/lists/todo", timeout=90)
+    code = answer.split(" ")[1] if answer.startswith("HTTP/") else answer
+    return ({"page bytes after an 8 MB one-character title": f"{len(page):,}",
+             "POST status": code},
+            f"POST ({len(body):,} bytes): {answer} in {seconds:.1f} s; page {before:,} bytes before, "
+            f"{len(page):,} after (GET {status})")
+
+
+def reset_streams(server):
+    """40 event streams asking for a reset of a 4 MB list, never read, on small receive buffers."""
+    document = {"sections": [{"id": "s", "cells": [
+        {"id": f"c{i}", "text": f"{i:06d} " + "x" * 1000, "detail": None} for i in range(4000)]}]}
+    status, _ = put_json(server.port, "big", document, timeout=60)
+    if status not in (200, 201):
+        raise RuntimeError(f"PUT /lists/big answered {status}")
+    time.sleep(1)
+    before = rss_mb(server.process.pid)
+    sockets = []
+    try:
+        for _ in range(40):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(10)
+            sock.connect((HOST, server.port))
+            sock.sendall((f"GET /lists/big/events HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+                          "Accept: text/event-stream\r\nLast-Event-ID: x\r\n\r\n").encode())
+            sockets.append(sock)
+        time.sleep(3)
+        during = rss_mb(server.process.pid)
+    finally:
+        for sock in sockets:
+            sock.close()
+    return ({"RSS before the streams (MB)": f"{before:.0f}",
+             "RSS with 40 unread reset streams on a 4 MB list (MB)": f"{during:.0f}"},
+            f"PUT big ({len(json.dumps(document)):,} bytes): {status}; {len(sockets)} streams opened")
+
+
+def body_budget(server):
+    """8 GETs announcing 8 MiB bodies that never come, then a small PUT on another connection."""
+    sockets = []
+    try:
+        for _ in range(8):
+            sock = socket.create_connection((HOST, server.port), timeout=10)
+            sock.sendall((f"GET /healthz HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+                          "Content-Length: 8388608\r\n\r\n").encode())
+            sockets.append(sock)
+        time.sleep(0.5)  # let the server read the heads (and, in the baseline, reserve the bodies)
+        status, answer = put_json(server.port, "small",
+                                  {"sections": [{"id": "s", "cells": [{"id": "c1", "text": "hello", "detail": None}]}]},
+                                  timeout=10)
+        # What each GET got back within 2 s: its status line, or nothing.
+        got = {sock: b"" for sock in sockets}
+        deadline = time.monotonic() + 2
+        pending = list(sockets)
+        while pending and time.monotonic() < deadline:
+            readable, _, _ = select.select(pending, [], [], max(0.0, deadline - time.monotonic()))
+            for sock in readable:
+                try:
+                    data = sock.recv(4096)
+                except OSError:
+                    data = b""
+                got[sock] += data
+                if not data or b"\r\n" in got[sock]:
+                    pending.remove(sock)
+        lines = {}
+        for sock in sockets:
+            line = status_line(got[sock]) or "nothing"
+            lines[line] = lines.get(line, 0) + 1
+    finally:
+        for sock in sockets:
+            sock.close()
+    summary = ", ".join(f"{count}x {line}" for line, count in lines.items())
+    detail = answer.get("error", {}) if isinstance(answer, dict) else answer
+    return ({"PUT status while 8 bodiless GETs announce 8 MiB": str(status)},
+            f"PUT: {status}{'' if status in (200, 201) else ' ' + str(detail)[:80]}; GETs within 2 s: {summary}")
+
+
+def names(server, total=500_000, threads=8, seconds=120):
+    """GET /events with 32 random list names each, closed once the head came, until `total` names."""
+    before = rss_mb(server.process.pid)
+    per_request = 32
+    requests_left = [total // per_request]
+    sent = [0]
+    errors = []
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def worker(seed):
+        generator = random.Random(seed)
+        alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+        while time.monotonic() < stop:
+            with lock:
+                if requests_left[0] <= 0:
+                    return
+                requests_left[0] -= 1
+            query = "&".join("list=" + "".join(generator.choices(alphabet, k=12)) for _ in range(per_request))
+            try:
+                with socket.create_connection((HOST, server.port), timeout=10) as sock:
+                    sock.sendall(f"GET /events?{query} HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n"
+                                 f"Accept: text/event-stream\r\n\r\n".encode())
+                    head = b""
+                    while b"\r\n\r\n" not in head:
+                        data = sock.recv(4096)
+                        if not data:
+                            break
+                        head += data
+                with lock:
+                    sent[0] += per_request
+                    if not head.startswith(b"HTTP/1.1 200"):
+                        errors.append(status_line(head) or "closed")
+            except OSError as error:
+                with lock:
+                    errors.append(type(error).__name__)
+
+    began = time.monotonic()
+    workers = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(threads)]
+    for worker_thread in workers:
+        worker_thread.start()
+    for worker_thread in workers:
+        worker_thread.join(seconds + 30)
+    elapsed = time.monotonic() - began
+    time.sleep(2)
+    after = rss_mb(server.process.pid)
+    odd = ""
+    if errors:
+        kinds = {}
+        for error in errors:
+            kinds[error] = kinds.get(error, 0) + 1
+        odd = "; not 200: " + ", ".join(f"{count}x {kind}" for kind, count in kinds.items())
+    return ({"RSS before the names (MB)": f"{before:.0f}",
+             "RSS after N random stream names (MB)": f"{after:.0f}",
+             "names sent (N)": f"{sent[0]:,}"},
+            f"{sent[0]:,} names in {sent[0] // per_request:,} requests, {elapsed:.0f} s{odd}")
+
+
+def rebinding(server):
+    """A loopback PUT and GET /metrics naming a foreign host, as after a DNS rebinding."""
+    foreign = f"attacker.example:{server.port}"
+    body = json.dumps({"sections": [{"id": "s", "cells": [{"id": "c1", "text": "pwned", "detail": None}]}]})
+    put, _, _ = request(server.port, "PUT", "/lists/rebind", body,
+                        {"Host": foreign, "Origin": "http://" + foreign, "Content-Type": "application/json"})
+    metrics, _, _ = request(server.port, "GET", "/metrics", headers={"Host": foreign})
+    return ({"status of a rebinding PUT (and /metrics)": f"{put} ({metrics})"},
+            f"PUT /lists/rebind with Host {foreign}: {put}; GET /metrics: {metrics}")
+
+
+def canonical(server):
+    """A PUT that changes "é" (one code point) into "e" + U+0301 (two), canonically equivalent."""
+    def document(text):
+        return {"sections": [{"id": "s", "cells": [{"id": "c1", "text": text, "detail": None}]}]}
+
+    first_status, first = put_json(server.port, "canon", document("\u00e9"))
+    second_status, second = put_json(server.port, "canon", document("e\u0301"))
+    if not isinstance(first, dict) or not isinstance(second, dict) or "ops" not in second:
+        raise RuntimeError(f"PUTs answered {first_status} and {second_status}: {str(second)[:120]}")
+    ops = second["ops"]
+    kinds = ", ".join(str(op.get("op", op.get("type", "?"))) if isinstance(op, dict) else str(op) for op in ops)
+    moved = second.get("version") != first.get("version")
+    return ({"ops of a PUT changing é into e+U+0301": f"{len(ops)} ({'new version' if moved else 'same version'})"},
+            f"PUTs: {first_status}, {second_status}; version {first.get('version')} -> {second.get('version')}; "
+            f"ops: [{kinds}]")
+
+
+def toggles(server, count=2000, seconds=60):
+    """2,000 toggles of one cell on one keep-alive connection, as fast as answers come."""
+    cookie, token, _ = session(server.port)
+    before = list_version(server.port, "todo")
+    headers = action_headers(cookie, token)
+    body = json.dumps({"type": "toggle", "cell": "2"})
+    counts = {"204": 0, "429": 0, "other": 0}
+    others = {}
+    reconnects = 0
+    connection = http.client.HTTPConnection(HOST, server.port, timeout=TIMEOUT)
+    stop = time.monotonic() + seconds
+    began = time.monotonic()
+    sent = 0
+    try:
+        while sent < count and time.monotonic() < stop:
+            sent += 1
+            try:
+                connection.request("POST", "/lists/todo/actions", body=body, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                status = response.status
+            except (http.client.HTTPException, OSError) as error:
+                # The server closed the connection: count it, and reconnect.
+                connection.close()
+                connection = http.client.HTTPConnection(HOST, server.port, timeout=TIMEOUT)
+                reconnects += 1
+                status = type(error).__name__
+            key = str(status) if str(status) in counts else "other"
+            counts[key] += 1
+            if key == "other":
+                others[status] = others.get(status, 0) + 1
+    finally:
+        connection.close()
+    elapsed = time.monotonic() - began
+    time.sleep(0.5)
+    after = list_version(server.port, "todo")
+    other = "" if not others else " (" + ", ".join(f"{n}x {s}" for s, n in others.items()) + ")"
+    return ({"versions made by 2,000 toggles in a burst": str(after - before),
+             "answers 204 / 429 / other": f"{counts['204']} / {counts['429']} / {counts['other']}",
+             "seconds": f"{elapsed:.1f}"},
+            f"{sent} toggles in {elapsed:.1f} s: {counts['204']}x 204, {counts['429']}x 429, "
+            f"{counts['other']}x other{other}; {reconnects} reconnects; version {before} -> {after}")
+
+
+# (name, function, measures shown in the table; the first one carries an error)
+ATTACKS = [
+    ("long-title", long_title, ["page bytes after an 8 MB one-character title", "POST status"]),
+    ("reset-streams", reset_streams, ["RSS with 40 unread reset streams on a 4 MB list (MB)", "RSS before the streams (MB)"]),
+    ("body-budget", body_budget, ["PUT status while 8 bodiless GETs announce 8 MiB"]),
+    ("names", names, ["RSS after N random stream names (MB)", "RSS before the names (MB)", "names sent (N)"]),
+    ("rebinding", rebinding, ["status of a rebinding PUT (and /metrics)"]),
+    ("canonical", canonical, ["ops of a PUT changing é into e+U+0301"]),
+    ("toggles", toggles, ["versions made by 2,000 toggles in a burst", "answers 204 / 429 / other", "seconds"]),
+]
+
+
+def run_attack(binary, attack):
+    """Runs one attack on a fresh server of `binary`: ({measure: value}, notes). Never raises."""
+    name, function, measures = attack
+    server = None
+    try:
+        server = Server(binary)
+        values, notes = function(server)
+        if server.process.poll() is not None:
+            notes += f"; the server exited ({server.process.returncode})"
+        return values, notes
+    except Exception as error:  # one attack failing must not stop the others
+        exited = ""
+        if server is not None and server.process.poll() is not None:
+            exited = f" (the server exited: {server.process.returncode})"
+        message = f"error: {type(error).__name__}: {error}"[:100] + exited
+        return {measures[0]: message}, message
+    finally:
+        if server is not None:
+            server.close()
+
+
+def print_table(rows, columns):
+    """Plain text, aligned columns."""
+    table = [["attack", "measure", *columns]] + rows
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for index, row in enumerate(table):
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        if index == 0:
+            print("  ".join("-" * width for width in widths))
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__.rsplit("\n\nUsage", 1)[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baseline", help="the livelist binary before the fix")
+    parser.add_argument("--candidate", help="the livelist binary after the fix")
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=[a[0] for a in ATTACKS],
+                        help="run only these attacks")
+    args = parser.parse_args()
+    binaries = [(label, path) for label, path in (("baseline", args.baseline), ("candidate", args.candidate)) if path]
+    if not binaries:
+        parser.error("give --baseline, --candidate or both")
+    attacks = [attack for attack in ATTACKS if not args.only or attack[0] in args.only]
+
+    rows = []
+    notes = []
+    for attack in attacks:
+        results = {}
+        for label, path in binaries:
+            print(f"{attack[0]}: {label}...", file=sys.stderr, flush=True)
+            began = time.monotonic()
+            results[label] = run_attack(path, attack)
+            print(f"{attack[0]}: {label} done in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
+        for measure in attack[2]:
+            rows.append([attack[0], measure, *(results[label][0].get(measure, "-") for label, _ in binaries)])
+        for label, _ in binaries:
+            notes.append(f"{attack[0]} ({label}): {results[label][1]}")
+
+    print_table(rows, [label for label, _ in binaries])
+    print()
+    for line in notes:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
