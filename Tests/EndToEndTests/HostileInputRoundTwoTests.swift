@@ -4,36 +4,9 @@ import Testing
 import Glibc
 #endif
 
-/// Raw sockets for what `Client` cannot say: heads without their bodies, chosen `Host` fields, small
-/// receive buffers, and whether the server closed the connection.
+/// Raw sockets for what `Client` cannot say: heads without their bodies, chosen `Host` fields, and
+/// whether the server closed the connection.
 private enum Wire {
-    /// A connected socket to the server on loopback; `receiveBuffer` (SO_RCVBUF) and `segmentSize`
-    /// (TCP_MAXSEG, the MSS announced to the server) are set before connecting.
-    static func connectSocket(port: Int, receiveBuffer: Int32? = nil, segmentSize: Int32? = nil) throws -> Int32 {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw ServerError("socket failed") }
-        if var size = receiveBuffer {
-            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        if var segment = segmentSize {
-            setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            Glibc.close(socket)
-            throw ServerError("connect to \(port) failed")
-        }
-        return socket
-    }
-
     static func setReceiveTimeout(_ socket: Int32, _ seconds: Double) {
         let whole = max(0, Int(seconds))
         var value = timeval(tv_sec: whole, tv_usec: max(1_000, Int((seconds - Double(whole)) * 1_000_000)))
@@ -87,7 +60,7 @@ private enum Wire {
     /// Sends `bytes` on a new connection (a send the server cuts short by answering early is no
     /// failure), then reads until the server closes it or `timeout` passes.
     static func exchange(_ bytes: [UInt8], port: Int, timeout: Double = 8) throws -> (response: Response?, closed: Bool) {
-        let socket = try connectSocket(port: port)
+        let socket = try Client.connect(port: port)
         defer { Glibc.close(socket) }
         try? Client.send(socket, bytes)
         let (data, closed) = readUntilClosed(socket, timeout: timeout)
@@ -97,7 +70,7 @@ private enum Wire {
 
     /// One request with the caller's own `Host` field (and any others), `Connection: close`, read to the end.
     static func request(_ method: String, _ path: String, port: Int, host: String, headers: [(String, String)] = [], json: String? = nil) throws -> Response {
-        let socket = try connectSocket(port: port)
+        let socket = try Client.connect(port: port)
         defer { Glibc.close(socket) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -247,7 +220,7 @@ private func todoAction(_ fields: [String: String], port: Int, session: (cookie:
         var sockets: [Int32] = []
         defer { for socket in sockets { Glibc.close(socket) } }
         for _ in 0 ..< 8 {
-            let socket = try Wire.connectSocket(port: server.port)
+            let socket = try Client.connect(port: server.port)
             sockets.append(socket)
             try Client.send(socket, request)
         }
@@ -292,7 +265,7 @@ private func todoAction(_ fields: [String: String], port: Int, session: (cookie:
         for _ in 0 ..< 20 {
             // A small receive window and segment size: the server's kernel takes little of each reset,
             // so what it queues for these readers shows in its own gauge.
-            let socket = try Wire.connectSocket(port: server.port, receiveBuffer: 4096, segmentSize: 536)
+            let socket = try Client.connect(port: server.port, receiveBuffer: 4096, segmentSize: 536)
             sockets.append(socket)
             try Client.send(socket, request)
         }
@@ -327,7 +300,7 @@ private func todoAction(_ fields: [String: String], port: Int, session: (cookie:
         for _ in 0 ..< 200 {
             let names = (0 ..< 32).map { _ in String((0 ..< 16).map { _ in alphabet.randomElement()! }) }
             let query = names.map { "list=\($0)" }.joined(separator: "&")
-            let socket = try Wire.connectSocket(port: server.port)
+            let socket = try Client.connect(port: server.port)
             defer { Glibc.close(socket) }
             try Client.send(socket, Array("GET /events?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
             let head = Wire.readHead(socket, timeout: 5)

@@ -155,9 +155,17 @@ enum Client {
         try request("PUT", path, port: port, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
     }
 
-    static func connect(port: Int) throws -> Int32 {
+    /// A socket connected to the server on loopback; `receiveBuffer` (SO_RCVBUF) and `segmentSize`
+    /// (TCP_MAXSEG, the segment size announced to the server) are set before connecting when given.
+    static func connect(port: Int, receiveBuffer: Int32? = nil, segmentSize: Int32? = nil) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw ServerError("socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if var segment = segmentSize {
+            setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
+        }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()

@@ -326,16 +326,22 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         #expect(book.count == 4)
     }
 
-    @Test func aStreamThatKeepsUpGetsEventsAsLargeAsTheBudget() async throws {
+    /// One event stream on a server whose stream budget is `budget`, its head read and nothing queued.
+    private func withOneStream(budget: Int, _ body: (HTTPServer, HTTPStream, TestClient) async throws -> Void) async throws {
         let book = StreamBook()
         var configuration = testConfiguration(loops: 1)
-        configuration.streamOutputBudget = 60_000
+        configuration.streamOutputBudget = budget
         try await withServer(configuration, handler: book.handler()) { server in
-            let port = server.port
-            guard let client = await openEventStreams(1, port: port, book: book)?.first else { return }
+            guard let client = await openEventStreams(1, port: server.port, book: book)?.first else { return }
             let stream = book.stream(0)
             _ = await onThread { client.readResponse(head: true) }
             #expect(await eventually { stream.queuedBytes == 0 })
+            try await body(server, stream, client)
+        }
+    }
+
+    @Test func aStreamThatKeepsUpGetsEventsAsLargeAsTheBudget() async throws {
+        try await withOneStream(budget: 60_000) { server, stream, client in
             #expect(stream.send(ServerSentEvent(id: "9", data: String(repeating: "b", count: 50_000))))
             let text = await onThread { client.readStream { $0.contains("id: 9\n") && $0.hasSuffix("\n\n") } }
             #expect(text?.contains(String(repeating: "b", count: 50_000)) == true)
@@ -346,15 +352,7 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
     /// The regression: a stream with nothing queued took any event, so streams that each got a large
     /// event of their own (a reset) were never held to the budget.
     @Test func aStreamsOwnEventCountsEvenWhenItsQueueIsEmpty() async throws {
-        let book = StreamBook()
-        var configuration = testConfiguration(loops: 1)
-        configuration.streamOutputBudget = 1_000
-        try await withServer(configuration, handler: book.handler()) { server in
-            let port = server.port
-            guard let client = await openEventStreams(1, port: port, book: book)?.first else { return }
-            let stream = book.stream(0)
-            _ = await onThread { client.readResponse(head: true) }
-            #expect(await eventually { stream.queuedBytes == 0 })
+        try await withOneStream(budget: 1_000) { server, stream, client in
             // A small event (a heartbeat's size) always goes to a stream with nothing queued.
             #expect(stream.send(ServerSentEvent(id: "1", data: "small")))
             #expect(await eventually { stream.queuedBytes == 0 })
