@@ -46,6 +46,44 @@ public final class SharedBytes: Sendable {
     }
 }
 
+/// The shared buffers one stream holds queued, oldest first, each with where it ends in the stream's
+/// output. The first is kept inline and the others (a slow reader with several events queued) in an
+/// array, so that a stream that keeps up allocates nothing per event.
+struct HeldShared {
+    private var first: (end: Int, bytes: SharedBytes)?
+    private var rest: [(end: Int, bytes: SharedBytes)] = []
+    private var restStart = 0
+    /// The bytes held.
+    private(set) var bytes = 0
+
+    mutating func append(_ shared: SharedBytes, end: Int) {
+        if first == nil {
+            first = (end, shared)
+        } else {
+            rest.append((end, shared))
+        }
+        bytes += shared.bytes.count
+    }
+
+    /// Gives back to `budget` the buffers that end at or before `sent`.
+    mutating func release(sent: Int, to budget: ByteBudget) {
+        while let held = first, held.end <= sent {
+            held.bytes.release(budget)
+            bytes -= held.bytes.bytes.count
+            if restStart < rest.count {
+                first = rest[restStart]
+                restStart += 1
+                if restStart == rest.count {
+                    rest.removeAll(keepingCapacity: false)
+                    restStart = 0
+                }
+            } else {
+                first = nil
+            }
+        }
+    }
+}
+
 /// The writing end of a streamed response body, such as a Server-Sent Events stream.
 ///
 /// Every method may be called from any thread. Writes are queued and sent by the connection's
@@ -70,30 +108,14 @@ public final class HTTPStream: @unchecked Sendable {
         var taken = 0
         /// Bytes queued so far, over the stream's life.
         var queued = 0
-        /// The shared buffers queued and not yet sent, with where each ends in the stream's output
-        /// (counted like ``queued``), in order.
-        var shared: [(end: Int, bytes: SharedBytes)] = []
-        var sharedFirst = 0
-        /// The bytes of ``shared`` still held.
-        var sharedHeld = 0
+        /// The shared buffers queued and not yet sent.
+        var shared = HeldShared()
 
         /// Gives back the shared buffers that the peer has taken (all of them once finished), then
         /// brings the stream's own share of the server's budget up to what it holds now.
         mutating func settle(_ budget: ByteBudget) {
-            let sent = finished ? Int.max : taken - socketQueued
-            while sharedFirst < shared.count, shared[sharedFirst].end <= sent {
-                shared[sharedFirst].bytes.release(budget)
-                sharedHeld -= shared[sharedFirst].bytes.bytes.count
-                sharedFirst += 1
-            }
-            if sharedFirst == shared.count {
-                shared.removeAll(keepingCapacity: false)
-                sharedFirst = 0
-            } else if sharedFirst >= 32, sharedFirst * 2 >= shared.count {
-                shared.removeFirst(sharedFirst)
-                sharedFirst = 0
-            }
-            let own = finished ? 0 : max(0, pendingBytes + socketQueued - sharedHeld)
+            shared.release(sent: finished ? Int.max : taken - socketQueued, to: budget)
+            let own = finished ? 0 : max(0, pendingBytes + socketQueued - shared.bytes)
             budget.add(own - accounted)
             accounted = own
         }
@@ -180,8 +202,7 @@ public final class HTTPStream: @unchecked Sendable {
                 state.pendingBytes += sharedCount
                 state.queued += sharedCount
                 shared.retain(budget)
-                state.shared.append((state.queued, shared))
-                state.sharedHeld += sharedCount
+                state.shared.append(shared, end: state.queued)
             }
             state.appendChunkEnd(chunked: chunked)
             state.settle(budget)

@@ -13,7 +13,7 @@ public final class ListEvent: Sendable {
     public let head: [UInt8]
     /// The rest of the changeset JSON, shared.
     public let tail: EventTail
-    private let framing = Mutex<[UInt8]?>(nil)
+    private let framing = Mutex<(any AnyObject & Sendable)?>(nil)
 
     public init(id: String, head: [UInt8], tail: EventTail) {
         self.id = id
@@ -32,13 +32,13 @@ public final class ListEvent: Sendable {
     /// The bytes of the changeset JSON.
     public var count: Int { head.count + tail.bytes.count }
 
-    /// The event's start framed by `frame`, which runs once per event: every later call returns the
-    /// same bytes. A process frames its events one way.
-    public func framedStart(by frame: (ListEvent) -> [UInt8]) -> [UInt8] {
-        if let bytes = framing.withLock({ $0 }) { return bytes }
-        let bytes = frame(self)
-        framing.withLock { $0 = bytes }
-        return bytes
+    /// The event framed by `frame`, which runs once per event: every later call returns the same
+    /// object (every stream that gets this event shares it). A process frames its events one way.
+    public func framed<Framed: AnyObject & Sendable>(by frame: (ListEvent) -> Framed) -> Framed {
+        if let framed = framing.withLock({ $0 }) as? Framed { return framed }
+        let framed = frame(self)
+        framing.withLock { $0 = framed }
+        return framed
     }
 }
 

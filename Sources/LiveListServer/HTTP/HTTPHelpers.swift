@@ -64,18 +64,32 @@ extension HeaderParsing {
 
 
 /// A list's events go out on an HTTP stream as Server-Sent Events (`event: patch`, docs/PROTOCOL.md),
-/// framed by the HTTP layer's one SSE framer: an event's start (its id and the head of its JSON)
-/// once per event, its tail once per changeset, queued by reference by every stream it goes to and
-/// counted once in the server's stream budget.
+/// framed by the HTTP layer's one SSE framer once per event (its id and the head of its JSON), with
+/// its tail framed once per changeset: every stream queues the same bytes by reference, and the
+/// tail counts once in the server's stream budget.
 extension HTTPStream: EventSink {
     public func send(_ event: ListEvent) -> Bool {
-        let end = event.tail.framed { FramedTail(ServerSentEvent.encodeEnd(data: $0).map(SharedBytes.init)) }
-        let start = event.framedStart { ServerSentEvent.encodeStart(id: $0.id, event: "patch", data: $0.head) ?? [] }
-        guard let shared = end.bytes, !start.isEmpty else {
-            // JSON with a line break (never the engine's): framed whole, for this stream alone.
-            return write(ServerSentEvent.encode(id: event.id, event: "patch", data: event.data))
+        let framed = event.framed(by: FramedEvent.init)
+        guard let shared = framed.shared else { return write(framed.start) }
+        return write(framed.start, shared: shared)
+    }
+}
+
+/// An event framed for SSE: its own start, and its tail shared by every event of its changeset.
+final class FramedEvent: Sendable {
+    let start: [UInt8]
+    let shared: SharedBytes?
+
+    init(_ event: ListEvent) {
+        let tail = event.tail.framed { FramedTail(ServerSentEvent.encodeEnd(data: $0).map(SharedBytes.init)) }
+        if let shared = tail.bytes, let start = ServerSentEvent.encodeStart(id: event.id, event: "patch", data: event.head) {
+            self.start = start
+            self.shared = shared
+        } else {
+            // JSON with a line break (never the engine's): the event framed whole, unshared.
+            start = ServerSentEvent.encode(id: event.id, event: "patch", data: event.data)
+            shared = nil
         }
-        return write(start, shared: shared)
     }
 }
 
