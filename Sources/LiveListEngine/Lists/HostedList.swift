@@ -1015,6 +1015,9 @@ public actor HostedList {
             return EncodedChangeset(changes(since: version, for: viewer))
         }
         let current = renderer.updater.version
+        if catchUps.version != current {
+            catchUps = CatchUpCache(version: current)
+        }
         let key: Int
         switch log.lookup(since: version, current: current) {
         case .current:
@@ -1034,12 +1037,14 @@ public actor HostedList {
     }
 }
 
-/// The catch-ups of one list at its current version, by the version they start from (a reset by
-/// ``reset``: its tail is the same from any start). At most ``capacity`` are kept; others are
-/// encoded for their stream alone, and count for it in the server's stream budget.
+/// The catch-ups of one list to one version (its current one), by the version they start from (a
+/// reset by ``reset``: its tail is the same from any start). At most ``capacity`` are kept; others
+/// are encoded for their stream alone, and count for it in the server's stream budget.
 struct CatchUpCache {
     static let reset = Int.min
     static let capacity = 16
+    /// The version every entry goes to.
+    var version = -1
     private(set) var entries: [Int: EventTail] = [:]
 
     var isEmpty: Bool { entries.isEmpty }
