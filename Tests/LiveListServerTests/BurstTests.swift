@@ -63,6 +63,29 @@ private struct Count: IdentifiableComponent, Equatable {
         #expect(saves < 54, "stored in batches: \(saves) writes for 54 actions")
     }
 
+    /// Actions find their cell through an index built once per version: after every change (cells
+    /// moved across sections, deleted, added) an action finds exactly the cell shown under its key,
+    /// byte for byte.
+    @Test func actionsFindTheirCellAfterEveryChange() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        let heard = Mutex<[String]>([])
+        func sections(_ first: [String], _ second: [String]) -> [Section] {
+            [Section(id: "a", cells: first.map { CellNode(Count(id: $0, value: 0)) }),
+             Section(id: "b", cells: second.map { CellNode(Count(id: $0, value: 1)) })]
+        }
+        let list = try await registry.hostApp(name("cells"), sections: sections((0 ..< 2_000).map { "k\($0)" }, ["\u{E9}"]))
+        await list.onAction(accepting: { $0 == "poke" }) { action in heard.withLock { $0.append(action.cell ?? "") } }
+        #expect(await list.perform(ListAction(type: "poke", cell: "k1999")) == .handled)
+        #expect(await list.perform(ListAction(type: "poke", cell: "e\u{301}")) == .unknownCell, "a canonically equivalent key is another key")
+        #expect(await list.perform(ListAction(type: "poke", cell: "\u{E9}")) == .handled)
+        // Moved to the other section, one deleted, one added.
+        try await list.render(sections(["new"] + (0 ..< 1_000).map { "k\($0)" }, ["k1999", "\u{E9}"]))
+        #expect(await list.perform(ListAction(type: "poke", cell: "k1999")) == .handled)
+        #expect(await list.perform(ListAction(type: "poke", cell: "k1500")) == .unknownCell)
+        #expect(await list.perform(ListAction(type: "poke", cell: "new")) == .handled)
+        #expect(heard.withLock { $0 } == ["k1999", "\u{E9}", "k1999", "new"])
+    }
+
     /// An app that renders faster than its list can serve never blocks and never grows the queue:
     /// past 256 waiting, a render replaces the newest one, and the list ends at the latest.
     @Test func waitingRendersAreBoundedAndTheLatestWins() {

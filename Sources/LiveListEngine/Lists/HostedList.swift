@@ -69,6 +69,8 @@ public actor HostedList {
     /// Catch-ups to the current version encoded once and shared by every stream that needs the same
     /// one (``encodedChanges(since:for:)``); emptied whenever the version moves.
     private var catchUps = CatchUpCache()
+    /// Where each cell of the current rendering is (section and cell index), by key, at a version.
+    private var cellPositions: (version: Int, positions: [ByteKey: (section: Int, cell: Int)])?
     /// Where the list's content comes from: each kind of list is a small type of its own.
     private var source: Source
     /// For app lists: the version up to which the store has reserved.
@@ -855,13 +857,29 @@ public actor HostedList {
         return node.component
     }
 
+    /// The cell shown under `key` and its section's key: found through ``cellPositions``, so that an
+    /// action costs the same on a list of any length (a scan of 100,000 cells per visibility report
+    /// was a request costing the server hundreds of times what it cost its sender).
     private func findCell(_ key: String) -> (CellNode, String)? {
-        for section in renderer.data {
-            for node in section.cells where node.id.key.utf8.elementsEqual(key.utf8) {
-                return (node, section.id.key)
+        let data = renderer.data
+        if cellPositions?.version != renderer.updater.version {
+            // Built once per version, on the first action that needs it. Without a new version the
+            // rendering is the same, and so are the keys and their places.
+            var positions: [ByteKey: (section: Int, cell: Int)] = [:]
+            positions.reserveCapacity(data.reduce(0) { $0 + $1.cells.count })
+            for (sectionIndex, section) in data.enumerated() {
+                for (cellIndex, node) in section.cells.enumerated() {
+                    positions[ByteKey(node.id.key)] = (sectionIndex, cellIndex)
+                }
             }
+            cellPositions = (renderer.updater.version, positions)
         }
-        return nil
+        guard let (sectionIndex, cellIndex) = cellPositions?.positions[ByteKey(key)], sectionIndex < data.count,
+            cellIndex < data[sectionIndex].cells.count
+        else { return nil }
+        let node = data[sectionIndex].cells[cellIndex]
+        guard node.id.key.utf8.elementsEqual(key.utf8) else { return nil }
+        return (node, data[sectionIndex].id.key)
     }
 
     // MARK: - Streams

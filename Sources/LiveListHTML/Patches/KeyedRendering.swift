@@ -352,18 +352,18 @@ public struct PatchMismatch: Error, Sendable, CustomStringConvertible {
 
 /// A key compared and hashed byte for byte (Swift's `String` equality would take canonically
 /// equivalent spellings for one key, where the DOM sees two).
-struct ByteKey: Hashable, Sendable {
-    let string: String
+package struct ByteKey: Hashable, Sendable {
+    package let string: String
 
-    init(_ string: String) {
+    package init(_ string: String) {
         self.string = string
     }
 
-    static func == (a: ByteKey, b: ByteKey) -> Bool {
+    package static func == (a: ByteKey, b: ByteKey) -> Bool {
         a.string.utf8.elementsEqual(b.string.utf8)
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         var string = string
         string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         hasher.combine(0xFF as UInt8)  // never a byte of UTF-8: ends the key
