@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replays seven denial-of-service attacks against livelist binaries, on 127.0.0.1 only, bounded in time.
+"""Replays eight denial-of-service attacks against livelist binaries, on 127.0.0.1 only, bounded in time.
 
 Each attack runs against a fresh server (default settings, demo lists on, its own empty data folder)
 of the baseline and of the candidate binary, and measures:
@@ -17,6 +17,8 @@ of the baseline and of the candidate binary, and measures:
   toggles       the list versions made by 2,000 toggle actions sent as fast as possible on one
                 keep-alive connection, with the count of 204 / 429 / other answers and the seconds
                 (capped at 60 s)
+  visibility    the median time of 500 visibility reports about the last cell of a 100,000-cell list
+                (one keep-alive connection): whether one report scans the whole list
 It prints one table (attack, measure, baseline, candidate), then one line of notes per attack. A
 failing attack prints its error in its row and the others go on; the script exits 0 when it ran, as
 this is a measurement, not a test.
@@ -356,6 +358,35 @@ def toggles(server, count=2000, seconds=60):
             f"{counts['other']}x other{other}; {reconnects} reconnects; version {before} -> {after}")
 
 
+def visibility(server, cells=100_000, reports=500):
+    """Visibility reports about the last cell of a 100,000-cell list, one after another on one
+    keep-alive connection: what one report costs the server (a scan of the whole list, or not)."""
+    document = {"sections": [{"id": "s", "cells": [{"id": f"c{index}", "text": "x"} for index in range(cells)]}]}
+    status, _ = put_json(server.port, "long", document, timeout=300)
+    if status not in (200, 201):
+        raise RuntimeError(f"PUT of {cells:,} cells answered {status}")
+    cookie, token, _ = session(server.port)
+    headers = action_headers(cookie, token)
+    body = json.dumps({"type": "visible", "cell": f"c{cells - 1}"})
+    connection = http.client.HTTPConnection(HOST, server.port, timeout=TIMEOUT)
+    timings = []
+    statuses = {}
+    try:
+        for _ in range(reports):
+            began = time.perf_counter()
+            connection.request("POST", "/lists/long/actions", body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            timings.append(time.perf_counter() - began)
+            statuses[response.status] = statuses.get(response.status, 0) + 1
+    finally:
+        connection.close()
+    timings.sort()
+    median = timings[len(timings) // 2] * 1000
+    return ({"ms per visibility report on a 100,000-cell list (median)": f"{median:.2f}"},
+            f"{reports} reports: " + ", ".join(f"{n}x {s}" for s, n in sorted(statuses.items())))
+
+
 # (name, function, measures shown in the table; the first one carries an error)
 ATTACKS = [
     ("long-title", long_title, ["page bytes after an 8 MB one-character title", "POST status"]),
@@ -365,6 +396,7 @@ ATTACKS = [
     ("rebinding", rebinding, ["status of a rebinding PUT (and /metrics)"]),
     ("canonical", canonical, ["ops of a PUT changing é into e+U+0301"]),
     ("toggles", toggles, ["versions made by 2,000 toggles in a burst", "answers 204 / 429 / other", "seconds"]),
+    ("visibility", visibility, ["ms per visibility report on a 100,000-cell list (median)"]),
 ]
 
 
