@@ -62,10 +62,23 @@
           p = k == null && e.parentNode, o = p ? { section: p.dataset.section, part: e.nextElementSibling ? 'header' : 'footer' } : { cell: k },
           id = p ? o.part + '\0' + o.section : k;
         if (s && (p ? e.isConnected && s.secs.get(o.section) == p : s.cells.get(k) == e) && v != s.seen.has(id)) {
-          v ? s.seen.add(id) : s.seen.delete(id); send(s, v ? 'visible' : 'hidden', o);
+          v ? s.seen.add(id) : s.seen.delete(id); p ? send(s, v ? 'visible' : 'hidden', o) : seen(s, k, v);
         }
       }
     }),
+    // Cells' reports wait a moment and go together: one post per kind, the keys joined by NUL (which
+    // no key holds). A cell that came and went meanwhile cancels out (its reports alternate).
+    seen = (s, k, v) => {
+      const b = s.vis || (s.vis = new Map());
+      b.has(k) ? b.delete(k) : b.set(k, v);
+      s.visT || (s.visT = setTimeout(() => {
+        const m = s.vis; s.vis = s.visT = 0;
+        for (const v of [true, false]) {
+          const ks = [...m].filter(x => x[1] == v).map(x => x[0]);
+          ks.length && send(s, v ? 'visible' : 'hidden', ks.length == 1 ? { cell: ks[0] } : { cells: ks.join('\0') });
+        }
+      }, 50));
+    },
     watch = e => io && e.dataset.visibility == 'true' && io.observe(e),
     unwatch = e => io && io.unobserve(e);
 

@@ -212,12 +212,16 @@ def test_cells_that_ask_for_it_report_visibility(browser, server):
         state = {}
         for post in server.requests_to("/lists/seen/actions"):
             body = json.loads(post["body"])
-            state[body["cell"]] = body["type"]
+            # One cell ("cell"), or several in one post ("cells", the keys joined by NUL).
+            for key in body["cells"].split("\0") if "cells" in body else [body["cell"]]:
+                state[key] = body["type"]
         return {k for k, t in state.items() if t == "visible"}, state
 
     first = visible()
     assert first and len(first) < 30
     wait_for(lambda: reported()[0] == first, message="the first visible cells")
+    posts = server.requests_to("/lists/seen/actions")
+    assert len(posts) < len(first), f"{len(first)} cells reported in {len(posts)} posts: batched"
     browser.execute_script("scrollTo(0, document.body.scrollHeight)")
     last = visible()
     wait_for(lambda: reported()[0] == last, message="the cells shown after scrolling")

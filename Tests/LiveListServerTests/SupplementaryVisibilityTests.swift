@@ -49,3 +49,42 @@ struct Banner: Component {
         #expect(log.count("will quiet") == 0 && log.count("will top") == 1)
     }
 }
+
+/// A cell that asks for visibility reports, counting them.
+private struct Sight: IdentifiableComponent {
+    var id: String
+    var log: SightLog
+    var reportsVisibility: Bool { true }
+    func contentWillDisplay() { log.record("will \(id)") }
+    func contentDidEndDisplay() { log.record("end \(id)") }
+    var body: some HTML { id }
+}
+
+/// A page batches the visibility reports of its cells (`"cells"`: keys joined by NUL): one post
+/// reports many cells, each as a report of its own, never paced.
+@Suite struct BatchedVisibilityTests {
+    @Test func oneReportNamesManyCells() async throws {
+        let log = SightLog()
+        let server = try await RouteClient { $0.actionPace = ActionPace(rate: 1, burst: 1) }
+        let cells = (0 ..< 300).map { CellNode(Sight(id: "c\($0)", log: log)) }
+        _ = try await server.app.registry.hostApp(name("sights"), sections: [Section(id: "s", cells: cells)])
+        let page = try await server.get("/lists/sights")
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let csrf = try #require(page.text.components(separatedBy: #"name="csrf" value=""#).dropFirst().first?.prefix { $0 != "\"" })
+        let json = [("Content-Type", "application/json"), ("Cookie", cookie), ("X-CSRF-Token", String(csrf))]
+        func report(_ type: String, _ keys: [String]) async throws -> RouteResponse {
+            let joined = keys.joined(separator: "\\u0000")
+            return try await server.post("/lists/sights/actions", headers: json, body: Array(#"{"type":"\#(type)","cells":"\#(joined)"}"#.utf8))
+        }
+        // Three posts of many cells, past a pace of one action at once: reports are not paced.
+        #expect(try await report("visible", (0 ..< 200).map { "c\($0)" }).status == 204)
+        #expect(try await report("hidden", (0 ..< 100).map { "c\($0)" }).status == 204)
+        // A cell gone meanwhile (or never there) is passed over; the others are reported.
+        #expect(try await report("visible", ["c250", "gone", "c299"]).status == 204)
+        #expect(log.count("will c0") == 1 && log.count("will c199") == 1 && log.count("will c200") == 0)
+        #expect(log.count("end c0") == 1 && log.count("end c99") == 1 && log.count("end c100") == 0)
+        #expect(log.count("will c250") == 1 && log.count("will c299") == 1)
+        let tooMany = try await report("visible", (0 ..< 1_001).map { _ in "c1" })
+        #expect(tooMany.status == 422 && tooMany.text.contains("too_many_cells"))
+    }
+}

@@ -101,6 +101,29 @@ extension LiveListApp {
         }
     }
 
+    /// The most cells one batched visibility report may name.
+    static let maximumReportedCells = 1_000
+
+    /// A page's batched visibility report: `{"type": "visible", "cells": "K1\u0000K2"}` (keys joined by
+    /// NUL, which no key holds), each cell reported as a report of its own would be. A cell the list no
+    /// longer shows is passed over (it was deleted while the report was on its way); more than
+    /// ``maximumReportedCells`` is refused (422 `too_many_cells`).
+    private func reportVisibility(
+        _ type: String, of joined: String, fields: [String: String], session: String, on list: HostedList, isForm: Bool, _ request: HTTPRequest
+    ) async -> HTTPResponse {
+        let keys = joined.split(separator: "\0", omittingEmptySubsequences: true)
+        guard keys.count <= Self.maximumReportedCells else {
+            return errorResponse(422, "too_many_cells", "cells: \(keys.count) cells, more than the \(Self.maximumReportedCells) one report may name")
+        }
+        for key in keys {
+            _ = await list.perform(ListAction(type: type, cell: String(key), fields: fields, session: session))
+        }
+        if isForm && request.headers["LiveList-Action"] == nil {
+            return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
+        }
+        return HTTPResponse(status: .noContent)
+    }
+
     /// 429 when the session, or the client's address, sends actions faster than the pace allows; nil
     /// when the action may go on (and it is counted). Visibility reports are not paced: a page
     /// scrolled quickly sends many, and they change nothing.
@@ -186,6 +209,9 @@ extension LiveListApp {
         sessions.touch(session)
         if let refusal = pace(type, session: session, request) {
             return refusal
+        }
+        if type == "visible" || type == "hidden", let joined = fields.removeValue(forKey: "cells") {
+            return await reportVisibility(type, of: joined, fields: fields, session: session, on: list, isForm: isForm, request)
         }
         let cell = fields.removeValue(forKey: "cell")
         switch await list.perform(ListAction(type: type, cell: cell, fields: fields, session: session)) {
