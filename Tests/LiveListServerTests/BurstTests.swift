@@ -74,7 +74,8 @@ private struct Count: IdentifiableComponent, Equatable {
              Section(id: "b", cells: second.map { CellNode(Count(id: $0, value: 1)) })]
         }
         let list = try await registry.hostApp(name("cells"), sections: sections((0 ..< 2_000).map { "k\($0)" }, ["\u{E9}"]))
-        await list.onAction(accepting: { $0 == "poke" }) { action in heard.withLock { $0.append(action.cell ?? "") } }
+        let pokes: @Sendable (String) -> Bool = { $0 == "poke" }
+        await list.onAction(accepting: pokes) { action in heard.withLock { $0.append(action.cell ?? "") } }
         #expect(await list.perform(ListAction(type: "poke", cell: "k1999")) == .handled)
         #expect(await list.perform(ListAction(type: "poke", cell: "e\u{301}")) == .unknownCell, "a canonically equivalent key is another key")
         #expect(await list.perform(ListAction(type: "poke", cell: "\u{E9}")) == .handled)
