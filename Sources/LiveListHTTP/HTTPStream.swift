@@ -104,9 +104,8 @@ public final class HTTPStream: @unchecked Sendable {
         /// What this stream has counted in the server's stream output budget: the bytes that it
         /// alone holds (shared ones are counted by their ``SharedBytes``).
         var accounted = 0
-        /// Bytes handed to the connection so far, over the stream's life.
-        var taken = 0
-        /// Bytes queued so far, over the stream's life.
+        /// Bytes queued so far, over the stream's life (those handed to the connection are the ones no
+        /// longer pending).
         var queued = 0
         /// The shared buffers queued and not yet sent.
         var shared = HeldShared()
@@ -114,32 +113,33 @@ public final class HTTPStream: @unchecked Sendable {
         /// Gives back the shared buffers that the peer has taken (all of them once finished), then
         /// brings the stream's own share of the server's budget up to what it holds now.
         mutating func settle(_ budget: ByteBudget) {
-            shared.release(sent: finished ? Int.max : taken - socketQueued, to: budget)
+            shared.release(sent: finished ? Int.max : queued - pendingBytes - socketQueued, to: budget)
             let own = finished ? 0 : max(0, pendingBytes + socketQueued - shared.bytes)
             budget.add(own - accounted)
             accounted = own
         }
 
-        /// Queues `bytes`, with chunk framing around them when `chunked`.
-        mutating func append(_ bytes: [UInt8], chunked: Bool, total: Int) {
-            if chunked, !bytes.isEmpty || total > 0 {
-                let header = ResponseEncoder.chunkHeader(total)
-                pending.append(header)
-                pendingBytes += header.count
-                queued += header.count
+        /// Queues one write: `bytes`, then `shared` (held, and counted once in `budget`), as one
+        /// chunk when `chunked`.
+        mutating func queue(_ bytes: [UInt8], _ shared: SharedBytes?, chunked: Bool, budget: ByteBudget) {
+            let total = bytes.count + (shared?.bytes.count ?? 0)
+            // Nothing to send: no chunk either (an empty one would end the body).
+            guard total > 0 else { return }
+            if chunked { push(ResponseEncoder.chunkHeader(total)) }
+            push(bytes)
+            if let shared {
+                push(shared.bytes)
+                shared.retain(budget)
+                self.shared.append(shared, end: queued)
             }
-            if !bytes.isEmpty {
-                pending.append(bytes)
-                pendingBytes += bytes.count
-                queued += bytes.count
-            }
+            if chunked { push(ResponseEncoder.crlf) }
         }
 
-        mutating func appendChunkEnd(chunked: Bool) {
-            guard chunked else { return }
-            pending.append(ResponseEncoder.crlf)
-            pendingBytes += 2
-            queued += 2
+        private mutating func push(_ buffer: [UInt8]) {
+            guard !buffer.isEmpty else { return }
+            pending.append(buffer)
+            pendingBytes += buffer.count
+            queued += buffer.count
         }
     }
 
@@ -196,15 +196,7 @@ public final class HTTPStream: @unchecked Sendable {
                 state.closeReason = .backlogExceeded
                 return (false, false, true)
             }
-            state.append(bytes, chunked: chunked, total: bytes.count + sharedCount)
-            if let shared {
-                state.pending.append(shared.bytes)
-                state.pendingBytes += sharedCount
-                state.queued += sharedCount
-                shared.retain(budget)
-                state.shared.append(shared, end: state.queued)
-            }
-            state.appendChunkEnd(chunked: chunked)
+            state.queue(bytes, shared, chunked: chunked, budget: budget)
             state.settle(budget)
             let schedule = !state.scheduled
             state.scheduled = true
@@ -273,7 +265,6 @@ public final class HTTPStream: @unchecked Sendable {
             state.scheduled = false
             let buffers = state.pending
             state.pending = []
-            state.taken += state.pendingBytes
             state.pendingBytes = 0
             return buffers
         }

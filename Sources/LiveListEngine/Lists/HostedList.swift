@@ -903,8 +903,7 @@ public actor HostedList {
             let empty = ListChangeset(list: name.rawValue, from: since ?? 0, version: current, animate: false,
                                       operations: [.reset(html: "", sections: [])])
             let id = multiplexed?.advance(name.rawValue, to: current) ?? String(current)
-            let parts = empty.encodedJSONParts()
-            sink.send(ListEvent(id: id, head: parts.head, tail: EventTail(parts.tail)))
+            sink.send(EncodedChangeset(empty).event(id: id))
             if multiplexed != nil {
                 let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: current, viewer: viewer)
                 subscriptions[subscription.id] = subscription
@@ -948,9 +947,9 @@ public actor HostedList {
     private func publish(_ changeset: ListChangeset) -> [UInt8] {
         noteVersion()
         let encoded = EncodedChangeset(changeset)
-        log.append(changeset, bytes: encoded.head.count + encoded.tail.bytes.count)
+        log.append(changeset, bytes: encoded.count)
         counters.changesets += 1
-        let single = ListEvent(id: String(changeset.version), head: encoded.head, tail: encoded.tail)
+        let single = encoded.event(id: String(changeset.version))
         for subscription in subscriptions.values {
             if subscription.sink.isClosed {
                 drop(subscription.id)
@@ -981,7 +980,7 @@ public actor HostedList {
     /// its tail is shared with every other stream that gets the same changeset.
     private func send(_ encoded: EncodedChangeset, to subscription: Subscription) {
         let id = subscription.multiplexed?.advance(name.rawValue, to: encoded.version) ?? String(encoded.version)
-        write(ListEvent(id: id, head: encoded.head, tail: encoded.tail), version: encoded.version, isReset: encoded.isReset, to: subscription)
+        write(encoded.event(id: id), version: encoded.version, isReset: encoded.isReset, to: subscription)
     }
 
     private func write(_ event: ListEvent, version: Int, isReset: Bool, to subscription: Subscription) {

@@ -489,8 +489,7 @@ public actor ListRegistry {
                     let version = highWater[name.rawValue] ?? 0
                     let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
                                               operations: [.reset(html: "", sections: [])])
-                    let parts = empty.encodedJSONParts()
-                    stream.sink.send(ListEvent(id: stream.advance(name.rawValue, to: version), head: parts.head, tail: EventTail(parts.tail)))
+                    stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: version)))
                     // A stream that ended meanwhile is not added: its `forget` may have run already.
                     if !store.isShared, !stream.sink.isClosed, waiting[name] != nil || actorCount + waiting.count < limits.maximumNames {
                         let subscription = Subscription(sink: stream.sink, multiplexed: stream, delivered: version, viewer: viewer)

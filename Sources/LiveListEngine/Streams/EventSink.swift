@@ -13,7 +13,7 @@ public final class ListEvent: Sendable {
     public let head: [UInt8]
     /// The rest of the changeset JSON, shared.
     public let tail: EventTail
-    private let framing = Mutex<(any AnyObject & Sendable)?>(nil)
+    private let framing = FramingCache()
 
     public init(id: String, head: [UInt8], tail: EventTail) {
         self.id = id
@@ -35,10 +35,7 @@ public final class ListEvent: Sendable {
     /// The event framed by `frame`, which runs once per event: every later call returns the same
     /// object (every stream that gets this event shares it). A process frames its events one way.
     public func framed<Framed: AnyObject & Sendable>(by frame: (ListEvent) -> Framed) -> Framed {
-        if let framed = framing.withLock({ $0 }) as? Framed { return framed }
-        let framed = frame(self)
-        framing.withLock { $0 = framed }
-        return framed
+        framing.value { frame(self) }
     }
 }
 
@@ -47,7 +44,7 @@ public final class ListEvent: Sendable {
 public final class EventTail: Sendable {
     /// The JSON from the member after `from` to the end.
     public let bytes: [UInt8]
-    private let framing = Mutex<(any AnyObject & Sendable)?>(nil)
+    private let framing = FramingCache()
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -56,10 +53,20 @@ public final class EventTail: Sendable {
     /// The tail framed by `frame`, which runs once per tail: every later call returns the same
     /// object. A process frames its events one way.
     public func framed<Framed: AnyObject & Sendable>(by frame: ([UInt8]) -> Framed) -> Framed {
-        if let framed = framing.withLock({ $0 }) as? Framed { return framed }
-        let framed = frame(bytes)
-        framing.withLock { $0 = framed }
-        return framed
+        framing.value { frame(bytes) }
+    }
+}
+
+/// What a transport made of an event or a tail, kept so that it is made once.
+private final class FramingCache: Sendable {
+    private let framed = Mutex<(any AnyObject & Sendable)?>(nil)
+
+    /// The value kept, or the one `make` makes (then kept).
+    func value<Framed: AnyObject & Sendable>(_ make: () -> Framed) -> Framed {
+        if let kept = framed.withLock({ $0 }) as? Framed { return kept }
+        let made = make()
+        framed.withLock { $0 = made }
+        return made
     }
 }
 
@@ -87,6 +94,14 @@ struct EncodedChangeset {
 
     /// The whole JSON (a copy).
     var json: [UInt8] { head + tail.bytes }
+
+    /// The bytes of the whole JSON.
+    var count: Int { head.count + tail.bytes.count }
+
+    /// The event of this changeset under `id`.
+    func event(id: String) -> ListEvent {
+        ListEvent(id: id, head: head, tail: tail)
+    }
 }
 
 /// Where a list's events go: an SSE response stream (LiveListServer adapts the HTTP layer's streams), or
