@@ -278,14 +278,13 @@ final class Connection: @unchecked Sendable {
                 if bodyStarted == 0 { bodyStarted = loop.now }
             case .request(var request):
                 request.remoteAddress = remoteAddress
+                loop.count { $0.requests += 1 }
                 if request.body.count > bodyReserved, !reserveBody(request.body.count - bodyReserved) {
                     // The rest of the body came with its head in one read: it is held now, and
                     // counts like any other before its handler runs.
-                    loop.count { $0.requests += 1 }
                     refuseBeforeBody(overBudget(), method: request.method, version: request.version)
                     continue
                 }
-                loop.count { $0.requests += 1 }
                 requestStarted = parser.isIdle ? 0 : loop.now
                 bodyStarted = 0
                 dispatch(request)

@@ -309,9 +309,9 @@ private struct StateDecoder {
 }
 
 /// A string in double quotes with quotes, backslashes and controls escaped: a JSON string, also used
-/// to name values in error details. A string longer than 200 characters is shown by its first 200,
-/// followed by `…` and its length in bytes: a detail names a value, it does not echo a request back
-/// many times its size.
+/// to name values in error details. A string longer than 200 characters or 800 bytes is shown by as
+/// many of its first characters as fit both, followed by `…` and its length in bytes: a detail names
+/// a value, it does not echo a request back many times its size.
 public func quoted(_ string: String) -> String {
     // At most 200 characters and 800 bytes: one character can hold any number of combining marks.
     var end = string.startIndex

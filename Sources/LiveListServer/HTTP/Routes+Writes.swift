@@ -118,17 +118,29 @@ extension LiveListApp {
         for key in keys {
             _ = await list.perform(ListAction(type: type, cell: String(key), fields: fields, session: session))
         }
+        return actionTaken(on: list, isForm: isForm, request)
+    }
+
+    /// The answer to an action taken: 303 back to the page for a form posted without JavaScript,
+    /// 204 otherwise.
+    private func actionTaken(on list: HostedList, isForm: Bool, _ request: HTTPRequest) -> HTTPResponse {
         if isForm && request.headers["LiveList-Action"] == nil {
             return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
         }
         return HTTPResponse(status: .noContent)
     }
 
+    /// Whether an action's type is a visibility report (`visible`, `hidden`): never paced, and
+    /// possibly about many cells at once.
+    private static func isVisibilityReport(_ type: String) -> Bool {
+        type == "visible" || type == "hidden"
+    }
+
     /// 429 when the session, or the client's address, sends actions faster than the pace allows; nil
     /// when the action may go on (and it is counted). Visibility reports are not paced: a page
     /// scrolled quickly sends many, and they change nothing.
     func pace(_ type: String, session: String, _ request: HTTPRequest) -> HTTPResponse? {
-        guard let actionPacer, type != "visible", type != "hidden" else { return nil }
+        guard let actionPacer, !Self.isVisibilityReport(type) else { return nil }
         var keys = ["s:" + session]
         if let address = Self.clientAddress(request, trustedProxies: configuration.trustedProxies) {
             keys.append("a:" + address)
@@ -210,7 +222,7 @@ extension LiveListApp {
         if let refusal = pace(type, session: session, request) {
             return refusal
         }
-        if type == "visible" || type == "hidden", let joined = fields.removeValue(forKey: "cells") {
+        if Self.isVisibilityReport(type), let joined = fields.removeValue(forKey: "cells") {
             return await reportVisibility(type, of: joined, fields: fields, session: session, on: list, isForm: isForm, request)
         }
         let cell = fields.removeValue(forKey: "cell")
@@ -227,10 +239,7 @@ extension LiveListApp {
             configuration.errorLog?("\(request.method) \(request.path): the action \(quoted(type)) failed: \(cause)")
             return errorResponse(500, "action_failed", "the server could not complete this action; its log says why")
         }
-        if isForm && request.headers["LiveList-Action"] == nil {
-            return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
-        }
-        return HTTPResponse(status: .noContent)
+        return actionTaken(on: list, isForm: isForm, request)
     }
 }
 
