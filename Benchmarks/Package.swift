@@ -11,7 +11,7 @@ let strict: [SwiftSetting] = [
 /// Benchmarks for ListDiff, kept in a package of their own so that the main package's build and
 /// tests never pull in package-benchmark.
 ///
-/// * `DiffScenarios`: generates the exact inputs of `shared/DIFF-BENCH.md` and checks their fingerprints.
+/// * `DiffScenarios`: generates the exact inputs of `docs/DIFF-SCENARIOS.md` and checks their fingerprints.
 /// * `diff-report`: a release executable that diffs every scenario with ListDiff and with the standard
 ///   library's `difference(from:)` and prints a Markdown table
 ///   (`swift run -c release --package-path Benchmarks diff-report`).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times ListDiff against the standard library's difference(from:) on the scenarios of
-# shared/DIFF-BENCH.md and prints a Markdown report (tables on standard output, progress on
+# docs/DIFF-SCENARIOS.md and prints a Markdown report (tables on standard output, progress on
 # standard error). The inputs' fingerprints are checked first; a mismatch stops with exit status 1.
 #
 #   Scripts/bench-diff.sh                  # every scenario (about two minutes on two cores)

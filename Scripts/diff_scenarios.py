@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent generator of the diff benchmark scenarios of shared/DIFF-BENCH.md.
+"""Independent generator of the diff benchmark scenarios of docs/DIFF-SCENARIOS.md.
 
 It rebuilds the inputs from the document's definitions alone (SplitMix64, Fisher-Yates, `mutate`,
 families R, M, E and S) and prints the FNV-1a 64 fingerprint of each source and target, so that the
@@ -21,7 +21,7 @@ MASK = (1 << 64) - 1
 
 
 class SplitMix64:
-    """SplitMix64 as DIFF-BENCH.md defines it; all arithmetic wraps at 64 bits."""
+    """SplitMix64 as docs/DIFF-SCENARIOS.md defines it; all arithmetic wraps at 64 bits."""
 
     def __init__(self, seed):
         self.state = seed & MASK
@@ -57,7 +57,7 @@ def make_uuid(rng):
 
 
 def mutate(source, d, u, m, fresh, update, rng):
-    """The `mutate` procedure of DIFF-BENCH.md (delete d, update u, relocate m, insert `fresh`)."""
+    """The `mutate` procedure of docs/DIFF-SCENARIOS.md (delete d, update u, relocate m, insert `fresh`)."""
     n = len(source)
     perm = list(range(n))
     for t in range(d + u + m):
@@ -244,7 +244,7 @@ def main():
         parser.error("unknown scenario(s) %s; known: %s" % (", ".join(unknown), ", ".join(SCENARIOS)))
     names = args.names or [name for name, spec in SCENARIOS.items() if args.all or not spec[3]]
 
-    print("| scenario | source fp | target fp | matches DIFF-BENCH.md |")
+    print("| scenario | source fp | target fp | matches docs/DIFF-SCENARIOS.md |")
     print("|---|---|---|---|")
     failures = 0
     for name in names:
@@ -258,7 +258,7 @@ def main():
     skipped = [name for name in SCENARIOS if name not in names]
     if skipped and not args.names:
         print("\n(skipped %s; pass --all to build them)" % ", ".join(skipped))
-    print("\n%d of %d fingerprint pairs match DIFF-BENCH.md." % (len(names) - failures, len(names)))
+    print("\n%d of %d fingerprint pairs match docs/DIFF-SCENARIOS.md." % (len(names) - failures, len(names)))
     return 1 if failures else 0
 
 

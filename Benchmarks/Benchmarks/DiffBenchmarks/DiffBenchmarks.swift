@@ -1,4 +1,4 @@
-// The DIFF-BENCH.md scenarios as a package-benchmark suite: for each scenario, ListDiff's
+// The docs/DIFF-SCENARIOS.md scenarios as a package-benchmark suite: for each scenario, ListDiff's
 // `StagedChangeset` and the standard library's `target.difference(from: source)` (on the flattened cells
 // for S-100x1000; not on the million-element scenarios, where it takes minutes), measuring wall-clock
 // time and the number of mallocs.

@@ -98,7 +98,7 @@ public func makeE(count: Int) -> (source: [Item], target: [Item]) {
 
 /// Builds S-100x1000: 100 sections of 1,000 cells, the section list mutated, each surviving section's
 /// cells mutated, new sections filled, then 20 cells moved across sections; one generator, seed 21,
-/// drawn from in that order (see `DIFF-BENCH.md`).
+/// drawn from in that order (see `docs/DIFF-SCENARIOS.md`).
 public func makeS() -> (source: [ItemSection], target: [ItemSection]) {
     let sectionCount = 100
     let cellsPerSection = 1000

@@ -92,7 +92,7 @@ public struct Fingerprints: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// `value` as 16 lowercase hexadecimal digits, as the fingerprint table of `DIFF-BENCH.md` writes it.
+/// `value` as 16 lowercase hexadecimal digits, as the fingerprint table of `docs/DIFF-SCENARIOS.md` writes it.
 public func hex(_ value: UInt64) -> String {
     let digits = String(value, radix: 16)
     return String(repeating: "0", count: 16 - digits.count) + digits

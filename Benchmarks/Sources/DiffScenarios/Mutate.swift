@@ -1,6 +1,6 @@
 public import LiveListTestSupport
 
-/// The `mutate` procedure of `DIFF-BENCH.md`: deletes, updates and relocates randomly chosen elements of
+/// The `mutate` procedure of `docs/DIFF-SCENARIOS.md`: deletes, updates and relocates randomly chosen elements of
 /// `source` and inserts `fresh` ones, all positions drawn from `rng`.
 ///
 /// 1. A partial Fisher–Yates over the positions `0..<n` picks, in this order, `deletes` positions to

@@ -10,7 +10,7 @@ public enum ScenarioInput: Sendable {
     /// A sectioned list (S-100x1000).
     case sections(source: [ItemSection], target: [ItemSection])
 
-    /// The fingerprints of both sides, as `DIFF-BENCH.md` defines them.
+    /// The fingerprints of both sides, as `docs/DIFF-SCENARIOS.md` defines them.
     public var fingerprints: Fingerprints {
         switch self {
         case let .uuids(source, target):
@@ -67,7 +67,7 @@ public struct BuiltChanges: Equatable, Sendable {
 }
 
 /// DifferenceKit's and the standard library's figures for a scenario, as measured once on this machine
-/// and recorded in `DIFF-BENCH.md` (medians in milliseconds; the machine is noisy, about ±30%).
+/// and recorded in `docs/DIFF-SCENARIOS.md` (medians in milliseconds; the machine is noisy, about ±30%).
 public struct ReferenceFigures: Sendable {
     /// DifferenceKit 1.3.0's median time.
     public var differenceKitMilliseconds: Double
@@ -93,7 +93,7 @@ public struct ReferenceFigures: Sendable {
     }
 }
 
-/// A fingerprint that differs from the one `DIFF-BENCH.md` expects.
+/// A fingerprint that differs from the one `docs/DIFF-SCENARIOS.md` expects.
 public struct FingerprintMismatch: Error, Sendable, CustomStringConvertible {
     /// The scenario's name.
     public var scenario: String
@@ -121,7 +121,7 @@ public struct FingerprintMismatch: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// One benchmark scenario of `DIFF-BENCH.md`: how to build its inputs and what they must hash to.
+/// One benchmark scenario of `docs/DIFF-SCENARIOS.md`: how to build its inputs and what they must hash to.
 public struct Scenario: Sendable, Identifiable {
     /// The scenario's name as the document writes it, such as `M-100k`.
     public let name: String
@@ -170,14 +170,14 @@ public struct Scenario: Sendable, Identifiable {
 
     /// Compares fingerprints with ``expected``.
     ///
-    /// - Returns: The mismatch, or `nil` when both sides are as `DIFF-BENCH.md` says.
+    /// - Returns: The mismatch, or `nil` when both sides are as `docs/DIFF-SCENARIOS.md` says.
     public func check(_ actual: Fingerprints) -> FingerprintMismatch? {
         actual == expected ? nil : FingerprintMismatch(scenario: name, expected: expected, actual: actual)
     }
 
     /// Builds the inputs and checks their fingerprints against ``expected``.
     ///
-    /// - Throws: ``FingerprintMismatch`` when either side differs from `DIFF-BENCH.md`.
+    /// - Throws: ``FingerprintMismatch`` when either side differs from `docs/DIFF-SCENARIOS.md`.
     public func makeVerifiedInput() throws(FingerprintMismatch) -> ScenarioInput {
         let input = build()
         if let mismatch = check(input.fingerprints) {
@@ -187,7 +187,7 @@ public struct Scenario: Sendable, Identifiable {
     }
 }
 
-/// The catalog of scenarios, in the order of `DIFF-BENCH.md`.
+/// The catalog of scenarios, in the order of `docs/DIFF-SCENARIOS.md`.
 public enum Scenarios {
     /// Every scenario: R-UUID-5k/100k/1M, R-Int-5k/100k/1M, M-1k/5k/100k/1M, E-100k, S-100x1000.
     public static let all: [Scenario] = [
@@ -258,7 +258,7 @@ public enum Scenarios {
 
     /// Builds every scenario and checks its fingerprints.
     ///
-    /// - Returns: The mismatches; empty when every scenario is built exactly as `DIFF-BENCH.md` says.
+    /// - Returns: The mismatches; empty when every scenario is built exactly as `docs/DIFF-SCENARIOS.md` says.
     public static func verifyAll() -> [FingerprintMismatch] {
         all.compactMap { $0.check($0.makeInput().fingerprints) }
     }

@@ -1,6 +1,6 @@
 public import LiveListTestSupport
 
-/// Shuffles `array[range]` in place with Fisher–Yates as `DIFF-BENCH.md` defines it: for each local
+/// Shuffles `array[range]` in place with Fisher–Yates as `docs/DIFF-SCENARIOS.md` defines it: for each local
 /// index `i` from `range.count - 1` down to 1, draw `j = rng.below(i + 1)` and swap the elements at
 /// `range.lowerBound + i` and `range.lowerBound + j`.
 public func fisherYatesShuffle<Element>(

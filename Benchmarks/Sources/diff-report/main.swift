@@ -1,4 +1,4 @@
-// diff-report: builds every scenario of `shared/DIFF-BENCH.md`, checks the inputs' fingerprints, then
+// diff-report: builds every scenario of `docs/DIFF-SCENARIOS.md`, checks the inputs' fingerprints, then
 // times ListDiff's `StagedChangeset` and the standard library's `difference(from:)` on each, in one
 // process, and prints a Markdown report on standard output (progress goes to standard error).
 //
@@ -22,7 +22,7 @@ struct Options {
     static let usage = """
         usage: diff-report [--no-stdlib] [--verify-only] [SCENARIO ...]
 
-        Builds the scenarios of DIFF-BENCH.md, checks their fingerprints (exit status 1 on a mismatch),
+        Builds the scenarios of docs/DIFF-SCENARIOS.md, checks their fingerprints (exit status 1 on a mismatch),
         then times ListDiff and the standard library's difference(from:) on each and prints Markdown.
           --no-stdlib    time ListDiff only
           --verify-only  check the fingerprints and stop
@@ -220,9 +220,9 @@ guard mismatches.isEmpty else {
     for mismatch in mismatches {
         log("diff-report: " + mismatch.description)
     }
-    fail("\(mismatches.count) of \(selected.count) scenarios differ from DIFF-BENCH.md; not timing anything.")
+    fail("\(mismatches.count) of \(selected.count) scenarios differ from docs/DIFF-SCENARIOS.md; not timing anything.")
 }
-log("All \(selected.count) fingerprints match DIFF-BENCH.md.")
+log("All \(selected.count) fingerprints match docs/DIFF-SCENARIOS.md.")
 if options.verifyOnly {
     print("| scenario | source fp | target fp | check |\n|---|---|---|---|")
     fingerprintLines.forEach { print($0) }
@@ -279,10 +279,10 @@ for scenario in selected {
 
 // 3. The report.
 let cores = ProcessInfo.processInfo.activeProcessorCount
-print("## ListDiff vs the standard library on the DIFF-BENCH.md scenarios")
+print("## ListDiff vs the standard library on the docs/DIFF-SCENARIOS.md scenarios")
 print()
 print("Medians in milliseconds over the runs shown, measured in one process (\(cores) cores); ratios within")
-print("one run are what to compare, the machine is noisy. \"doc\" columns are DIFF-BENCH.md's figures for")
+print("one run are what to compare, the machine is noisy. \"doc\" columns are docs/DIFF-SCENARIOS.md's figures for")
 print("DifferenceKit 1.3.0 and the standard library, measured earlier on this kind of machine.")
 print()
 print("| scenario | ListDiff ms | stdlib ms | stdlib / ListDiff | ListDiff moves | runs (ListDiff / stdlib) | DifferenceKit ms (doc) | stdlib ms (doc) | stdlib / DifferenceKit (doc) | DifferenceKit moves (doc) |")
@@ -315,7 +315,7 @@ if let row = rows.first(where: { $0.scenario.name == "E-100k" }), let stdlib = r
     print()
     print(
         "E-100k (unchanged list): ListDiff costs \(formatRatio(row.listDiff.median / stdlib.median))× the time of "
-            + "stdlib `difference(from:)` (DifferenceKit in DIFF-BENCH.md: "
+            + "stdlib `difference(from:)` (DifferenceKit in docs/DIFF-SCENARIOS.md: "
             + "\(formatRatio(reference.differenceKitMilliseconds / referenceStdlib))×)."
     )
 }
@@ -350,7 +350,7 @@ for row in rows {
 print()
 print("### Fingerprints (FNV-1a 64 of the generated inputs)")
 print()
-print("All \(selected.count) match DIFF-BENCH.md.")
+print("All \(selected.count) match docs/DIFF-SCENARIOS.md.")
 print()
 print("| scenario | source fp | target fp | check |")
 print("|---|---|---|---|")
