@@ -96,6 +96,39 @@ private struct Line: IdentifiableComponent, Equatable {
         let app = try await registry.hostApp(name("app"), sections: [])
         #expect(await app.version > last)
     }
+
+    /// A restarted process renders its app lists from nothing, from a version that an earlier process
+    /// served with content (the stored state's, or the last one reserved). A viewer resuming from there
+    /// gets a reset: the first rendering's inserts would add again what its page already shows.
+    @Test func aViewerOfAnEarlierProcessResumesWithAResetAfterARestart() async throws {
+        let store = MemoryListStore()
+        var configuration = ListConfiguration()
+        configuration.versionBlock = 1
+        let render: @Sendable ([String]) -> [Section] = { ids in [Section(id: "s", cells: ids.map { CellNode(Line(id: $0)) })] }
+        let sections = [Section(id: "s", cells: [CellNode(Line(id: "x"))])]
+        var served: (kept: Int, rendered: Int) = (0, 0)
+        do {
+            let registry = try await ListRegistry(store: store, configuration: configuration)
+            served.kept = try await registry.hostApp(name("kept"), state: ["a", "b"], render: render).version
+            // Versions 1 and 2, the second the last one reserved (blocks of 1).
+            let rendered = try await registry.hostApp(name("rendered"), sections: [])
+            try await rendered.render([Section(id: "s", cells: [CellNode(Line(id: "y"))])])
+            try await rendered.render(sections)
+            served.rendered = await rendered.version
+        }
+        let registry = try await ListRegistry(store: store, configuration: configuration)
+        let kept = try await registry.hostApp(name("kept"), state: ["a", "b"], render: render)
+        let rendered = try await registry.hostApp(name("rendered"), sections: sections)
+        for (list, version) in [(kept, served.kept), (rendered, served.rendered)] {
+            let now = await list.version
+            #expect(now == version + 1, "\(list.name): served at \(version) before, now at \(now)")
+            let sink = RecordingSink()
+            await list.subscribe(sink, since: version)
+            #expect(sink.events.count == 1)
+            let data = sink.events.first?.data ?? ""
+            #expect(data.contains(#""op":"reset""#) && !data.contains("insert"), "\(list.name): \(data)")
+        }
+    }
 }
 
 @Suite struct StreamTests {

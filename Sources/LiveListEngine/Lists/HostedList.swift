@@ -307,13 +307,25 @@ public actor HostedList {
         case .json: preconditionFailure("a JSON list changes through PUT and DELETE")
         }
         try reserveNextVersion()
-        let changeset = try renderer.render(sections)
-        setExists(true)
-        guard let changeset else {
+        let first = !exists
+        guard let changeset = try renderer.render(sections) else {
+            setExists(true)
             return nil
         }
-        publish(changeset)
-        return changeset
+        setExists(true)
+        let published = first ? firstRendering(changeset) : changeset
+        publish(published)
+        return published
+    }
+
+    /// An app list's first rendering in this process, as a reset. The renderer started empty, so its
+    /// diff inserts everything; but the version it starts from is one that an earlier process may have
+    /// served with content (the last reserved version, or the stored state's), so a viewer resuming
+    /// from there must be told to replace what it shows, not to insert it again.
+    private func firstRendering(_ changeset: ListChangeset) -> ListChangeset {
+        let rendering = renderer.updater.snapshot.rendering
+        return ListChangeset(list: name.rawValue, from: changeset.from, version: changeset.version, animate: false,
+                             operations: [.reset(html: rendering.html, sections: rendering.sections)])
     }
 
     /// Renders what an app's own renderer rendered (``ListRegistry/hostApp(_:serving:onError:)``): every
@@ -565,7 +577,7 @@ public actor HostedList {
                 log.start(at: version, rendering: renderer.updater.snapshot.rendering)
                 return
             }
-            publish(changeset)
+            publish(firstRendering(changeset))
         }
     }
 
