@@ -241,7 +241,8 @@
     const s = st(root), v = ver(s), ops = cs.ops || [], reset = ops.length == 1 && ops[0].op == 'reset';
     if (!force) {
       if (cs.version <= v) return false;
-      if (s.bad || cs.from != v && !reset) return resync(s), false;
+      // (What comes during a resync is dropped: the resync looks again when it ends behind it.)
+      if (s.bad || cs.from != v && !reset) return s.ahead = Math.max(s.ahead || 0, cs.version), resync(s), false;
     }
     const x = pre(s, cs);
     try { for (const o of ops) (OPS.hasOwnProperty(o.op) ? OPS[o.op] : fail)(s, o, x) } catch (_) { s.bad = 1; resync(s); return false }
@@ -325,6 +326,7 @@
       .then(j => {
         s.sync = 0;
         bad ? apply(s.root, { protocol: 1, list: j.list, from: v, version: j.version, ops: [{ op: 'reset', sections: j.sections }] }, 1) : apply(s.root, j);
+        s.ahead > ver(s) && !s.bad && resync(s);
       }, () => { s.sync = 0; setTimeout(() => resync(s), 4 * L.delay) });
   }
 

@@ -94,34 +94,34 @@ enum EmbeddedResources {
         bGUgc291cmNlOiBsaXZlbGlzdC5zcmMuanMgKi8KKCgpPT57J3VzZSBzdHJpY3QnO2NvbnN0IEQ9
         ZG9jdW1lbnQsVz13aW5kb3csVD1ELmNyZWF0ZUVsZW1lbnQoJ3RlbXBsYXRlJyksUz1uZXcgTWFw
         KCksQj1uZXcgV2Vha01hcCgpLE89bmV3IFdlYWtNYXAoKSxIPW5ldyBXZWFrTWFwKCksTD17bW92
-        ZUJlZm9yZTohMCxkZWxheToxMDAwLG1heDozMDAwMCxtczozMDB9O2xldCBFLGJhLGFmPTAsUD0w
-        LEo9JycsYTM9LTFlOTtjb25zdCBRPW5ldyBNYXAoKTtjb25zdCBhbD1uPT4oRC5xdWVyeVNlbGVj
-        dG9yKGBtZXRhW25hbWU9IiR7bn0iXWApfHx7fSkuY29udGVudCxhTD1wPT4oYWwoJ2xpdmVsaXN0
+        ZUJlZm9yZTohMCxkZWxheToxMDAwLG1heDozMDAwMCxtczozMDB9O2xldCBFLGJhLGFnPTAsUD0w
+        LEo9JycsYTM9LTFlOTtjb25zdCBRPW5ldyBNYXAoKTtjb25zdCBhbj1uPT4oRC5xdWVyeVNlbGVj
+        dG9yKGBtZXRhW25hbWU9IiR7bn0iXWApfHx7fSkuY29udGVudCxhTD1wPT4oYW4oJ2xpdmVsaXN0
         LWJhc2UnKXx8JycpK3AsVj1lbmNvZGVVUklDb21wb25lbnQsYXo9KHIsdCxibSk9PnIuZGlzcGF0
         Y2hFdmVudChuZXcgQ3VzdG9tRXZlbnQoJ2xpdmVsaXN0OicrdCx7YnViYmxlczohMCxkZXRhaWw6
-        Ym19KSksdz0oKT0+e3Rocm93IEVycm9yKCdsaXZlbGlzdDogb3V0IG9mIHN5bmMnKX0sTT1oPT4o
-        VC5pbm5lckhUTUw9aCxULmNvbnRlbnQuZmlyc3RFbGVtZW50Q2hpbGR8fHcoKSksYUQ9aD0+e2Nv
-        bnN0IGU9TShoKTtILnNldChlLGgpO3JldHVybiBlfSxhZD0oZSxoKT0+ZT9oIT1udWxsJiYoSC5n
+        Ym19KSksej0oKT0+e3Rocm93IEVycm9yKCdsaXZlbGlzdDogb3V0IG9mIHN5bmMnKX0sTT1oPT4o
+        VC5pbm5lckhUTUw9aCxULmNvbnRlbnQuZmlyc3RFbGVtZW50Q2hpbGR8fHooKSksYUQ9aD0+e2Nv
+        bnN0IGU9TShoKTtILnNldChlLGgpO3JldHVybiBlfSxhZT0oZSxoKT0+ZT9oIT1udWxsJiYoSC5n
         ZXQoZSk9PWh8fChILmdldChlKXx8ZS5vdXRlckhUTUwpPT1NKGgpLm91dGVySFRNTCk6aD09bnVs
-        bCxhcT1zPT4rcy5yb290LmRhdGFzZXQudmVyc2lvbnx8MCxLPShzLGspPT5zLnJvb3QuZGF0YXNl
-        dFtrXT09J3RydWUnLGFvPWU9PmUudGFnTmFtZSsnLicrZS5jbGFzc05hbWUsRj1lPT5lLmdldEJv
-        dW5kaW5nQ2xpZW50UmVjdCgpLE49KHMsayk9PnMuc2Vjcy5nZXQoayl8fHcoKSxVPShzLGspPT5z
-        LmNlbGxzLmdldChrKXx8dygpLGF3PShlLGE9RC5hY3RpdmVFbGVtZW50KT0+ZS5jb250YWlucyhh
+        bCxhaD1zPT4rcy5yb290LmRhdGFzZXQudmVyc2lvbnx8MCxLPShzLGspPT5zLnJvb3QuZGF0YXNl
+        dFtrXT09J3RydWUnLGFwPWU9PmUudGFnTmFtZSsnLicrZS5jbGFzc05hbWUsRj1lPT5lLmdldEJv
+        dW5kaW5nQ2xpZW50UmVjdCgpLE49KHMsayk9PnMuc2Vjcy5nZXQoayl8fHooKSxVPShzLGspPT5z
+        LmNlbGxzLmdldChrKXx8eigpLGF3PShlLGE9RC5hY3RpdmVFbGVtZW50KT0+ZS5jb250YWlucyhh
         KSYmKGEuaXNDb250ZW50RWRpdGFibGV8fC9eKFRFWFRBUkVBfFNFTEVDVCkkLy50ZXN0KGEudGFn
         TmFtZSl8fGEudGFnTmFtZT09J0lOUFVUJyYmIS9eKGNoZWNrYm94fHJhZGlvfGJ1dHRvbnxzdWJt
         aXR8cmVzZXR8cmFuZ2V8Y29sb3J8ZmlsZSkkLy50ZXN0KGEudHlwZSkpLGFJPShaLHQpPT57Y29u
-        c3QgZT1ELmdldEVsZW1lbnRCeUlkKFopO2UmJihlLnRleHRDb250ZW50PXQpfSxhZT1rPT57Y29u
+        c3QgZT1ELmdldEVsZW1lbnRCeUlkKFopO2UmJihlLnRleHRDb250ZW50PXQpfSxhZj1rPT57Y29u
         c3QgZT1ELmdldEVsZW1lbnRCeUlkKCdsaXZlbGlzdC1zdGF0dXMnKSxuPVEuc2l6ZTtKPWs7ZSYm
         KGUuZGF0YXNldC5zdGF0ZT1rLGUudGV4dENvbnRlbnQ9e2Nvbm5lY3RlZDonQ29ubmVjdGVkJyxy
         ZWNvbm5lY3Rpbmc6J1JlY29ubmVjdGluZ+KApicsb2ZmbGluZTonT2ZmbGluZSd9W2tdKyhuP2Ag
-        wrcgJHtufSBub3Qgc2VudCB5ZXRgOicnKSk7fSxhQz0oKT0+YWUobmF2aWdhdG9yLm9uTGluZT8n
+        wrcgJHtufSBub3Qgc2VudCB5ZXRgOicnKSk7fSxhQz0oKT0+YWYobmF2aWdhdG9yLm9uTGluZT8n
         cmVjb25uZWN0aW5nJzonb2ZmbGluZScpLGJkPWU9Pntjb25zdCBsPWUucXVlcnlTZWxlY3Rvcign
         W2RhdGEtbGFiZWxdJyk7cmV0dXJuKGw/bC5kYXRhc2V0LmxhYmVsOmUudGV4dENvbnRlbnQpLnRy
         aW0oKS5zbGljZSgwLDgwKX0sYUU9KHgsaSxlKT0+eCYmeC5uW2ldLnB1c2goYmQoZSkpLGE1PShl
         LGE9RC5hY3RpdmVFbGVtZW50KT0+ZS5jb250YWlucyhhKT9bLi4uZS5xdWVyeVNlbGVjdG9yQWxs
         KCcqJyldLmluZGV4T2YoYSk6LTEsYTE9KG4saSk9Pntjb25zdCBjPW4mJmk+PTAmJm4ucXVlcnlT
         ZWxlY3RvckFsbCgnKicpW2ldO2MmJmMuZm9jdXMmJmMuZm9jdXMoe3ByZXZlbnRTY3JvbGw6ITB9
-        KX0sYWo9Vy5JbnRlcnNlY3Rpb25PYnNlcnZlciYmbmV3IEludGVyc2VjdGlvbk9ic2VydmVyKGJl
+        KX0sYWw9Vy5JbnRlcnNlY3Rpb25PYnNlcnZlciYmbmV3IEludGVyc2VjdGlvbk9ic2VydmVyKGJl
         PT57Zm9yKGNvbnN0IHggb2YgYmUpe2NvbnN0IGU9eC50YXJnZXQsaz1lLmRhdGFzZXQuY2VsbCxz
         PVMuZ2V0KGUuY2xvc2VzdCgnW2RhdGEtbGlzdF0nKSksdj14LmlzSW50ZXJzZWN0aW5nLHA9az09
         bnVsbCYmZS5wYXJlbnROb2RlLG89cD97c2VjdGlvbjpwLmRhdGFzZXQuc2VjdGlvbixwYXJ0OmUu
@@ -132,10 +132,10 @@ enum EmbeddedResources {
         KHMsayx2KTt9fX0pLGJpPShzLGssdik9Pntjb25zdCBiPXMudmlzfHwocy52aXM9bmV3IE1hcCgp
         KTtiLmhhcyhrKT9iLmRlbGV0ZShrKTpiLnNldChrLHYpO3MudmlzVHx8KHMudmlzVD1zZXRUaW1l
         b3V0KCgpPT57Y29uc3QgbT1zLnZpcztzLnZpcz1zLnZpc1Q9MDtmb3IoY29uc3QgdiBvZlshMCwh
-        MV0pe2NvbnN0IGFrPVsuLi5tXS5maWx0ZXIoeD0+eFsxXT09dikubWFwKHg9PnhbMF0pO2FrLmxl
-        bmd0aCYmYUoocyx2Pyd2aXNpYmxlJzonaGlkZGVuJyxhay5sZW5ndGg9PTE/e2NlbGw6YWtbMF19
-        OntjZWxsczphay5qb2luKCdcMCcpfSk7fX0sNTApKTt9LGFnPWU9PmFqJiZlLmRhdGFzZXQudmlz
-        aWJpbGl0eT09J3RydWUnJiZhai5vYnNlcnZlKGUpLGFwPWU9PmFqJiZhai51bm9ic2VydmUoZSk7
+        MV0pe2NvbnN0IGFtPVsuLi5tXS5maWx0ZXIoeD0+eFsxXT09dikubWFwKHg9PnhbMF0pO2FtLmxl
+        bmd0aCYmYUoocyx2Pyd2aXNpYmxlJzonaGlkZGVuJyxhbS5sZW5ndGg9PTE/e2NlbGw6YW1bMF19
+        OntjZWxsczphbS5qb2luKCdcMCcpfSk7fX0sNTApKTt9LGFpPWU9PmFsJiZlLmRhdGFzZXQudmlz
+        aWJpbGl0eT09J3RydWUnJiZhbC5vYnNlcnZlKGUpLGFxPWU9PmFsJiZhbC51bm9ic2VydmUoZSk7
         Y29uc3QgYXM9Zj0+ZiYmZi50YWdOYW1lPT0nRk9STScmJi9cL2FjdGlvbnMkLy50ZXN0KGYuZ2V0
         QXR0cmlidXRlKCdhY3Rpb24nKSkmJmYuZ2V0QXR0cmlidXRlKCdhY3Rpb24nKTtmdW5jdGlvbiBh
         RyhmLGQsYil7Y29uc3QgYVE9bmV3IFVSTFNlYXJjaFBhcmFtcyhkKSsnJztRLmRlbGV0ZShhUSk7
@@ -146,42 +146,42 @@ enum EmbeddedResources {
         aXN0LW5ld3MnLCdOb3Qgc2F2ZWQ6ICcrdCkpO2Zvcihjb25zdCBlIG9mIGYuZWxlbWVudHMpaWYo
         ZS5kYXRhc2V0LnJlc2V0JiZlLnZhbHVlJiZkLmdldChlLm5hbWUpPT1lLnZhbHVlKXtjb25zdCBh
         PUQuYWN0aXZlRWxlbWVudDtlLnZhbHVlPScnOyhhPT1ifHxhPT1ELmJvZHkpJiZlLmZvY3VzKCk7
-        fQpKJiZhZShKKTtKJiZKIT0nY29ubmVjdGVkJyYmIVAmJihhZj0wLEkoKSk7fSwoKT0+e1Euc2V0
+        fQpKJiZhZihKKTtKJiZKIT0nY29ubmVjdGVkJyYmIVAmJihhZz0wLEkoKSk7fSwoKT0+e1Euc2V0
         KGFRLFtmLGQsYl0pO2FDKCk7c2V0VGltZW91dChhUyw0KkwuZGVsYXkpO2FJKCdsaXZlbGlzdC1u
         ZXdzJywnTm90IHNlbnQgeWV0OiBrZXB0IHVudGlsIHRoZSBzZXJ2ZXIgaXMgYmFjaycpO30pO30K
         Y29uc3QgYVM9KCk9Pntmb3IoY29uc3RbayxhXW9mWy4uLlFdKVEuZGVsZXRlKGspLGFHKC4uLmEp
-        fTtmdW5jdGlvbiBhSihzLGJuLG8pe2NvbnN0IGs9YWwoJ2xpdmVsaXN0LWNzcmYnKTtrJiZmZXRj
+        fTtmdW5jdGlvbiBhSihzLGJuLG8pe2NvbnN0IGs9YW4oJ2xpdmVsaXN0LWNzcmYnKTtrJiZmZXRj
         aChhTChgL2xpc3RzLyR7VihzLm5hbWUpfS9hY3Rpb25zYCkse21ldGhvZDonUE9TVCcsY3JlZGVu
         dGlhbHM6J3NhbWUtb3JpZ2luJyxrZWVwYWxpdmU6ITAsaGVhZGVyczp7J0NvbnRlbnQtVHlwZSc6
         J2FwcGxpY2F0aW9uL2pzb24nLCdYLUNTUkYtVG9rZW4nOmt9LGJvZHk6SlNPTi5zdHJpbmdpZnko
         e3R5cGU6Ym4sLi4ub30pfSkuY2F0Y2goKCk9Pnt9KTt9CmZ1bmN0aW9uIGE3KHMpe2Zvcihjb25z
-        dCBlIG9mIHMuc3VwfHxbXSllLmlzQ29ubmVjdGVkfHwoYXAoZSkscy5zdXAuZGVsZXRlKGUpKTtz
+        dCBlIG9mIHMuc3VwfHxbXSllLmlzQ29ubmVjdGVkfHwoYXEoZSkscy5zdXAuZGVsZXRlKGUpKTtz
         LnN1cD1zLnN1cHx8bmV3IFNldCgpO2Zvcihjb25zdCB4IG9mIHMuc2Vjcy52YWx1ZXMoKSlmb3Io
         Y29uc3QgZSBvZlt4LmZpcnN0RWxlbWVudENoaWxkLHgubGFzdEVsZW1lbnRDaGlsZF0pCmUmJiFz
         LnN1cC5oYXMoZSkmJmUuZGF0YXNldC52aXNpYmlsaXR5PT0ndHJ1ZScmJihzLnN1cC5hZGQoZSks
-        YWcoZSkpO30KZnVuY3Rpb24gYUsoQyl7bGV0IHM9Uy5nZXQoQyk7aWYoIXMpUy5zZXQoQyxzPXty
+        YWkoZSkpO30KZnVuY3Rpb24gYUsoQyl7bGV0IHM9Uy5nZXQoQyk7aWYoIXMpUy5zZXQoQyxzPXty
         b290OkMsbmFtZTpDLmRhdGFzZXQubGlzdCxoZWxkOm5ldyBNYXAoKSxzZWVuOm5ldyBTZXQoKX0p
         LGJjKHMpO3JldHVybiBzO30KZnVuY3Rpb24gYmMocyl7cy5zZWNzPW5ldyBNYXAoKTtzLmNlbGxz
         PW5ldyBNYXAoKTtmb3IoY29uc3QgZSBvZiBzLnJvb3QuY2hpbGRyZW4paWYoZS5kYXRhc2V0LnNl
         Y3Rpb24hPW51bGwpcy5zZWNzLnNldChlLmRhdGFzZXQuc2VjdGlvbixlKSxSKHMsZSwxKTtmb3Io
         Y29uc3QgZSBvZiBzLnJvb3QucXVlcnlTZWxlY3RvckFsbCgnW2RhdGEtY2VsbF0nKSlzLmNlbGxz
-        LnNldChlLmRhdGFzZXQuY2VsbCxlKSxILnNldChlLGUub3V0ZXJIVE1MKSxhZyhlKTthNyhzKTt9
+        LnNldChlLmRhdGFzZXQuY2VsbCxlKSxILnNldChlLGUub3V0ZXJIVE1MKSxhaShlKTthNyhzKTt9
         CmZ1bmN0aW9uIFIocyxlLGE0KXtsZXQgYj1CLmdldChlKTtjb25zdCBjPWUuY2hpbGRyZW4sbj1j
-        Lmxlbmd0aDtpZighYil7aWYobiE9MiliPWNbbj4+MV0scy5zaWc9YiYmYW8oYik7ZWxzZSBpZigh
-        YTQpYj1bLi4uY10uZmluZCh4PT54LnF1ZXJ5U2VsZWN0b3IoJ1tkYXRhLWNlbGxdJyl8fGFvKHgp
+        Lmxlbmd0aDtpZighYil7aWYobiE9MiliPWNbbj4+MV0scy5zaWc9YiYmYXAoYik7ZWxzZSBpZigh
+        YTQpYj1bLi4uY10uZmluZCh4PT54LnF1ZXJ5U2VsZWN0b3IoJ1tkYXRhLWNlbGxdJyl8fGFwKHgp
         PT1zLnNpZyl8fGNbY1swXS50YWdOYW1lPT0nSEVBREVSJz8xOjBdO2I/Qi5zZXQoZSxiKTphNHx8
-        dygpO30KcmV0dXJuIGI7fQpmdW5jdGlvbiBhWShwLGUsYTApe2NvbnN0IGE9RC5hY3RpdmVFbGVt
+        eigpO30KcmV0dXJuIGI7fQpmdW5jdGlvbiBhWShwLGUsYTApe2NvbnN0IGE9RC5hY3RpdmVFbGVt
         ZW50LGFUPWUuY29udGFpbnMoYSksYmo9YVQmJlthLnNlbGVjdGlvblN0YXJ0LGEuc2VsZWN0aW9u
         RW5kXTtpZihMLm1vdmVCZWZvcmUmJnAubW92ZUJlZm9yZSYmZS5pc0Nvbm5lY3RlZCl0cnl7cmV0
         dXJuIHAubW92ZUJlZm9yZShlLGEwKX1jYXRjaChfKXt9CnAuaW5zZXJ0QmVmb3JlKGUsYTApO2lm
         KGFUJiZELmFjdGl2ZUVsZW1lbnQhPWEpe2EuZm9jdXMoe3ByZXZlbnRTY3JvbGw6ITB9KTt0cnl7
         YS5zZXRTZWxlY3Rpb25SYW5nZSguLi5iail9Y2F0Y2goXyl7fX19CmNvbnN0IGFIPShwLGUsYSk9
-        PihhJiZhLnBhcmVudE5vZGUhPXAmJncoKSxhWShwLGUsYT9hLm5leHRTaWJsaW5nOnAuZmlyc3RD
+        PihhJiZhLnBhcmVudE5vZGUhPXAmJnooKSxhWShwLGUsYT9hLm5leHRTaWJsaW5nOnAuZmlyc3RD
         aGlsZCkpLGFVPShzLG8sZSk9PmFIKFIocyxOKHMsby5zZWN0aW9uKSksZSxvLmFmdGVyPT1udWxs
         P251bGw6VShzLG8uYWZ0ZXIpKTtmdW5jdGlvbiBheChzLGssZSl7aWYocy5jZWxscy5nZXQoayk9
-        PWUpcy5jZWxscy5kZWxldGUoaykscy5oZWxkLmRlbGV0ZShrKSxzLnNlZW4uZGVsZXRlKGspO2Fw
-        KGUpO30KZnVuY3Rpb24gYTgocyxrLGUsaCx4KXtjb25zdCBuPWFEKGgpLGk9YTUoZSk7YXAoZSk7
-        ZS5yZXBsYWNlV2l0aChuKTtzLmNlbGxzLnNldChrLG4pO3MuaGVsZC5kZWxldGUoayk7YWcobik7
+        PWUpcy5jZWxscy5kZWxldGUoaykscy5oZWxkLmRlbGV0ZShrKSxzLnNlZW4uZGVsZXRlKGspO2Fx
+        KGUpO30KZnVuY3Rpb24gYTgocyxrLGUsaCx4KXtjb25zdCBuPWFEKGgpLGk9YTUoZSk7YXEoZSk7
+        ZS5yZXBsYWNlV2l0aChuKTtzLmNlbGxzLnNldChrLG4pO3MuaGVsZC5kZWxldGUoayk7YWkobik7
         YTEobixpKTt4JiZ4LmYmJksocywnYW5pbWF0ZVJlbG9hZHMnKSYmYUEobiwnbGl2ZWxpc3QtcmVs
         b2FkJyk7fQpmdW5jdGlvbiBhWih4LGUsayl7Y29uc3Qgcj14LmYmJnguZi5nZXQoayk7aWYociYm
         ci5ib3R0b20+MCYmci50b3A8aW5uZXJIZWlnaHQpe2NvbnN0IGc9ZS5jbG9uZU5vZGUoITApO2cu
@@ -193,131 +193,132 @@ enum EmbeddedResources {
         e2NvbnN0IGU9TihzLG8uc2VjdGlvbik7Zm9yKGNvbnN0IGMgb2YgZS5xdWVyeVNlbGVjdG9yQWxs
         KCdbZGF0YS1jZWxsXScpKWF4KHMsYy5kYXRhc2V0LmNlbGwsYyk7cy5zZWNzLmRlbGV0ZShvLnNl
         Y3Rpb24pO2FaKHgsZSwncycrby5zZWN0aW9uKTt9LGluc2VydFNlY3Rpb24ocyxvKXtpZihzLnNl
-        Y3MuaGFzKG8uc2VjdGlvbikpdygpO2NvbnN0IGU9TShvLmh0bWwpLGI9ZS5jaGlsZHJlbltvLmhl
-        YWRlcj09bnVsbD8wOjFdfHx3KCk7Qi5zZXQoZSxiKTtzLnNpZz1hbyhiKTthSChzLnJvb3QsZSxv
+        Y3MuaGFzKG8uc2VjdGlvbikpeigpO2NvbnN0IGU9TShvLmh0bWwpLGI9ZS5jaGlsZHJlbltvLmhl
+        YWRlcj09bnVsbD8wOjFdfHx6KCk7Qi5zZXQoZSxiKTtzLnNpZz1hcChiKTthSChzLnJvb3QsZSxv
         LmFmdGVyPT1udWxsP251bGw6TihzLG8uYWZ0ZXIpKTtzLnNlY3Muc2V0KG8uc2VjdGlvbixlKTt9
         LG1vdmVTZWN0aW9uOihzLG8pPT5hSChzLnJvb3QsTihzLG8uc2VjdGlvbiksby5hZnRlcj09bnVs
         bD9udWxsOk4ocyxvLmFmdGVyKSkscmVsb2FkU2VjdGlvbihzLG8pe2NvbnN0IGU9TihzLG8uc2Vj
         dGlvbiksYj1SKHMsZSksaD1iLnByZXZpb3VzRWxlbWVudFNpYmxpbmcsZj1iLm5leHRFbGVtZW50
-        U2libGluZzthZChoLG8uaGVhZGVyKXx8KGgmJmgucmVtb3ZlKCksby5oZWFkZXIhPW51bGwmJmIu
-        YmVmb3JlKE0oby5oZWFkZXIpKSk7YWQoZixvLmZvb3Rlcil8fChmJiZmLnJlbW92ZSgpLG8uZm9v
+        U2libGluZzthZShoLG8uaGVhZGVyKXx8KGgmJmgucmVtb3ZlKCksby5oZWFkZXIhPW51bGwmJmIu
+        YmVmb3JlKE0oby5oZWFkZXIpKSk7YWUoZixvLmZvb3Rlcil8fChmJiZmLnJlbW92ZSgpLG8uZm9v
         dGVyIT1udWxsJiZiLmFmdGVyKE0oby5mb290ZXIpKSk7fSxkZWxldGUocyxvLHgpe2NvbnN0IGU9
         VShzLG8uY2VsbCksaT1hNShlKSxuPWUubmV4dEVsZW1lbnRTaWJsaW5nfHxlLnByZXZpb3VzRWxl
         bWVudFNpYmxpbmc7YUUoeCwxLGUpO2F4KHMsby5jZWxsLGUpO2FaKHgsZSwnYycrby5jZWxsKTth
-        MShuLGkpO30saW5zZXJ0KHMsbyx4KXtpZihzLmNlbGxzLmhhcyhvLmNlbGwpKXcoKTtjb25zdCBl
-        PWFEKG8uaHRtbCk7YVUocyxvLGUpO3MuY2VsbHMuc2V0KG8uY2VsbCxlKTthZyhlKTthRSh4LDAs
+        MShuLGkpO30saW5zZXJ0KHMsbyx4KXtpZihzLmNlbGxzLmhhcyhvLmNlbGwpKXooKTtjb25zdCBl
+        PWFEKG8uaHRtbCk7YVUocyxvLGUpO3MuY2VsbHMuc2V0KG8uY2VsbCxlKTthaShlKTthRSh4LDAs
         ZSk7fSxtb3ZlOihzLG8seCk9PihhRSh4LDIsVShzLG8uY2VsbCkpLGFVKHMsbyxVKHMsby5jZWxs
         KSkpLHJlbG9hZChzLG8seCl7Y29uc3QgZT1VKHMsby5jZWxsKTthdyhlKT9zLmhlbGQuc2V0KG8u
         Y2VsbCxvLmh0bWwpOmE4KHMsby5jZWxsLGUsby5odG1sLHgpfSxyZXNldChzLG8pe2NvbnN0IHI9
-        cy5yb290LGFuPW5ldyBNYXAoKSxhaT1uZXcgTWFwKCksYU89KHAsbixpKT0+cC5jaGlsZHJlbltp
+        cy5yb290LGFvPW5ldyBNYXAoKSxhaz1uZXcgTWFwKCksYU89KHAsbixpKT0+cC5jaGlsZHJlbltp
         XSE9biYmYVkocCxuLHAuY2hpbGRyZW5baV18fG51bGwpO28uc2VjdGlvbnMuZm9yRWFjaCgoeCxp
         KT0+e2xldCBlPXMuc2Vjcy5nZXQoeC5rZXkpLGI7aWYoZSYmZS5wYXJlbnROb2RlPT1yKXtiPVIo
-        cyxlKTthZChiLnByZXZpb3VzRWxlbWVudFNpYmxpbmcseC5oZWFkZXIpJiZhZChiLm5leHRFbGVt
+        cyxlKTthZShiLnByZXZpb3VzRWxlbWVudFNpYmxpbmcseC5oZWFkZXIpJiZhZShiLm5leHRFbGVt
         ZW50U2libGluZyx4LmZvb3Rlcil8fGFyLnJlbG9hZFNlY3Rpb24ocyx7c2VjdGlvbjp4LmtleSxo
         ZWFkZXI6eC5oZWFkZXIsZm9vdGVyOnguZm9vdGVyfSk7fWVsc2UgZT1NKHguaHRtbCksQi5zZXQo
-        ZSxiPWUuY2hpbGRyZW5beC5oZWFkZXI9PW51bGw/MDoxXXx8dygpKSxzLnNpZz1hbyhiKTthbi5z
+        ZSxiPWUuY2hpbGRyZW5beC5oZWFkZXI9PW51bGw/MDoxXXx8eigpKSxzLnNpZz1hcChiKTthby5z
         ZXQoeC5rZXksZSk7YU8ocixlLGkpO3guY2VsbHMuZm9yRWFjaCgoYyxqKT0+e2xldCBuPXMuY2Vs
-        bHMuZ2V0KGMua2V5KTtuJiZyLmNvbnRhaW5zKG4pfHwobj0wKTtpZihhZChuLGMuaHRtbCkpcy5o
+        bHMuZ2V0KGMua2V5KTtuJiZyLmNvbnRhaW5zKG4pfHwobj0wKTtpZihhZShuLGMuaHRtbCkpcy5o
         ZWxkLmRlbGV0ZShjLmtleSk7ZWxzZSBpZihuJiZhdyhuKSlzLmhlbGQuc2V0KGMua2V5LGMuaHRt
-        bCk7ZWxzZXtjb25zdCBtPWFEKGMuaHRtbCk7biYmKGFwKG4pLG4ucmVwbGFjZVdpdGgobSkpO2Fn
-        KG49bSl9CmFpLnNldChjLmtleSxuKTthTyhiLG4saik7fSk7fSk7Zm9yKGNvbnN0W2ssZV1vZiBz
-        LmNlbGxzKWFpLmdldChrKSE9ZSYmYXgocyxrLGUpO2Zvcihjb25zdCBlIG9mWy4uLnIuY2hpbGRy
-        ZW5dKWlmKGFuLmdldChlLmRhdGFzZXQuc2VjdGlvbikhPWUpZS5yZW1vdmUoKTtmb3IoY29uc3Qg
-        ZSBvZiBhbi52YWx1ZXMoKSlmb3IoY29uc3QgYyBvZlsuLi5SKHMsZSkuY2hpbGRyZW5dKWFpLmdl
-        dChjLmRhdGFzZXQuY2VsbCkhPWMmJmMucmVtb3ZlKCk7cy5zZWNzPWFuO3MuY2VsbHM9YWk7fX07
-        ZnVuY3Rpb24gYWgoQyxBLGJiKXtjb25zdCBzPWFLKEMpLHY9YXEocyksYUY9QS5vcHN8fFtdLGEy
-        PWFGLmxlbmd0aD09MSYmYUZbMF0ub3A9PSdyZXNldCc7aWYoIWJiKXtpZihBLnZlcnNpb248PXYp
-        cmV0dXJuITE7aWYocy5iYWR8fEEuZnJvbSE9diYmIWEyKXJldHVybiBhbShzKSwhMTt9CmNvbnN0
-        IHg9YmcocyxBKTt0cnl7Zm9yKGNvbnN0IG8gb2YgYUYpKGFyLmhhc093blByb3BlcnR5KG8ub3Ap
-        P2FyW28ub3BdOncpKHMsbyx4KX1jYXRjaChfKXtzLmJhZD0xO2FtKHMpO3JldHVybiExfQpzLmJh
-        ZD0wO0MuZGF0YXNldC52ZXJzaW9uPUEudmVyc2lvbjthNyhzKTtiayhzLHgpO2NvbnN0IHQ9eC5u
-        Lm1hcCgobCxpKT0+bC5sZW5ndGg/WydBZGRlZCcsJ1JlbW92ZWQnLCdNb3ZlZCddW2ldKyc6ICcr
-        KGwubGVuZ3RoPjM/bC5sZW5ndGgrJyBpdGVtcyc6bC5qb2luKCcsICcpKTonJykuZmlsdGVyKHQ9
-        PnQpLmpvaW4oJy4gJyk7dCYmYUkoJ2xpdmVsaXN0LW5ld3MnLHQpO2F6KEMsJ3BhdGNoJyxBKTth
-        MiYmYXooQywncmVzZXQnLEEpO3JldHVybiEwO30KZnVuY3Rpb24gYmgoZSl7Zm9yKDtlO2U9ZS5w
-        YXJlbnRFbGVtZW50KWlmKC9hdXRvfHNjcm9sbC8udGVzdChnZXRDb21wdXRlZFN0eWxlKGUpLm92
-        ZXJmbG93WSkmJmUuc2Nyb2xsSGVpZ2h0PmUuY2xpZW50SGVpZ2h0KXJldHVybiBlO3JldHVybiBE
-        LnNjcm9sbGluZ0VsZW1lbnQ7fQpmdW5jdGlvbiBiZyhzLEEpe2NvbnN0IHg9e246W1tdLFtdLFtd
-        XX0sYVY9SyhzLCdrZWVwT2Zmc2V0Jyksej0oYVZ8fEsocywnc3RpY2tCb3R0b20nKSkmJih4LnNj
-        PWJoKHMucm9vdCkpO2lmKEEuYW5pbWF0ZSE9PSExJiZLKHMsJ2FuaW1hdGUnKSYmKEsocywnYW5p
-        bWF0ZVNjcm9sbGluZycpfHxwZXJmb3JtYW5jZS5ub3coKS1hMz4xNTApJiYhbWF0Y2hNZWRpYSgn
-        KHByZWZlcnMtcmVkdWNlZC1tb3Rpb246IHJlZHVjZSknKS5tYXRjaGVzKXt4LmY9bmV3IE1hcCgp
-        O2Zvcihjb25zdFtrLGVdb2Ygcy5zZWNzKXguZi5zZXQoJ3MnK2ssRihlKSk7Zm9yKGNvbnN0W2ss
-        ZV1vZiBzLmNlbGxzKXguZi5zZXQoJ2MnK2ssRihlKSk7fQppZih6JiZLKHMsJ3N0aWNrQm90dG9t
-        JykmJnouc2Nyb2xsSGVpZ2h0LXouc2Nyb2xsVG9wLXouY2xpZW50SGVpZ2h0PDIpeC5lbmQ9MTtl
-        bHNlIGlmKGFWKXtjb25zdCBibD16PT1ELnNjcm9sbGluZ0VsZW1lbnQ/MDpGKHopLnRvcCxhPXMu
-        cm9vdC5xdWVyeVNlbGVjdG9yQWxsKCdbZGF0YS1jZWxsXScpO2xldCBhYT0wLGFCPWEubGVuZ3Ro
-        O3doaWxlKGFhPGFCKXtjb25zdCBtPWFhK2FCPj4xO0YoYVttXSkuYm90dG9tPmJsP2FCPW06YWE9
-        bSsxfQp4LmtlZXA9W10uc2xpY2UuY2FsbChhLGFhLGFhKzgpLm1hcChlPT5bZSxGKGUpLnRvcF0p
-        O30KcmV0dXJuIHg7fQpmdW5jdGlvbiBiayhzLHgpe2NvbnN0IHo9eC5zYztpZih4LmVuZCl6LnNj
-        cm9sbFRvcD16LnNjcm9sbEhlaWdodDtlbHNlIGlmKHgua2VlcClmb3IoY29uc3RbZSx5XW9mIHgu
-        a2VlcClpZihlLmlzQ29ubmVjdGVkKXt6LnNjcm9sbFRvcCs9RihlKS50b3AteTticmVha30KaWYo
-        IXguZilyZXR1cm47Y29uc3QgbT1bXSxkPW5ldyBNYXAoKTtmb3IoY29uc3RbcCxiZl1vZltbJ3Mn
-        LHMuc2Vjc10sWydjJyxzLmNlbGxzXV0pZm9yKGNvbnN0W2ssZV1vZiBiZil7Y29uc3QgYT14LmYu
-        Z2V0KHArayksYj1hJiZGKGUpO20ucHVzaChhP1tlLGEubGVmdC1iLmxlZnQsYS50b3AtYi50b3Bd
-        OltlXSk7fQpjb25zdCBhWD1tLmZpbHRlcigoW2UsYXksYVJdKT0+e2lmKGF5PT1udWxsKXJldHVy
-        biBhQShlLCdsaXZlbGlzdC1lbnRlcicpLDA7Y29uc3QgcT1kLmdldChlLnBhcmVudE5vZGUucGFy
-        ZW50Tm9kZSl8fFswLDBdLFg9YXktcVswXSxZPWFSLXFbMV07aWYoTWF0aC5hYnMoWCkrTWF0aC5h
-        YnMoWSk8LjUpcmV0dXJuIDA7ZC5zZXQoZSxbYXksYVJdKTthQShlLCdsaXZlbGlzdC1tb3ZlJyxg
-        dHJhbnNsYXRlKCR7WH1weCwke1l9cHgpYCk7cmV0dXJuIDE7fSk7aWYoYVgubGVuZ3RoKXtELmJv
-        ZHkub2Zmc2V0V2lkdGg7Zm9yKGNvbnN0W2Vdb2YgYVgpZS5jbGFzc0xpc3QuYWRkKCdsaXZlbGlz
-        dC1tb3ZlJyksZS5zdHlsZS50cmFuc2Zvcm09Jyd9fQpmdW5jdGlvbiBhQShlLGMsYTkpe2NvbnN0
-        IG89Ty5nZXQoZSl8fFtlLmdldEF0dHJpYnV0ZSgnY2xhc3MnKSxlLmdldEF0dHJpYnV0ZSgnc3R5
-        bGUnKV0sdD1vWzJdPXt9O08uc2V0KGUsbyk7aWYoYTkpZS5jbGFzc0xpc3QucmVtb3ZlKGMpLGUu
-        c3R5bGUudHJhbnNmb3JtPWE5O2Vsc2UgZS5jbGFzc0xpc3QuYWRkKGMpO3NldFRpbWVvdXQoKCk9
-        PntpZihvWzJdIT10KXJldHVybjtPLmRlbGV0ZShlKTtvWzBdPT1udWxsP2UucmVtb3ZlQXR0cmli
-        dXRlKCdjbGFzcycpOmUuY2xhc3NOYW1lPW9bMF07b1sxXT09bnVsbD9lLmdldEF0dHJpYnV0ZSgn
-        c3R5bGUnKStlLnJlbW92ZUF0dHJpYnV0ZSgnc3R5bGUnKTplLnN0eWxlLmNzc1RleHQ9b1sxXTt9
-        LEwubXMrNTApO30KZnVuY3Rpb24gYW0ocyl7aWYocy5zeW5jfHwhcy5yb290LmlzQ29ubmVjdGVk
-        KXJldHVybjtzLnN5bmM9MTtjb25zdCB2PWFxKHMpLGFQPXMuYmFkLG49YUwoJy9saXN0cy8nK1Yo
-        cy5uYW1lKSk7ZmV0Y2goYVA/bjpuKycvY2hhbmdlcz9zaW5jZT0nK3Yse2hlYWRlcnM6e0FjY2Vw
-        dDonYXBwbGljYXRpb24vanNvbid9fSkudGhlbihyPT5yLm9rP3IuanNvbigpOlByb21pc2UucmVq
-        ZWN0KCkpLnRoZW4oaj0+e3Muc3luYz0wO2FQP2FoKHMucm9vdCx7cHJvdG9jb2w6MSxsaXN0Omou
-        bGlzdCxmcm9tOnYsdmVyc2lvbjpqLnZlcnNpb24sb3BzOlt7b3A6J3Jlc2V0JyxzZWN0aW9uczpq
-        LnNlY3Rpb25zfV19LDEpOmFoKHMucm9vdCxqKTt9LCgpPT57cy5zeW5jPTA7c2V0VGltZW91dCgo
-        KT0+YW0ocyksNCpMLmRlbGF5KX0pO30KZnVuY3Rpb24gYXYoKXtjbGVhclRpbWVvdXQoYmEpO0Um
-        JkUuY2xvc2UoKTtFPW51bGx9CmZ1bmN0aW9uIEkoKXthdigpO2NvbnN0IEc9Wy4uLlMudmFsdWVz
-        KCldLmZpbHRlcihzPT5zLnJvb3QuaXNDb25uZWN0ZWQpLGFiPUcubGVuZ3RoPT0xJiZHWzBdO2lm
-        KFB8fCFHLmxlbmd0aHx8RC5oaWRkZW4pcmV0dXJuO2NvbnN0IHU9YUwoYWI/YC9saXN0cy8ke1Yo
-        YWIubmFtZSl9L2V2ZW50cz9zaW5jZT0ke2FxKGFiKX1gOicvZXZlbnRzPycrRy5tYXAocz0+J2xp
-        c3Q9JytWKHMubmFtZSkpLmpvaW4oJyYnKSsnJnNpbmNlPScrVihHLm1hcChzPT5zLm5hbWUrJzon
-        K2FxKHMpKS5qb2luKCcsJykpKSxlPUU9bmV3IEV2ZW50U291cmNlKHUpLGFOPXQ9PkcuZm9yRWFj
-        aChzPT5heihzLnJvb3QsdCkpO2Uub25vcGVuPSgpPT57YWY9MDthTignb3BlbicpO2FlKCdjb25u
-        ZWN0ZWQnKTthUygpO307ZS5hZGRFdmVudExpc3RlbmVyKCdwYXRjaCcsbT0+e2xldCBjO3RyeXtj
-        PUpTT04ucGFyc2UobS5kYXRhKX1jYXRjaChfKXtyZXR1cm59CmZvcihjb25zdCBzIG9mIEcpKGFi
-        fHxzLm5hbWU9PWMubGlzdCkmJmFoKHMucm9vdCxjKTt9KTtlLm9uZXJyb3I9KCk9PnthTigncmVj
-        b25uZWN0aW5nJyk7YUMoKTtpZihlLnJlYWR5U3RhdGUhPTJ8fEUhPWUpcmV0dXJuO0U9bnVsbDtj
-        b25zdCBkPU1hdGgubWluKEwubWF4LEwuZGVsYXkqMioqYWYrKykqKC43NStNYXRoLnJhbmRvbSgp
-        LzIpLGF1PSgpPT57YmE9c2V0VGltZW91dChJLGQpfTtpZighYWIpcmV0dXJuIGF1KCk7Y29uc3Qg
-        YU09bmV3IEFib3J0Q29udHJvbGxlcigpO2ZldGNoKHUse3NpZ25hbDphTS5zaWduYWwsaGVhZGVy
-        czp7QWNjZXB0Oid0ZXh0L2V2ZW50LXN0cmVhbSd9fSkudGhlbihyPT57YU0uYWJvcnQoKTtyLnN0
-        YXR1cz09MjA0fHxyLnN0YXR1cz09NDA0PyhQPTEsYWUoJ29mZmxpbmUnKSk6YXUoKX0sYXUpO307
-        fQpELmFkZEV2ZW50TGlzdGVuZXIoJ3Njcm9sbCcsKCk9PnthMz1wZXJmb3JtYW5jZS5ub3coKX0s
-        e2NhcHR1cmU6ITAscGFzc2l2ZTohMH0pO0QuYWRkRXZlbnRMaXN0ZW5lcigndmlzaWJpbGl0eWNo
-        YW5nZScsKCk9PkQuaGlkZGVuP2F2KCk6RXx8SSgpKTtXLmFkZEV2ZW50TGlzdGVuZXIoJ29mZmxp
-        bmUnLGFDKTtXLmFkZEV2ZW50TGlzdGVuZXIoJ29ubGluZScsKCk9PntpZihKIT0nY29ubmVjdGVk
-        JyYmIVApYWY9MCxhZSgncmVjb25uZWN0aW5nJyksSSgpfSk7Y29uc3QgYVc9KCk9PlMuc2l6ZSYm
-        Vy5FdmVudFNvdXJjZSYmYWwoJ2xpdmVsaXN0LWNvbm5lY3QnKSE9J29mZic7RC5hZGRFdmVudExp
-        c3RlbmVyKCdzdWJtaXQnLGU9Pntjb25zdCBmPWUudGFyZ2V0LGI9ZS5zdWJtaXR0ZXI7YVcoKSYm
-        YXMoZikmJihlLnByZXZlbnREZWZhdWx0KCksYUcoZixuZXcgRm9ybURhdGEoZixiKSxiKSk7fSk7
-        RC5hZGRFdmVudExpc3RlbmVyKCdjaGFuZ2UnLGU9Pntjb25zdCB0PWUudGFyZ2V0LGY9dC5mb3Jt
-        LGQ9YVcoKSYmdC50eXBlPT0nY2hlY2tib3gnJiYhdC5uYW1lJiZhcyhmKSYmbmV3IEZvcm1EYXRh
-        KGYpO2QmJihkLnNldCgnYWN0aW9uJyx0LnZhbHVlKSxhRyhmLGQsdCkpO30pO0QuYWRkRXZlbnRM
-        aXN0ZW5lcignY2xpY2snLGU9Pntjb25zdCB0PWUudGFyZ2V0LGM9dC5jbG9zZXN0JiZ0LmNsb3Nl
-        c3QoJ1tkYXRhLWNlbGxdJykscz1jJiZTLmdldChjLmNsb3Nlc3QoJ1tkYXRhLWxpc3RdJykpO3Mm
-        JiF0LmNsb3Nlc3QoJ2lucHV0LHNlbGVjdCx0ZXh0YXJlYSxidXR0b24sbGFiZWwsYVtocmVmXSxb
-        Y29udGVudGVkaXRhYmxlXScpJiZhSihzLCdzZWxlY3QnLHtjZWxsOmMuZGF0YXNldC5jZWxsfSk7
-        fSk7RC5hZGRFdmVudExpc3RlbmVyKCdmb2N1c291dCcsZT0+e2NvbnN0IGM9ZS50YXJnZXQuY2xv
-        c2VzdCYmZS50YXJnZXQuY2xvc2VzdCgnW2RhdGEtY2VsbF0nKTtjJiZzZXRUaW1lb3V0KCgpPT57
-        Y29uc3Qgcz1TLmdldChjLmNsb3Nlc3QoJ1tkYXRhLWxpc3RdJykpLGs9Yy5kYXRhc2V0LmNlbGws
-        aD1zJiZzLmhlbGQuZ2V0KGspO2ghPW51bGwmJnMuY2VsbHMuZ2V0KGspPT1jJiYhYXcoYykmJmE4
-        KHMsayxjLGgpO30pO30pO2Z1bmN0aW9uIGE2KCl7Zm9yKGNvbnN0IHIgb2YgRC5xdWVyeVNlbGVj
-        dG9yQWxsKCdbZGF0YS1saXN0XScpKWFLKHIpO2FsKCdsaXZlbGlzdC1jb25uZWN0JykhPSdvZmYn
-        JiZXLkV2ZW50U291cmNlJiZJKCk7fQpXLkxpdmVMaXN0PXthcHBseToocixjKT0+YWgocixjKSxz
-        dGFydDphNixjb25uZWN0OigpPT57UD0wO2FmPTA7SSgpfSxjbG9zZTooKT0+e1A9MTthdigpfSxy
-        ZXN5bmM6cj0+YW0oYUsocikpLG9wdGlvbnM6TCxzdGF0ZTpyPT5TLmdldChyKX07RC5yZWFkeVN0
-        YXRlPT0nbG9hZGluZyc/RC5hZGRFdmVudExpc3RlbmVyKCdET01Db250ZW50TG9hZGVkJyxhNik6
-        YTYoKTt9KSgpOwo=
+        bCk7ZWxzZXtjb25zdCBtPWFEKGMuaHRtbCk7biYmKGFxKG4pLG4ucmVwbGFjZVdpdGgobSkpO2Fp
+        KG49bSl9CmFrLnNldChjLmtleSxuKTthTyhiLG4saik7fSk7fSk7Zm9yKGNvbnN0W2ssZV1vZiBz
+        LmNlbGxzKWFrLmdldChrKSE9ZSYmYXgocyxrLGUpO2Zvcihjb25zdCBlIG9mWy4uLnIuY2hpbGRy
+        ZW5dKWlmKGFvLmdldChlLmRhdGFzZXQuc2VjdGlvbikhPWUpZS5yZW1vdmUoKTtmb3IoY29uc3Qg
+        ZSBvZiBhby52YWx1ZXMoKSlmb3IoY29uc3QgYyBvZlsuLi5SKHMsZSkuY2hpbGRyZW5dKWFrLmdl
+        dChjLmRhdGFzZXQuY2VsbCkhPWMmJmMucmVtb3ZlKCk7cy5zZWNzPWFvO3MuY2VsbHM9YWs7fX07
+        ZnVuY3Rpb24gYWooQyx3LGJiKXtjb25zdCBzPWFLKEMpLHY9YWgocyksYUY9dy5vcHN8fFtdLGEy
+        PWFGLmxlbmd0aD09MSYmYUZbMF0ub3A9PSdyZXNldCc7aWYoIWJiKXtpZih3LnZlcnNpb248PXYp
+        cmV0dXJuITE7aWYocy5iYWR8fHcuZnJvbSE9diYmIWEyKXJldHVybiBzLmFoZWFkPU1hdGgubWF4
+        KHMuYWhlYWR8fDAsdy52ZXJzaW9uKSxhZChzKSwhMTt9CmNvbnN0IHg9Ymcocyx3KTt0cnl7Zm9y
+        KGNvbnN0IG8gb2YgYUYpKGFyLmhhc093blByb3BlcnR5KG8ub3ApP2FyW28ub3BdOnopKHMsbyx4
+        KX1jYXRjaChfKXtzLmJhZD0xO2FkKHMpO3JldHVybiExfQpzLmJhZD0wO0MuZGF0YXNldC52ZXJz
+        aW9uPXcudmVyc2lvbjthNyhzKTtiayhzLHgpO2NvbnN0IHQ9eC5uLm1hcCgobCxpKT0+bC5sZW5n
+        dGg/WydBZGRlZCcsJ1JlbW92ZWQnLCdNb3ZlZCddW2ldKyc6ICcrKGwubGVuZ3RoPjM/bC5sZW5n
+        dGgrJyBpdGVtcyc6bC5qb2luKCcsICcpKTonJykuZmlsdGVyKHQ9PnQpLmpvaW4oJy4gJyk7dCYm
+        YUkoJ2xpdmVsaXN0LW5ld3MnLHQpO2F6KEMsJ3BhdGNoJyx3KTthMiYmYXooQywncmVzZXQnLHcp
+        O3JldHVybiEwO30KZnVuY3Rpb24gYmgoZSl7Zm9yKDtlO2U9ZS5wYXJlbnRFbGVtZW50KWlmKC9h
+        dXRvfHNjcm9sbC8udGVzdChnZXRDb21wdXRlZFN0eWxlKGUpLm92ZXJmbG93WSkmJmUuc2Nyb2xs
+        SGVpZ2h0PmUuY2xpZW50SGVpZ2h0KXJldHVybiBlO3JldHVybiBELnNjcm9sbGluZ0VsZW1lbnQ7
+        fQpmdW5jdGlvbiBiZyhzLHcpe2NvbnN0IHg9e246W1tdLFtdLFtdXX0sYVY9SyhzLCdrZWVwT2Zm
+        c2V0JyksQT0oYVZ8fEsocywnc3RpY2tCb3R0b20nKSkmJih4LnNjPWJoKHMucm9vdCkpO2lmKHcu
+        YW5pbWF0ZSE9PSExJiZLKHMsJ2FuaW1hdGUnKSYmKEsocywnYW5pbWF0ZVNjcm9sbGluZycpfHxw
+        ZXJmb3JtYW5jZS5ub3coKS1hMz4xNTApJiYhbWF0Y2hNZWRpYSgnKHByZWZlcnMtcmVkdWNlZC1t
+        b3Rpb246IHJlZHVjZSknKS5tYXRjaGVzKXt4LmY9bmV3IE1hcCgpO2Zvcihjb25zdFtrLGVdb2Yg
+        cy5zZWNzKXguZi5zZXQoJ3MnK2ssRihlKSk7Zm9yKGNvbnN0W2ssZV1vZiBzLmNlbGxzKXguZi5z
+        ZXQoJ2MnK2ssRihlKSk7fQppZihBJiZLKHMsJ3N0aWNrQm90dG9tJykmJkEuc2Nyb2xsSGVpZ2h0
+        LUEuc2Nyb2xsVG9wLUEuY2xpZW50SGVpZ2h0PDIpeC5lbmQ9MTtlbHNlIGlmKGFWKXtjb25zdCBi
+        bD1BPT1ELnNjcm9sbGluZ0VsZW1lbnQ/MDpGKEEpLnRvcCxhPXMucm9vdC5xdWVyeVNlbGVjdG9y
+        QWxsKCdbZGF0YS1jZWxsXScpO2xldCBhYT0wLGFCPWEubGVuZ3RoO3doaWxlKGFhPGFCKXtjb25z
+        dCBtPWFhK2FCPj4xO0YoYVttXSkuYm90dG9tPmJsP2FCPW06YWE9bSsxfQp4LmtlZXA9W10uc2xp
+        Y2UuY2FsbChhLGFhLGFhKzgpLm1hcChlPT5bZSxGKGUpLnRvcF0pO30KcmV0dXJuIHg7fQpmdW5j
+        dGlvbiBiayhzLHgpe2NvbnN0IEE9eC5zYztpZih4LmVuZClBLnNjcm9sbFRvcD1BLnNjcm9sbEhl
+        aWdodDtlbHNlIGlmKHgua2VlcClmb3IoY29uc3RbZSx5XW9mIHgua2VlcClpZihlLmlzQ29ubmVj
+        dGVkKXtBLnNjcm9sbFRvcCs9RihlKS50b3AteTticmVha30KaWYoIXguZilyZXR1cm47Y29uc3Qg
+        bT1bXSxkPW5ldyBNYXAoKTtmb3IoY29uc3RbcCxiZl1vZltbJ3MnLHMuc2Vjc10sWydjJyxzLmNl
+        bGxzXV0pZm9yKGNvbnN0W2ssZV1vZiBiZil7Y29uc3QgYT14LmYuZ2V0KHArayksYj1hJiZGKGUp
+        O20ucHVzaChhP1tlLGEubGVmdC1iLmxlZnQsYS50b3AtYi50b3BdOltlXSk7fQpjb25zdCBhWD1t
+        LmZpbHRlcigoW2UsYXksYVJdKT0+e2lmKGF5PT1udWxsKXJldHVybiBhQShlLCdsaXZlbGlzdC1l
+        bnRlcicpLDA7Y29uc3QgcT1kLmdldChlLnBhcmVudE5vZGUucGFyZW50Tm9kZSl8fFswLDBdLFg9
+        YXktcVswXSxZPWFSLXFbMV07aWYoTWF0aC5hYnMoWCkrTWF0aC5hYnMoWSk8LjUpcmV0dXJuIDA7
+        ZC5zZXQoZSxbYXksYVJdKTthQShlLCdsaXZlbGlzdC1tb3ZlJyxgdHJhbnNsYXRlKCR7WH1weCwk
+        e1l9cHgpYCk7cmV0dXJuIDE7fSk7aWYoYVgubGVuZ3RoKXtELmJvZHkub2Zmc2V0V2lkdGg7Zm9y
+        KGNvbnN0W2Vdb2YgYVgpZS5jbGFzc0xpc3QuYWRkKCdsaXZlbGlzdC1tb3ZlJyksZS5zdHlsZS50
+        cmFuc2Zvcm09Jyd9fQpmdW5jdGlvbiBhQShlLGMsYTkpe2NvbnN0IG89Ty5nZXQoZSl8fFtlLmdl
+        dEF0dHJpYnV0ZSgnY2xhc3MnKSxlLmdldEF0dHJpYnV0ZSgnc3R5bGUnKV0sdD1vWzJdPXt9O08u
+        c2V0KGUsbyk7aWYoYTkpZS5jbGFzc0xpc3QucmVtb3ZlKGMpLGUuc3R5bGUudHJhbnNmb3JtPWE5
+        O2Vsc2UgZS5jbGFzc0xpc3QuYWRkKGMpO3NldFRpbWVvdXQoKCk9PntpZihvWzJdIT10KXJldHVy
+        bjtPLmRlbGV0ZShlKTtvWzBdPT1udWxsP2UucmVtb3ZlQXR0cmlidXRlKCdjbGFzcycpOmUuY2xh
+        c3NOYW1lPW9bMF07b1sxXT09bnVsbD9lLmdldEF0dHJpYnV0ZSgnc3R5bGUnKStlLnJlbW92ZUF0
+        dHJpYnV0ZSgnc3R5bGUnKTplLnN0eWxlLmNzc1RleHQ9b1sxXTt9LEwubXMrNTApO30KZnVuY3Rp
+        b24gYWQocyl7aWYocy5zeW5jfHwhcy5yb290LmlzQ29ubmVjdGVkKXJldHVybjtzLnN5bmM9MTtj
+        b25zdCB2PWFoKHMpLGFQPXMuYmFkLG49YUwoJy9saXN0cy8nK1Yocy5uYW1lKSk7ZmV0Y2goYVA/
+        bjpuKycvY2hhbmdlcz9zaW5jZT0nK3Yse2hlYWRlcnM6e0FjY2VwdDonYXBwbGljYXRpb24vanNv
+        bid9fSkudGhlbihyPT5yLm9rP3IuanNvbigpOlByb21pc2UucmVqZWN0KCkpLnRoZW4oaj0+e3Mu
+        c3luYz0wO2FQP2FqKHMucm9vdCx7cHJvdG9jb2w6MSxsaXN0OmoubGlzdCxmcm9tOnYsdmVyc2lv
+        bjpqLnZlcnNpb24sb3BzOlt7b3A6J3Jlc2V0JyxzZWN0aW9uczpqLnNlY3Rpb25zfV19LDEpOmFq
+        KHMucm9vdCxqKTtzLmFoZWFkPmFoKHMpJiYhcy5iYWQmJmFkKHMpO30sKCk9PntzLnN5bmM9MDtz
+        ZXRUaW1lb3V0KCgpPT5hZChzKSw0KkwuZGVsYXkpfSk7fQpmdW5jdGlvbiBhdigpe2NsZWFyVGlt
+        ZW91dChiYSk7RSYmRS5jbG9zZSgpO0U9bnVsbH0KZnVuY3Rpb24gSSgpe2F2KCk7Y29uc3QgRz1b
+        Li4uUy52YWx1ZXMoKV0uZmlsdGVyKHM9PnMucm9vdC5pc0Nvbm5lY3RlZCksYWI9Ry5sZW5ndGg9
+        PTEmJkdbMF07aWYoUHx8IUcubGVuZ3RofHxELmhpZGRlbilyZXR1cm47Y29uc3QgdT1hTChhYj9g
+        L2xpc3RzLyR7VihhYi5uYW1lKX0vZXZlbnRzP3NpbmNlPSR7YWgoYWIpfWA6Jy9ldmVudHM/JytH
+        Lm1hcChzPT4nbGlzdD0nK1Yocy5uYW1lKSkuam9pbignJicpKycmc2luY2U9JytWKEcubWFwKHM9
+        PnMubmFtZSsnOicrYWgocykpLmpvaW4oJywnKSkpLGU9RT1uZXcgRXZlbnRTb3VyY2UodSksYU49
+        dD0+Ry5mb3JFYWNoKHM9PmF6KHMucm9vdCx0KSk7ZS5vbm9wZW49KCk9PnthZz0wO2FOKCdvcGVu
+        Jyk7YWYoJ2Nvbm5lY3RlZCcpO2FTKCk7fTtlLmFkZEV2ZW50TGlzdGVuZXIoJ3BhdGNoJyxtPT57
+        bGV0IGM7dHJ5e2M9SlNPTi5wYXJzZShtLmRhdGEpfWNhdGNoKF8pe3JldHVybn0KZm9yKGNvbnN0
+        IHMgb2YgRykoYWJ8fHMubmFtZT09Yy5saXN0KSYmYWoocy5yb290LGMpO30pO2Uub25lcnJvcj0o
+        KT0+e2FOKCdyZWNvbm5lY3RpbmcnKTthQygpO2lmKGUucmVhZHlTdGF0ZSE9Mnx8RSE9ZSlyZXR1
+        cm47RT1udWxsO2NvbnN0IGQ9TWF0aC5taW4oTC5tYXgsTC5kZWxheSoyKiphZysrKSooLjc1K01h
+        dGgucmFuZG9tKCkvMiksYXU9KCk9PntiYT1zZXRUaW1lb3V0KEksZCl9O2lmKCFhYilyZXR1cm4g
+        YXUoKTtjb25zdCBhTT1uZXcgQWJvcnRDb250cm9sbGVyKCk7ZmV0Y2godSx7c2lnbmFsOmFNLnNp
+        Z25hbCxoZWFkZXJzOntBY2NlcHQ6J3RleHQvZXZlbnQtc3RyZWFtJ319KS50aGVuKHI9PnthTS5h
+        Ym9ydCgpO3Iuc3RhdHVzPT0yMDR8fHIuc3RhdHVzPT00MDQ/KFA9MSxhZignb2ZmbGluZScpKTph
+        dSgpfSxhdSk7fTt9CkQuYWRkRXZlbnRMaXN0ZW5lcignc2Nyb2xsJywoKT0+e2EzPXBlcmZvcm1h
+        bmNlLm5vdygpfSx7Y2FwdHVyZTohMCxwYXNzaXZlOiEwfSk7RC5hZGRFdmVudExpc3RlbmVyKCd2
+        aXNpYmlsaXR5Y2hhbmdlJywoKT0+RC5oaWRkZW4/YXYoKTpFfHxJKCkpO1cuYWRkRXZlbnRMaXN0
+        ZW5lcignb2ZmbGluZScsYUMpO1cuYWRkRXZlbnRMaXN0ZW5lcignb25saW5lJywoKT0+e2lmKEoh
+        PSdjb25uZWN0ZWQnJiYhUClhZz0wLGFmKCdyZWNvbm5lY3RpbmcnKSxJKCl9KTtjb25zdCBhVz0o
+        KT0+Uy5zaXplJiZXLkV2ZW50U291cmNlJiZhbignbGl2ZWxpc3QtY29ubmVjdCcpIT0nb2ZmJztE
+        LmFkZEV2ZW50TGlzdGVuZXIoJ3N1Ym1pdCcsZT0+e2NvbnN0IGY9ZS50YXJnZXQsYj1lLnN1Ym1p
+        dHRlcjthVygpJiZhcyhmKSYmKGUucHJldmVudERlZmF1bHQoKSxhRyhmLG5ldyBGb3JtRGF0YShm
+        LGIpLGIpKTt9KTtELmFkZEV2ZW50TGlzdGVuZXIoJ2NoYW5nZScsZT0+e2NvbnN0IHQ9ZS50YXJn
+        ZXQsZj10LmZvcm0sZD1hVygpJiZ0LnR5cGU9PSdjaGVja2JveCcmJiF0Lm5hbWUmJmFzKGYpJiZu
+        ZXcgRm9ybURhdGEoZik7ZCYmKGQuc2V0KCdhY3Rpb24nLHQudmFsdWUpLGFHKGYsZCx0KSk7fSk7
+        RC5hZGRFdmVudExpc3RlbmVyKCdjbGljaycsZT0+e2NvbnN0IHQ9ZS50YXJnZXQsYz10LmNsb3Nl
+        c3QmJnQuY2xvc2VzdCgnW2RhdGEtY2VsbF0nKSxzPWMmJlMuZ2V0KGMuY2xvc2VzdCgnW2RhdGEt
+        bGlzdF0nKSk7cyYmIXQuY2xvc2VzdCgnaW5wdXQsc2VsZWN0LHRleHRhcmVhLGJ1dHRvbixsYWJl
+        bCxhW2hyZWZdLFtjb250ZW50ZWRpdGFibGVdJykmJmFKKHMsJ3NlbGVjdCcse2NlbGw6Yy5kYXRh
+        c2V0LmNlbGx9KTt9KTtELmFkZEV2ZW50TGlzdGVuZXIoJ2ZvY3Vzb3V0JyxlPT57Y29uc3QgYz1l
+        LnRhcmdldC5jbG9zZXN0JiZlLnRhcmdldC5jbG9zZXN0KCdbZGF0YS1jZWxsXScpO2MmJnNldFRp
+        bWVvdXQoKCk9Pntjb25zdCBzPVMuZ2V0KGMuY2xvc2VzdCgnW2RhdGEtbGlzdF0nKSksaz1jLmRh
+        dGFzZXQuY2VsbCxoPXMmJnMuaGVsZC5nZXQoayk7aCE9bnVsbCYmcy5jZWxscy5nZXQoayk9PWMm
+        JiFhdyhjKSYmYTgocyxrLGMsaCk7fSk7fSk7ZnVuY3Rpb24gYTYoKXtmb3IoY29uc3QgciBvZiBE
+        LnF1ZXJ5U2VsZWN0b3JBbGwoJ1tkYXRhLWxpc3RdJykpYUsocik7YW4oJ2xpdmVsaXN0LWNvbm5l
+        Y3QnKSE9J29mZicmJlcuRXZlbnRTb3VyY2UmJkkoKTt9ClcuTGl2ZUxpc3Q9e2FwcGx5OihyLGMp
+        PT5haihyLGMpLHN0YXJ0OmE2LGNvbm5lY3Q6KCk9PntQPTA7YWc9MDtJKCl9LGNsb3NlOigpPT57
+        UD0xO2F2KCl9LHJlc3luYzpyPT5hZChhSyhyKSksb3B0aW9uczpMLHN0YXRlOnI9PlMuZ2V0KHIp
+        fTtELnJlYWR5U3RhdGU9PSdsb2FkaW5nJz9ELmFkZEV2ZW50TGlzdGVuZXIoJ0RPTUNvbnRlbnRM
+        b2FkZWQnLGE2KTphNigpO30pKCk7Cg==
         """,
         "Public/livelist.src.js": """
         LyohIExpdmVMaXN0IGNsaWVudCwgcHJvdG9jb2wgMTogZG9jcy9QUk9UT0NPTC5tZDsgcmVhZGFi
@@ -572,147 +573,151 @@ enum EmbeddedResources {
         KSB7CiAgICBjb25zdCBzID0gc3Qocm9vdCksIHYgPSB2ZXIocyksIG9wcyA9IGNzLm9wcyB8fCBb
         XSwgcmVzZXQgPSBvcHMubGVuZ3RoID09IDEgJiYgb3BzWzBdLm9wID09ICdyZXNldCc7CiAgICBp
         ZiAoIWZvcmNlKSB7CiAgICAgIGlmIChjcy52ZXJzaW9uIDw9IHYpIHJldHVybiBmYWxzZTsKICAg
-        ICAgaWYgKHMuYmFkIHx8IGNzLmZyb20gIT0gdiAmJiAhcmVzZXQpIHJldHVybiByZXN5bmMocyks
-        IGZhbHNlOwogICAgfQogICAgY29uc3QgeCA9IHByZShzLCBjcyk7CiAgICB0cnkgeyBmb3IgKGNv
-        bnN0IG8gb2Ygb3BzKSAoT1BTLmhhc093blByb3BlcnR5KG8ub3ApID8gT1BTW28ub3BdIDogZmFp
-        bCkocywgbywgeCkgfSBjYXRjaCAoXykgeyBzLmJhZCA9IDE7IHJlc3luYyhzKTsgcmV0dXJuIGZh
-        bHNlIH0KICAgIHMuYmFkID0gMDsKICAgIHJvb3QuZGF0YXNldC52ZXJzaW9uID0gY3MudmVyc2lv
-        bjsKICAgIHN1cHMocyk7CiAgICBzZXR0bGUocywgeCk7CiAgICBjb25zdCB0ID0geC5uLm1hcCgo
-        bCwgaSkgPT4gbC5sZW5ndGggPyBbJ0FkZGVkJywgJ1JlbW92ZWQnLCAnTW92ZWQnXVtpXSArICc6
-        ICcgKyAobC5sZW5ndGggPiAzID8gbC5sZW5ndGggKyAnIGl0ZW1zJyA6IGwuam9pbignLCAnKSkg
-        OiAnJykuZmlsdGVyKHQgPT4gdCkuam9pbignLiAnKTsKICAgIHQgJiYgc2F5KCdsaXZlbGlzdC1u
-        ZXdzJywgdCk7CiAgICBlbWl0KHJvb3QsICdwYXRjaCcsIGNzKTsgcmVzZXQgJiYgZW1pdChyb290
-        LCAncmVzZXQnLCBjcyk7CiAgICByZXR1cm4gdHJ1ZTsKICB9CgogIGZ1bmN0aW9uIHNjcm9sbGVy
-        KGUpIHsKICAgIGZvciAoOyBlOyBlID0gZS5wYXJlbnRFbGVtZW50KSBpZiAoL2F1dG98c2Nyb2xs
-        Ly50ZXN0KGdldENvbXB1dGVkU3R5bGUoZSkub3ZlcmZsb3dZKSAmJiBlLnNjcm9sbEhlaWdodCA+
-        IGUuY2xpZW50SGVpZ2h0KSByZXR1cm4gZTsKICAgIHJldHVybiBELnNjcm9sbGluZ0VsZW1lbnQ7
-        CiAgfQoKICAvLyBCZWZvcmUgdGhlIG9wczogZmlyc3QgcmVjdHMgKEZMSVApLCB3aGV0aGVyIHRo
-        ZSBsaXN0IHNpdHMgYXQgaXRzIGVuZCwgdGhlIGZpcnN0IHZpc2libGUgY2VsbHMuCiAgZnVuY3Rp
-        b24gcHJlKHMsIGNzKSB7CiAgICBjb25zdCB4ID0geyBuOiBbW10sIFtdLCBbXV0gfSwga2VlcCA9
-        IG9wdChzLCAna2VlcE9mZnNldCcpLCBzYyA9IChrZWVwIHx8IG9wdChzLCAnc3RpY2tCb3R0b20n
-        KSkgJiYgKHguc2MgPSBzY3JvbGxlcihzLnJvb3QpKTsKICAgIGlmIChjcy5hbmltYXRlICE9PSBm
-        YWxzZSAmJiBvcHQocywgJ2FuaW1hdGUnKSAmJiAob3B0KHMsICdhbmltYXRlU2Nyb2xsaW5nJykg
-        fHwgcGVyZm9ybWFuY2Uubm93KCkgLSBzY3JvbGxlZCA+IDE1MCkgJiYKICAgICAgIW1hdGNoTWVk
-        aWEoJyhwcmVmZXJzLXJlZHVjZWQtbW90aW9uOiByZWR1Y2UpJykubWF0Y2hlcykgewogICAgICB4
-        LmYgPSBuZXcgTWFwKCk7CiAgICAgIGZvciAoY29uc3QgW2ssIGVdIG9mIHMuc2VjcykgeC5mLnNl
-        dCgncycgKyBrLCByZWN0KGUpKTsKICAgICAgZm9yIChjb25zdCBbaywgZV0gb2Ygcy5jZWxscykg
-        eC5mLnNldCgnYycgKyBrLCByZWN0KGUpKTsKICAgIH0KICAgIGlmIChzYyAmJiBvcHQocywgJ3N0
-        aWNrQm90dG9tJykgJiYgc2Muc2Nyb2xsSGVpZ2h0IC0gc2Muc2Nyb2xsVG9wIC0gc2MuY2xpZW50
-        SGVpZ2h0IDwgMikgeC5lbmQgPSAxOwogICAgZWxzZSBpZiAoa2VlcCkgewogICAgICBjb25zdCB0
-        b3AgPSBzYyA9PSBELnNjcm9sbGluZ0VsZW1lbnQgPyAwIDogcmVjdChzYykudG9wLCBhID0gcy5y
-        b290LnF1ZXJ5U2VsZWN0b3JBbGwoJ1tkYXRhLWNlbGxdJyk7CiAgICAgIGxldCBsbyA9IDAsIGhp
-        ID0gYS5sZW5ndGg7CiAgICAgIHdoaWxlIChsbyA8IGhpKSB7IGNvbnN0IG0gPSBsbyArIGhpID4+
-        IDE7IHJlY3QoYVttXSkuYm90dG9tID4gdG9wID8gaGkgPSBtIDogbG8gPSBtICsgMSB9CiAgICAg
-        IHgua2VlcCA9IFtdLnNsaWNlLmNhbGwoYSwgbG8sIGxvICsgOCkubWFwKGUgPT4gW2UsIHJlY3Qo
-        ZSkudG9wXSk7CiAgICB9CiAgICByZXR1cm4geDsKICB9CgogIC8vIEFmdGVyIHRoZSBvcHM6IHJl
-        c3RvcmUgdGhlIHZpZXdwb3J0LCB0aGVuIHBsYXkgRkxJUCBtb3ZlcyBhbmQgZW50ZXIgYW5pbWF0
-        aW9ucy4KICBmdW5jdGlvbiBzZXR0bGUocywgeCkgewogICAgY29uc3Qgc2MgPSB4LnNjOwogICAg
-        aWYgKHguZW5kKSBzYy5zY3JvbGxUb3AgPSBzYy5zY3JvbGxIZWlnaHQ7CiAgICBlbHNlIGlmICh4
-        LmtlZXApIGZvciAoY29uc3QgW2UsIHldIG9mIHgua2VlcCkgaWYgKGUuaXNDb25uZWN0ZWQpIHsg
-        c2Muc2Nyb2xsVG9wICs9IHJlY3QoZSkudG9wIC0geTsgYnJlYWsgfQogICAgaWYgKCF4LmYpIHJl
-        dHVybjsKICAgIGNvbnN0IG0gPSBbXSwgZCA9IG5ldyBNYXAoKTsKICAgIGZvciAoY29uc3QgW3As
-        IG1hcF0gb2YgW1sncycsIHMuc2Vjc10sIFsnYycsIHMuY2VsbHNdXSkgZm9yIChjb25zdCBbaywg
-        ZV0gb2YgbWFwKSB7CiAgICAgIGNvbnN0IGEgPSB4LmYuZ2V0KHAgKyBrKSwgYiA9IGEgJiYgcmVj
-        dChlKTsKICAgICAgbS5wdXNoKGEgPyBbZSwgYS5sZWZ0IC0gYi5sZWZ0LCBhLnRvcCAtIGIudG9w
-        XSA6IFtlXSk7CiAgICB9CiAgICBjb25zdCBtb3ZlZCA9IG0uZmlsdGVyKChbZSwgZHgsIGR5XSkg
-        PT4gewogICAgICBpZiAoZHggPT0gbnVsbCkgcmV0dXJuIGZ4KGUsICdsaXZlbGlzdC1lbnRlcicp
-        LCAwOwogICAgICBjb25zdCBxID0gZC5nZXQoZS5wYXJlbnROb2RlLnBhcmVudE5vZGUpIHx8IFsw
-        LCAwXSwgWCA9IGR4IC0gcVswXSwgWSA9IGR5IC0gcVsxXTsKICAgICAgaWYgKE1hdGguYWJzKFgp
-        ICsgTWF0aC5hYnMoWSkgPCAuNSkgcmV0dXJuIDA7CiAgICAgIGQuc2V0KGUsIFtkeCwgZHldKTsg
-        ZngoZSwgJ2xpdmVsaXN0LW1vdmUnLCBgdHJhbnNsYXRlKCR7WH1weCwke1l9cHgpYCk7CiAgICAg
-        IHJldHVybiAxOwogICAgfSk7CiAgICBpZiAobW92ZWQubGVuZ3RoKSB7IEQuYm9keS5vZmZzZXRX
-        aWR0aDsgZm9yIChjb25zdCBbZV0gb2YgbW92ZWQpIGUuY2xhc3NMaXN0LmFkZCgnbGl2ZWxpc3Qt
-        bW92ZScpLCBlLnN0eWxlLnRyYW5zZm9ybSA9ICcnIH0KICB9CgogIC8vIFRyYW5zaWVudCBjbGFz
-        c2VzIGFuZCBzdHlsZXM7IHRoZSBlbGVtZW50J3Mgb3duIGNsYXNzIGFuZCBzdHlsZSBhdHRyaWJ1
-        dGVzIGNvbWUgYmFjayBhZnRlcndhcmRzLgogIGZ1bmN0aW9uIGZ4KGUsIGMsIHRmKSB7CiAgICBj
-        b25zdCBvID0gTy5nZXQoZSkgfHwgW2UuZ2V0QXR0cmlidXRlKCdjbGFzcycpLCBlLmdldEF0dHJp
-        YnV0ZSgnc3R5bGUnKV0sIHQgPSBvWzJdID0ge307CiAgICBPLnNldChlLCBvKTsKICAgIGlmICh0
-        ZikgZS5jbGFzc0xpc3QucmVtb3ZlKGMpLCBlLnN0eWxlLnRyYW5zZm9ybSA9IHRmOyBlbHNlIGUu
-        Y2xhc3NMaXN0LmFkZChjKTsKICAgIHNldFRpbWVvdXQoKCkgPT4gewogICAgICBpZiAob1syXSAh
-        PSB0KSByZXR1cm47CiAgICAgIE8uZGVsZXRlKGUpOwogICAgICBvWzBdID09IG51bGwgPyBlLnJl
-        bW92ZUF0dHJpYnV0ZSgnY2xhc3MnKSA6IGUuY2xhc3NOYW1lID0gb1swXTsKICAgICAgLy8gUmVh
-        ZGluZyB0aGUgYXR0cmlidXRlIGZpcnN0IG1ha2VzIENocm9taXVtIHdyaXRlIGJhY2sgaXRzIGxh
-        emlseSBrZXB0IGlubGluZSBzdHlsZSwgZWxzZSB0aGUKICAgICAgLy8gcmVtb3ZhbCBtaXNzZXMg
-        aXQgYW5kIHN0eWxlPSIiIGFwcGVhcnMgbGF0ZXIuCiAgICAgIG9bMV0gPT0gbnVsbCA/IGUuZ2V0
-        QXR0cmlidXRlKCdzdHlsZScpICsgZS5yZW1vdmVBdHRyaWJ1dGUoJ3N0eWxlJykgOiBlLnN0eWxl
-        LmNzc1RleHQgPSBvWzFdOwogICAgfSwgTC5tcyArIDUwKTsKICB9CgogIC8vIENhdGNoIHVwOiB0
-        aGUgY2hhbmdlcyBzaW5jZSBvdXIgdmVyc2lvbjsgYWZ0ZXIgYSBmYWlsZWQgb3AsIHRoZSB3aG9s
-        ZSBzbmFwc2hvdCBhcyBhIHJlc2V0LgogIGZ1bmN0aW9uIHJlc3luYyhzKSB7CiAgICBpZiAocy5z
-        eW5jIHx8ICFzLnJvb3QuaXNDb25uZWN0ZWQpIHJldHVybjsKICAgIHMuc3luYyA9IDE7CiAgICBj
-        b25zdCB2ID0gdmVyKHMpLCBiYWQgPSBzLmJhZCwgbiA9IHVybCgnL2xpc3RzLycgKyBlbmMocy5u
-        YW1lKSk7CiAgICBmZXRjaChiYWQgPyBuIDogbiArICcvY2hhbmdlcz9zaW5jZT0nICsgdiwgeyBo
-        ZWFkZXJzOiB7IEFjY2VwdDogJ2FwcGxpY2F0aW9uL2pzb24nIH0gfSkKICAgICAgLnRoZW4ociA9
-        PiByLm9rID8gci5qc29uKCkgOiBQcm9taXNlLnJlamVjdCgpKQogICAgICAudGhlbihqID0+IHsK
-        ICAgICAgICBzLnN5bmMgPSAwOwogICAgICAgIGJhZCA/IGFwcGx5KHMucm9vdCwgeyBwcm90b2Nv
-        bDogMSwgbGlzdDogai5saXN0LCBmcm9tOiB2LCB2ZXJzaW9uOiBqLnZlcnNpb24sIG9wczogW3sg
-        b3A6ICdyZXNldCcsIHNlY3Rpb25zOiBqLnNlY3Rpb25zIH1dIH0sIDEpIDogYXBwbHkocy5yb290
-        LCBqKTsKICAgICAgfSwgKCkgPT4geyBzLnN5bmMgPSAwOyBzZXRUaW1lb3V0KCgpID0+IHJlc3lu
-        YyhzKSwgNCAqIEwuZGVsYXkpIH0pOwogIH0KCiAgLy8gT25lIHN0cmVhbSBwZXIgcGFnZTogdGhl
-        IGxpc3QncyBvd24gcm91dGUgZm9yIG9uZSBsaXN0LCB0aGUgbXVsdGlwbGV4ZWQgcm91dGUgZm9y
-        IHNldmVyYWwuCiAgZnVuY3Rpb24gY2xvc2UoKSB7IGNsZWFyVGltZW91dCh0aW1lcik7IGVzICYm
-        IGVzLmNsb3NlKCk7IGVzID0gbnVsbCB9CiAgZnVuY3Rpb24gY29ubmVjdCgpIHsKICAgIGNsb3Nl
-        KCk7CiAgICBjb25zdCBzcyA9IFsuLi5TLnZhbHVlcygpXS5maWx0ZXIocyA9PiBzLnJvb3QuaXND
-        b25uZWN0ZWQpLCBvbmUgPSBzcy5sZW5ndGggPT0gMSAmJiBzc1swXTsKICAgIGlmIChzdG9wcGVk
-        IHx8ICFzcy5sZW5ndGggfHwgRC5oaWRkZW4pIHJldHVybjsKICAgIGNvbnN0IHUgPSB1cmwob25l
-        ID8gYC9saXN0cy8ke2VuYyhvbmUubmFtZSl9L2V2ZW50cz9zaW5jZT0ke3ZlcihvbmUpfWAgOiAn
-        L2V2ZW50cz8nICsgc3MubWFwKHMgPT4gJ2xpc3Q9JyArIGVuYyhzLm5hbWUpKS5qb2luKCcmJykg
-        KwogICAgICAnJnNpbmNlPScgKyBlbmMoc3MubWFwKHMgPT4gcy5uYW1lICsgJzonICsgdmVyKHMp
-        KS5qb2luKCcsJykpKSwKICAgICAgZSA9IGVzID0gbmV3IEV2ZW50U291cmNlKHUpLCBhbGwgPSB0
-        ID0+IHNzLmZvckVhY2gocyA9PiBlbWl0KHMucm9vdCwgdCkpOwogICAgZS5vbm9wZW4gPSAoKSA9
-        PiB7CiAgICAgIHRyaWVzID0gMDsgYWxsKCdvcGVuJyk7IHNob3duKCdjb25uZWN0ZWQnKTsgZmx1
-        c2goKTsgLy8gYW5kIHdoYXQgY291bGQgbm90IGJlIHNlbnQgd2hpbGUgYXdheQogICAgfTsKICAg
-        IGUuYWRkRXZlbnRMaXN0ZW5lcigncGF0Y2gnLCBtID0+IHsKICAgICAgbGV0IGM7CiAgICAgIHRy
-        eSB7IGMgPSBKU09OLnBhcnNlKG0uZGF0YSkgfSBjYXRjaCAoXykgeyByZXR1cm4gfQogICAgICBm
-        b3IgKGNvbnN0IHMgb2Ygc3MpIChvbmUgfHwgcy5uYW1lID09IGMubGlzdCkgJiYgYXBwbHkocy5y
-        b290LCBjKTsKICAgIH0pOwogICAgZS5vbmVycm9yID0gKCkgPT4gewogICAgICBhbGwoJ3JlY29u
-        bmVjdGluZycpOyBsb3N0KCk7CiAgICAgIGlmIChlLnJlYWR5U3RhdGUgIT0gMiB8fCBlcyAhPSBl
-        KSByZXR1cm47IC8vIHRoZSBicm93c2VyIHJlY29ubmVjdHMgYnkgaXRzZWxmCiAgICAgIGVzID0g
-        bnVsbDsKICAgICAgY29uc3QgZCA9IE1hdGgubWluKEwubWF4LCBMLmRlbGF5ICogMiAqKiB0cmll
-        cysrKSAqICguNzUgKyBNYXRoLnJhbmRvbSgpIC8gMiksIGFnYWluID0gKCkgPT4geyB0aW1lciA9
-        IHNldFRpbWVvdXQoY29ubmVjdCwgZCkgfTsKICAgICAgaWYgKCFvbmUpIHJldHVybiBhZ2Fpbigp
-        OwogICAgICAvLyBFdmVudFNvdXJjZSBoaWRlcyB0aGUgc3RhdHVzOiBhc2sgb25jZTsgMjA0IGFu
-        ZCA0MDQgbWVhbiB0aGUgbGlzdCBpcyBnb25lIGZvciBnb29kLgogICAgICBjb25zdCBhYyA9IG5l
-        dyBBYm9ydENvbnRyb2xsZXIoKTsKICAgICAgZmV0Y2godSwgeyBzaWduYWw6IGFjLnNpZ25hbCwg
-        aGVhZGVyczogeyBBY2NlcHQ6ICd0ZXh0L2V2ZW50LXN0cmVhbScgfSB9KQogICAgICAgIC50aGVu
-        KHIgPT4geyBhYy5hYm9ydCgpOyByLnN0YXR1cyA9PSAyMDQgfHwgci5zdGF0dXMgPT0gNDA0ID8g
-        KHN0b3BwZWQgPSAxLCBzaG93bignb2ZmbGluZScpKSA6IGFnYWluKCkgfSwgYWdhaW4pOwogICAg
-        fTsKICB9CgogIC8vIFdoZW4gdGhlIHBlcnNvbiBsYXN0IHNjcm9sbGVkIChjYXB0dXJlOiBzY3Jv
-        bGwgZXZlbnRzIGRvIG5vdCBidWJibGUpOiBjaGFuZ2VzIGFyZSBub3QgYW5pbWF0ZWQKICAvLyBk
-        dXJpbmcgYSBzY3JvbGwgdW5sZXNzIHRoZSBsaXN0IGFza3MgZm9yIGl0IChkYXRhLWFuaW1hdGUt
-        c2Nyb2xsaW5nKS4KICBELmFkZEV2ZW50TGlzdGVuZXIoJ3Njcm9sbCcsICgpID0+IHsgc2Nyb2xs
-        ZWQgPSBwZXJmb3JtYW5jZS5ub3coKSB9LCB7IGNhcHR1cmU6IHRydWUsIHBhc3NpdmU6IHRydWUg
-        fSk7CiAgRC5hZGRFdmVudExpc3RlbmVyKCd2aXNpYmlsaXR5Y2hhbmdlJywgKCkgPT4gRC5oaWRk
-        ZW4gPyBjbG9zZSgpIDogZXMgfHwgY29ubmVjdCgpKTsKICBXLmFkZEV2ZW50TGlzdGVuZXIoJ29m
-        ZmxpbmUnLCBsb3N0KTsKICBXLmFkZEV2ZW50TGlzdGVuZXIoJ29ubGluZScsICgpID0+IHsgaWYg
-        KG5vdyAhPSAnY29ubmVjdGVkJyAmJiAhc3RvcHBlZCkgdHJpZXMgPSAwLCBzaG93bigncmVjb25u
-        ZWN0aW5nJyksIGNvbm5lY3QoKSB9KTsKICBjb25zdCBsaXZlID0gKCkgPT4gUy5zaXplICYmIFcu
-        RXZlbnRTb3VyY2UgJiYgbWV0YSgnbGl2ZWxpc3QtY29ubmVjdCcpICE9ICdvZmYnOwogIEQuYWRk
-        RXZlbnRMaXN0ZW5lcignc3VibWl0JywgZSA9PiB7CiAgICBjb25zdCBmID0gZS50YXJnZXQsIGIg
-        PSBlLnN1Ym1pdHRlcjsKICAgIGxpdmUoKSAmJiBhY3QoZikgJiYgKGUucHJldmVudERlZmF1bHQo
-        KSwgcG9zdChmLCBuZXcgRm9ybURhdGEoZiwgYiksIGIpKTsKICB9KTsKICBELmFkZEV2ZW50TGlz
-        dGVuZXIoJ2NoYW5nZScsIGUgPT4gewogICAgY29uc3QgdCA9IGUudGFyZ2V0LCBmID0gdC5mb3Jt
-        LCBkID0gbGl2ZSgpICYmIHQudHlwZSA9PSAnY2hlY2tib3gnICYmICF0Lm5hbWUgJiYgYWN0KGYp
-        ICYmIG5ldyBGb3JtRGF0YShmKTsKICAgIGQgJiYgKGQuc2V0KCdhY3Rpb24nLCB0LnZhbHVlKSwg
-        cG9zdChmLCBkLCB0KSk7CiAgfSk7CiAgRC5hZGRFdmVudExpc3RlbmVyKCdjbGljaycsIGUgPT4g
-        ewogICAgY29uc3QgdCA9IGUudGFyZ2V0LCBjID0gdC5jbG9zZXN0ICYmIHQuY2xvc2VzdCgnW2Rh
-        dGEtY2VsbF0nKSwgcyA9IGMgJiYgUy5nZXQoYy5jbG9zZXN0KCdbZGF0YS1saXN0XScpKTsKICAg
-        IHMgJiYgIXQuY2xvc2VzdCgnaW5wdXQsc2VsZWN0LHRleHRhcmVhLGJ1dHRvbixsYWJlbCxhW2hy
-        ZWZdLFtjb250ZW50ZWRpdGFibGVdJykgJiYgc2VuZChzLCAnc2VsZWN0JywgeyBjZWxsOiBjLmRh
-        dGFzZXQuY2VsbCB9KTsKICB9KTsKICAvLyBBIGhlbGQgcmVsb2FkIGxhbmRzIHdoZW4gZm9jdXMg
-        bGVhdmVzIGl0cyBjZWxsLgogIEQuYWRkRXZlbnRMaXN0ZW5lcignZm9jdXNvdXQnLCBlID0+IHsK
-        ICAgIGNvbnN0IGMgPSBlLnRhcmdldC5jbG9zZXN0ICYmIGUudGFyZ2V0LmNsb3Nlc3QoJ1tkYXRh
-        LWNlbGxdJyk7CiAgICBjICYmIHNldFRpbWVvdXQoKCkgPT4gewogICAgICBjb25zdCBzID0gUy5n
-        ZXQoYy5jbG9zZXN0KCdbZGF0YS1saXN0XScpKSwgayA9IGMuZGF0YXNldC5jZWxsLCBoID0gcyAm
-        JiBzLmhlbGQuZ2V0KGspOwogICAgICBoICE9IG51bGwgJiYgcy5jZWxscy5nZXQoaykgPT0gYyAm
-        JiAhZGlydHkoYykgJiYgc3dhcChzLCBrLCBjLCBoKTsKICAgIH0pOwogIH0pOwoKICBmdW5jdGlv
-        biBzdGFydCgpIHsKICAgIGZvciAoY29uc3QgciBvZiBELnF1ZXJ5U2VsZWN0b3JBbGwoJ1tkYXRh
-        LWxpc3RdJykpIHN0KHIpOwogICAgbWV0YSgnbGl2ZWxpc3QtY29ubmVjdCcpICE9ICdvZmYnICYm
-        IFcuRXZlbnRTb3VyY2UgJiYgY29ubmVjdCgpOwogIH0KICBXLkxpdmVMaXN0ID0geyBhcHBseTog
-        KHIsIGMpID0+IGFwcGx5KHIsIGMpLCBzdGFydCwgY29ubmVjdDogKCkgPT4geyBzdG9wcGVkID0g
-        MDsgdHJpZXMgPSAwOyBjb25uZWN0KCkgfSwgY2xvc2U6ICgpID0+IHsgc3RvcHBlZCA9IDE7IGNs
-        b3NlKCkgfSwKICAgIHJlc3luYzogciA9PiByZXN5bmMoc3QocikpLCBvcHRpb25zOiBMLCBzdGF0
-        ZTogciA9PiBTLmdldChyKSB9OwogIEQucmVhZHlTdGF0ZSA9PSAnbG9hZGluZycgPyBELmFkZEV2
-        ZW50TGlzdGVuZXIoJ0RPTUNvbnRlbnRMb2FkZWQnLCBzdGFydCkgOiBzdGFydCgpOwp9KSgpOwo=
+        ICAgLy8gKFdoYXQgY29tZXMgZHVyaW5nIGEgcmVzeW5jIGlzIGRyb3BwZWQ6IHRoZSByZXN5bmMg
+        bG9va3MgYWdhaW4gd2hlbiBpdCBlbmRzIGJlaGluZCBpdC4pCiAgICAgIGlmIChzLmJhZCB8fCBj
+        cy5mcm9tICE9IHYgJiYgIXJlc2V0KSByZXR1cm4gcy5haGVhZCA9IE1hdGgubWF4KHMuYWhlYWQg
+        fHwgMCwgY3MudmVyc2lvbiksIHJlc3luYyhzKSwgZmFsc2U7CiAgICB9CiAgICBjb25zdCB4ID0g
+        cHJlKHMsIGNzKTsKICAgIHRyeSB7IGZvciAoY29uc3QgbyBvZiBvcHMpIChPUFMuaGFzT3duUHJv
+        cGVydHkoby5vcCkgPyBPUFNbby5vcF0gOiBmYWlsKShzLCBvLCB4KSB9IGNhdGNoIChfKSB7IHMu
+        YmFkID0gMTsgcmVzeW5jKHMpOyByZXR1cm4gZmFsc2UgfQogICAgcy5iYWQgPSAwOwogICAgcm9v
+        dC5kYXRhc2V0LnZlcnNpb24gPSBjcy52ZXJzaW9uOwogICAgc3VwcyhzKTsKICAgIHNldHRsZShz
+        LCB4KTsKICAgIGNvbnN0IHQgPSB4Lm4ubWFwKChsLCBpKSA9PiBsLmxlbmd0aCA/IFsnQWRkZWQn
+        LCAnUmVtb3ZlZCcsICdNb3ZlZCddW2ldICsgJzogJyArIChsLmxlbmd0aCA+IDMgPyBsLmxlbmd0
+        aCArICcgaXRlbXMnIDogbC5qb2luKCcsICcpKSA6ICcnKS5maWx0ZXIodCA9PiB0KS5qb2luKCcu
+        ICcpOwogICAgdCAmJiBzYXkoJ2xpdmVsaXN0LW5ld3MnLCB0KTsKICAgIGVtaXQocm9vdCwgJ3Bh
+        dGNoJywgY3MpOyByZXNldCAmJiBlbWl0KHJvb3QsICdyZXNldCcsIGNzKTsKICAgIHJldHVybiB0
+        cnVlOwogIH0KCiAgZnVuY3Rpb24gc2Nyb2xsZXIoZSkgewogICAgZm9yICg7IGU7IGUgPSBlLnBh
+        cmVudEVsZW1lbnQpIGlmICgvYXV0b3xzY3JvbGwvLnRlc3QoZ2V0Q29tcHV0ZWRTdHlsZShlKS5v
+        dmVyZmxvd1kpICYmIGUuc2Nyb2xsSGVpZ2h0ID4gZS5jbGllbnRIZWlnaHQpIHJldHVybiBlOwog
+        ICAgcmV0dXJuIEQuc2Nyb2xsaW5nRWxlbWVudDsKICB9CgogIC8vIEJlZm9yZSB0aGUgb3BzOiBm
+        aXJzdCByZWN0cyAoRkxJUCksIHdoZXRoZXIgdGhlIGxpc3Qgc2l0cyBhdCBpdHMgZW5kLCB0aGUg
+        Zmlyc3QgdmlzaWJsZSBjZWxscy4KICBmdW5jdGlvbiBwcmUocywgY3MpIHsKICAgIGNvbnN0IHgg
+        PSB7IG46IFtbXSwgW10sIFtdXSB9LCBrZWVwID0gb3B0KHMsICdrZWVwT2Zmc2V0JyksIHNjID0g
+        KGtlZXAgfHwgb3B0KHMsICdzdGlja0JvdHRvbScpKSAmJiAoeC5zYyA9IHNjcm9sbGVyKHMucm9v
+        dCkpOwogICAgaWYgKGNzLmFuaW1hdGUgIT09IGZhbHNlICYmIG9wdChzLCAnYW5pbWF0ZScpICYm
+        IChvcHQocywgJ2FuaW1hdGVTY3JvbGxpbmcnKSB8fCBwZXJmb3JtYW5jZS5ub3coKSAtIHNjcm9s
+        bGVkID4gMTUwKSAmJgogICAgICAhbWF0Y2hNZWRpYSgnKHByZWZlcnMtcmVkdWNlZC1tb3Rpb246
+        IHJlZHVjZSknKS5tYXRjaGVzKSB7CiAgICAgIHguZiA9IG5ldyBNYXAoKTsKICAgICAgZm9yIChj
+        b25zdCBbaywgZV0gb2Ygcy5zZWNzKSB4LmYuc2V0KCdzJyArIGssIHJlY3QoZSkpOwogICAgICBm
+        b3IgKGNvbnN0IFtrLCBlXSBvZiBzLmNlbGxzKSB4LmYuc2V0KCdjJyArIGssIHJlY3QoZSkpOwog
+        ICAgfQogICAgaWYgKHNjICYmIG9wdChzLCAnc3RpY2tCb3R0b20nKSAmJiBzYy5zY3JvbGxIZWln
+        aHQgLSBzYy5zY3JvbGxUb3AgLSBzYy5jbGllbnRIZWlnaHQgPCAyKSB4LmVuZCA9IDE7CiAgICBl
+        bHNlIGlmIChrZWVwKSB7CiAgICAgIGNvbnN0IHRvcCA9IHNjID09IEQuc2Nyb2xsaW5nRWxlbWVu
+        dCA/IDAgOiByZWN0KHNjKS50b3AsIGEgPSBzLnJvb3QucXVlcnlTZWxlY3RvckFsbCgnW2RhdGEt
+        Y2VsbF0nKTsKICAgICAgbGV0IGxvID0gMCwgaGkgPSBhLmxlbmd0aDsKICAgICAgd2hpbGUgKGxv
+        IDwgaGkpIHsgY29uc3QgbSA9IGxvICsgaGkgPj4gMTsgcmVjdChhW21dKS5ib3R0b20gPiB0b3Ag
+        PyBoaSA9IG0gOiBsbyA9IG0gKyAxIH0KICAgICAgeC5rZWVwID0gW10uc2xpY2UuY2FsbChhLCBs
+        bywgbG8gKyA4KS5tYXAoZSA9PiBbZSwgcmVjdChlKS50b3BdKTsKICAgIH0KICAgIHJldHVybiB4
+        OwogIH0KCiAgLy8gQWZ0ZXIgdGhlIG9wczogcmVzdG9yZSB0aGUgdmlld3BvcnQsIHRoZW4gcGxh
+        eSBGTElQIG1vdmVzIGFuZCBlbnRlciBhbmltYXRpb25zLgogIGZ1bmN0aW9uIHNldHRsZShzLCB4
+        KSB7CiAgICBjb25zdCBzYyA9IHguc2M7CiAgICBpZiAoeC5lbmQpIHNjLnNjcm9sbFRvcCA9IHNj
+        LnNjcm9sbEhlaWdodDsKICAgIGVsc2UgaWYgKHgua2VlcCkgZm9yIChjb25zdCBbZSwgeV0gb2Yg
+        eC5rZWVwKSBpZiAoZS5pc0Nvbm5lY3RlZCkgeyBzYy5zY3JvbGxUb3AgKz0gcmVjdChlKS50b3Ag
+        LSB5OyBicmVhayB9CiAgICBpZiAoIXguZikgcmV0dXJuOwogICAgY29uc3QgbSA9IFtdLCBkID0g
+        bmV3IE1hcCgpOwogICAgZm9yIChjb25zdCBbcCwgbWFwXSBvZiBbWydzJywgcy5zZWNzXSwgWydj
+        Jywgcy5jZWxsc11dKSBmb3IgKGNvbnN0IFtrLCBlXSBvZiBtYXApIHsKICAgICAgY29uc3QgYSA9
+        IHguZi5nZXQocCArIGspLCBiID0gYSAmJiByZWN0KGUpOwogICAgICBtLnB1c2goYSA/IFtlLCBh
+        LmxlZnQgLSBiLmxlZnQsIGEudG9wIC0gYi50b3BdIDogW2VdKTsKICAgIH0KICAgIGNvbnN0IG1v
+        dmVkID0gbS5maWx0ZXIoKFtlLCBkeCwgZHldKSA9PiB7CiAgICAgIGlmIChkeCA9PSBudWxsKSBy
+        ZXR1cm4gZngoZSwgJ2xpdmVsaXN0LWVudGVyJyksIDA7CiAgICAgIGNvbnN0IHEgPSBkLmdldChl
+        LnBhcmVudE5vZGUucGFyZW50Tm9kZSkgfHwgWzAsIDBdLCBYID0gZHggLSBxWzBdLCBZID0gZHkg
+        LSBxWzFdOwogICAgICBpZiAoTWF0aC5hYnMoWCkgKyBNYXRoLmFicyhZKSA8IC41KSByZXR1cm4g
+        MDsKICAgICAgZC5zZXQoZSwgW2R4LCBkeV0pOyBmeChlLCAnbGl2ZWxpc3QtbW92ZScsIGB0cmFu
+        c2xhdGUoJHtYfXB4LCR7WX1weClgKTsKICAgICAgcmV0dXJuIDE7CiAgICB9KTsKICAgIGlmICht
+        b3ZlZC5sZW5ndGgpIHsgRC5ib2R5Lm9mZnNldFdpZHRoOyBmb3IgKGNvbnN0IFtlXSBvZiBtb3Zl
+        ZCkgZS5jbGFzc0xpc3QuYWRkKCdsaXZlbGlzdC1tb3ZlJyksIGUuc3R5bGUudHJhbnNmb3JtID0g
+        JycgfQogIH0KCiAgLy8gVHJhbnNpZW50IGNsYXNzZXMgYW5kIHN0eWxlczsgdGhlIGVsZW1lbnQn
+        cyBvd24gY2xhc3MgYW5kIHN0eWxlIGF0dHJpYnV0ZXMgY29tZSBiYWNrIGFmdGVyd2FyZHMuCiAg
+        ZnVuY3Rpb24gZngoZSwgYywgdGYpIHsKICAgIGNvbnN0IG8gPSBPLmdldChlKSB8fCBbZS5nZXRB
+        dHRyaWJ1dGUoJ2NsYXNzJyksIGUuZ2V0QXR0cmlidXRlKCdzdHlsZScpXSwgdCA9IG9bMl0gPSB7
+        fTsKICAgIE8uc2V0KGUsIG8pOwogICAgaWYgKHRmKSBlLmNsYXNzTGlzdC5yZW1vdmUoYyksIGUu
+        c3R5bGUudHJhbnNmb3JtID0gdGY7IGVsc2UgZS5jbGFzc0xpc3QuYWRkKGMpOwogICAgc2V0VGlt
+        ZW91dCgoKSA9PiB7CiAgICAgIGlmIChvWzJdICE9IHQpIHJldHVybjsKICAgICAgTy5kZWxldGUo
+        ZSk7CiAgICAgIG9bMF0gPT0gbnVsbCA/IGUucmVtb3ZlQXR0cmlidXRlKCdjbGFzcycpIDogZS5j
+        bGFzc05hbWUgPSBvWzBdOwogICAgICAvLyBSZWFkaW5nIHRoZSBhdHRyaWJ1dGUgZmlyc3QgbWFr
+        ZXMgQ2hyb21pdW0gd3JpdGUgYmFjayBpdHMgbGF6aWx5IGtlcHQgaW5saW5lIHN0eWxlLCBlbHNl
+        IHRoZQogICAgICAvLyByZW1vdmFsIG1pc3NlcyBpdCBhbmQgc3R5bGU9IiIgYXBwZWFycyBsYXRl
+        ci4KICAgICAgb1sxXSA9PSBudWxsID8gZS5nZXRBdHRyaWJ1dGUoJ3N0eWxlJykgKyBlLnJlbW92
+        ZUF0dHJpYnV0ZSgnc3R5bGUnKSA6IGUuc3R5bGUuY3NzVGV4dCA9IG9bMV07CiAgICB9LCBMLm1z
+        ICsgNTApOwogIH0KCiAgLy8gQ2F0Y2ggdXA6IHRoZSBjaGFuZ2VzIHNpbmNlIG91ciB2ZXJzaW9u
+        OyBhZnRlciBhIGZhaWxlZCBvcCwgdGhlIHdob2xlIHNuYXBzaG90IGFzIGEgcmVzZXQuCiAgZnVu
+        Y3Rpb24gcmVzeW5jKHMpIHsKICAgIGlmIChzLnN5bmMgfHwgIXMucm9vdC5pc0Nvbm5lY3RlZCkg
+        cmV0dXJuOwogICAgcy5zeW5jID0gMTsKICAgIGNvbnN0IHYgPSB2ZXIocyksIGJhZCA9IHMuYmFk
+        LCBuID0gdXJsKCcvbGlzdHMvJyArIGVuYyhzLm5hbWUpKTsKICAgIGZldGNoKGJhZCA/IG4gOiBu
+        ICsgJy9jaGFuZ2VzP3NpbmNlPScgKyB2LCB7IGhlYWRlcnM6IHsgQWNjZXB0OiAnYXBwbGljYXRp
+        b24vanNvbicgfSB9KQogICAgICAudGhlbihyID0+IHIub2sgPyByLmpzb24oKSA6IFByb21pc2Uu
+        cmVqZWN0KCkpCiAgICAgIC50aGVuKGogPT4gewogICAgICAgIHMuc3luYyA9IDA7CiAgICAgICAg
+        YmFkID8gYXBwbHkocy5yb290LCB7IHByb3RvY29sOiAxLCBsaXN0OiBqLmxpc3QsIGZyb206IHYs
+        IHZlcnNpb246IGoudmVyc2lvbiwgb3BzOiBbeyBvcDogJ3Jlc2V0Jywgc2VjdGlvbnM6IGouc2Vj
+        dGlvbnMgfV0gfSwgMSkgOiBhcHBseShzLnJvb3QsIGopOwogICAgICAgIHMuYWhlYWQgPiB2ZXIo
+        cykgJiYgIXMuYmFkICYmIHJlc3luYyhzKTsKICAgICAgfSwgKCkgPT4geyBzLnN5bmMgPSAwOyBz
+        ZXRUaW1lb3V0KCgpID0+IHJlc3luYyhzKSwgNCAqIEwuZGVsYXkpIH0pOwogIH0KCiAgLy8gT25l
+        IHN0cmVhbSBwZXIgcGFnZTogdGhlIGxpc3QncyBvd24gcm91dGUgZm9yIG9uZSBsaXN0LCB0aGUg
+        bXVsdGlwbGV4ZWQgcm91dGUgZm9yIHNldmVyYWwuCiAgZnVuY3Rpb24gY2xvc2UoKSB7IGNsZWFy
+        VGltZW91dCh0aW1lcik7IGVzICYmIGVzLmNsb3NlKCk7IGVzID0gbnVsbCB9CiAgZnVuY3Rpb24g
+        Y29ubmVjdCgpIHsKICAgIGNsb3NlKCk7CiAgICBjb25zdCBzcyA9IFsuLi5TLnZhbHVlcygpXS5m
+        aWx0ZXIocyA9PiBzLnJvb3QuaXNDb25uZWN0ZWQpLCBvbmUgPSBzcy5sZW5ndGggPT0gMSAmJiBz
+        c1swXTsKICAgIGlmIChzdG9wcGVkIHx8ICFzcy5sZW5ndGggfHwgRC5oaWRkZW4pIHJldHVybjsK
+        ICAgIGNvbnN0IHUgPSB1cmwob25lID8gYC9saXN0cy8ke2VuYyhvbmUubmFtZSl9L2V2ZW50cz9z
+        aW5jZT0ke3ZlcihvbmUpfWAgOiAnL2V2ZW50cz8nICsgc3MubWFwKHMgPT4gJ2xpc3Q9JyArIGVu
+        YyhzLm5hbWUpKS5qb2luKCcmJykgKwogICAgICAnJnNpbmNlPScgKyBlbmMoc3MubWFwKHMgPT4g
+        cy5uYW1lICsgJzonICsgdmVyKHMpKS5qb2luKCcsJykpKSwKICAgICAgZSA9IGVzID0gbmV3IEV2
+        ZW50U291cmNlKHUpLCBhbGwgPSB0ID0+IHNzLmZvckVhY2gocyA9PiBlbWl0KHMucm9vdCwgdCkp
+        OwogICAgZS5vbm9wZW4gPSAoKSA9PiB7CiAgICAgIHRyaWVzID0gMDsgYWxsKCdvcGVuJyk7IHNo
+        b3duKCdjb25uZWN0ZWQnKTsgZmx1c2goKTsgLy8gYW5kIHdoYXQgY291bGQgbm90IGJlIHNlbnQg
+        d2hpbGUgYXdheQogICAgfTsKICAgIGUuYWRkRXZlbnRMaXN0ZW5lcigncGF0Y2gnLCBtID0+IHsK
+        ICAgICAgbGV0IGM7CiAgICAgIHRyeSB7IGMgPSBKU09OLnBhcnNlKG0uZGF0YSkgfSBjYXRjaCAo
+        XykgeyByZXR1cm4gfQogICAgICBmb3IgKGNvbnN0IHMgb2Ygc3MpIChvbmUgfHwgcy5uYW1lID09
+        IGMubGlzdCkgJiYgYXBwbHkocy5yb290LCBjKTsKICAgIH0pOwogICAgZS5vbmVycm9yID0gKCkg
+        PT4gewogICAgICBhbGwoJ3JlY29ubmVjdGluZycpOyBsb3N0KCk7CiAgICAgIGlmIChlLnJlYWR5
+        U3RhdGUgIT0gMiB8fCBlcyAhPSBlKSByZXR1cm47IC8vIHRoZSBicm93c2VyIHJlY29ubmVjdHMg
+        YnkgaXRzZWxmCiAgICAgIGVzID0gbnVsbDsKICAgICAgY29uc3QgZCA9IE1hdGgubWluKEwubWF4
+        LCBMLmRlbGF5ICogMiAqKiB0cmllcysrKSAqICguNzUgKyBNYXRoLnJhbmRvbSgpIC8gMiksIGFn
+        YWluID0gKCkgPT4geyB0aW1lciA9IHNldFRpbWVvdXQoY29ubmVjdCwgZCkgfTsKICAgICAgaWYg
+        KCFvbmUpIHJldHVybiBhZ2FpbigpOwogICAgICAvLyBFdmVudFNvdXJjZSBoaWRlcyB0aGUgc3Rh
+        dHVzOiBhc2sgb25jZTsgMjA0IGFuZCA0MDQgbWVhbiB0aGUgbGlzdCBpcyBnb25lIGZvciBnb29k
+        LgogICAgICBjb25zdCBhYyA9IG5ldyBBYm9ydENvbnRyb2xsZXIoKTsKICAgICAgZmV0Y2godSwg
+        eyBzaWduYWw6IGFjLnNpZ25hbCwgaGVhZGVyczogeyBBY2NlcHQ6ICd0ZXh0L2V2ZW50LXN0cmVh
+        bScgfSB9KQogICAgICAgIC50aGVuKHIgPT4geyBhYy5hYm9ydCgpOyByLnN0YXR1cyA9PSAyMDQg
+        fHwgci5zdGF0dXMgPT0gNDA0ID8gKHN0b3BwZWQgPSAxLCBzaG93bignb2ZmbGluZScpKSA6IGFn
+        YWluKCkgfSwgYWdhaW4pOwogICAgfTsKICB9CgogIC8vIFdoZW4gdGhlIHBlcnNvbiBsYXN0IHNj
+        cm9sbGVkIChjYXB0dXJlOiBzY3JvbGwgZXZlbnRzIGRvIG5vdCBidWJibGUpOiBjaGFuZ2VzIGFy
+        ZSBub3QgYW5pbWF0ZWQKICAvLyBkdXJpbmcgYSBzY3JvbGwgdW5sZXNzIHRoZSBsaXN0IGFza3Mg
+        Zm9yIGl0IChkYXRhLWFuaW1hdGUtc2Nyb2xsaW5nKS4KICBELmFkZEV2ZW50TGlzdGVuZXIoJ3Nj
+        cm9sbCcsICgpID0+IHsgc2Nyb2xsZWQgPSBwZXJmb3JtYW5jZS5ub3coKSB9LCB7IGNhcHR1cmU6
+        IHRydWUsIHBhc3NpdmU6IHRydWUgfSk7CiAgRC5hZGRFdmVudExpc3RlbmVyKCd2aXNpYmlsaXR5
+        Y2hhbmdlJywgKCkgPT4gRC5oaWRkZW4gPyBjbG9zZSgpIDogZXMgfHwgY29ubmVjdCgpKTsKICBX
+        LmFkZEV2ZW50TGlzdGVuZXIoJ29mZmxpbmUnLCBsb3N0KTsKICBXLmFkZEV2ZW50TGlzdGVuZXIo
+        J29ubGluZScsICgpID0+IHsgaWYgKG5vdyAhPSAnY29ubmVjdGVkJyAmJiAhc3RvcHBlZCkgdHJp
+        ZXMgPSAwLCBzaG93bigncmVjb25uZWN0aW5nJyksIGNvbm5lY3QoKSB9KTsKICBjb25zdCBsaXZl
+        ID0gKCkgPT4gUy5zaXplICYmIFcuRXZlbnRTb3VyY2UgJiYgbWV0YSgnbGl2ZWxpc3QtY29ubmVj
+        dCcpICE9ICdvZmYnOwogIEQuYWRkRXZlbnRMaXN0ZW5lcignc3VibWl0JywgZSA9PiB7CiAgICBj
+        b25zdCBmID0gZS50YXJnZXQsIGIgPSBlLnN1Ym1pdHRlcjsKICAgIGxpdmUoKSAmJiBhY3QoZikg
+        JiYgKGUucHJldmVudERlZmF1bHQoKSwgcG9zdChmLCBuZXcgRm9ybURhdGEoZiwgYiksIGIpKTsK
+        ICB9KTsKICBELmFkZEV2ZW50TGlzdGVuZXIoJ2NoYW5nZScsIGUgPT4gewogICAgY29uc3QgdCA9
+        IGUudGFyZ2V0LCBmID0gdC5mb3JtLCBkID0gbGl2ZSgpICYmIHQudHlwZSA9PSAnY2hlY2tib3gn
+        ICYmICF0Lm5hbWUgJiYgYWN0KGYpICYmIG5ldyBGb3JtRGF0YShmKTsKICAgIGQgJiYgKGQuc2V0
+        KCdhY3Rpb24nLCB0LnZhbHVlKSwgcG9zdChmLCBkLCB0KSk7CiAgfSk7CiAgRC5hZGRFdmVudExp
+        c3RlbmVyKCdjbGljaycsIGUgPT4gewogICAgY29uc3QgdCA9IGUudGFyZ2V0LCBjID0gdC5jbG9z
+        ZXN0ICYmIHQuY2xvc2VzdCgnW2RhdGEtY2VsbF0nKSwgcyA9IGMgJiYgUy5nZXQoYy5jbG9zZXN0
+        KCdbZGF0YS1saXN0XScpKTsKICAgIHMgJiYgIXQuY2xvc2VzdCgnaW5wdXQsc2VsZWN0LHRleHRh
+        cmVhLGJ1dHRvbixsYWJlbCxhW2hyZWZdLFtjb250ZW50ZWRpdGFibGVdJykgJiYgc2VuZChzLCAn
+        c2VsZWN0JywgeyBjZWxsOiBjLmRhdGFzZXQuY2VsbCB9KTsKICB9KTsKICAvLyBBIGhlbGQgcmVs
+        b2FkIGxhbmRzIHdoZW4gZm9jdXMgbGVhdmVzIGl0cyBjZWxsLgogIEQuYWRkRXZlbnRMaXN0ZW5l
+        cignZm9jdXNvdXQnLCBlID0+IHsKICAgIGNvbnN0IGMgPSBlLnRhcmdldC5jbG9zZXN0ICYmIGUu
+        dGFyZ2V0LmNsb3Nlc3QoJ1tkYXRhLWNlbGxdJyk7CiAgICBjICYmIHNldFRpbWVvdXQoKCkgPT4g
+        ewogICAgICBjb25zdCBzID0gUy5nZXQoYy5jbG9zZXN0KCdbZGF0YS1saXN0XScpKSwgayA9IGMu
+        ZGF0YXNldC5jZWxsLCBoID0gcyAmJiBzLmhlbGQuZ2V0KGspOwogICAgICBoICE9IG51bGwgJiYg
+        cy5jZWxscy5nZXQoaykgPT0gYyAmJiAhZGlydHkoYykgJiYgc3dhcChzLCBrLCBjLCBoKTsKICAg
+        IH0pOwogIH0pOwoKICBmdW5jdGlvbiBzdGFydCgpIHsKICAgIGZvciAoY29uc3QgciBvZiBELnF1
+        ZXJ5U2VsZWN0b3JBbGwoJ1tkYXRhLWxpc3RdJykpIHN0KHIpOwogICAgbWV0YSgnbGl2ZWxpc3Qt
+        Y29ubmVjdCcpICE9ICdvZmYnICYmIFcuRXZlbnRTb3VyY2UgJiYgY29ubmVjdCgpOwogIH0KICBX
+        LkxpdmVMaXN0ID0geyBhcHBseTogKHIsIGMpID0+IGFwcGx5KHIsIGMpLCBzdGFydCwgY29ubmVj
+        dDogKCkgPT4geyBzdG9wcGVkID0gMDsgdHJpZXMgPSAwOyBjb25uZWN0KCkgfSwgY2xvc2U6ICgp
+        ID0+IHsgc3RvcHBlZCA9IDE7IGNsb3NlKCkgfSwKICAgIHJlc3luYzogciA9PiByZXN5bmMoc3Qo
+        cikpLCBvcHRpb25zOiBMLCBzdGF0ZTogciA9PiBTLmdldChyKSB9OwogIEQucmVhZHlTdGF0ZSA9
+        PSAnbG9hZGluZycgPyBELmFkZEV2ZW50TGlzdGVuZXIoJ0RPTUNvbnRlbnRMb2FkZWQnLCBzdGFy
+        dCkgOiBzdGFydCgpOwp9KSgpOwo=
         """,
         "Public/site.css": """
         LyogVGhlIHBhZ2UgYXJvdW5kIHRoZSBsaXN0cyBhbmQgdGhlIGRlbW8gbGlzdHMnIG93biBsb29r
