@@ -47,7 +47,7 @@ private struct Count: IdentifiableComponent, Equatable {
         }
         let start = store.saves.withLock { $0 }
         let version = await list.version
-        let outcomes = await withTaskGroup(of: HostedList.ActionOutcome.self) { group in
+        let outcomes = await withTaskGroup(of: ActionOutcome.self) { group in
             for index in 0 ..< 60 {
                 group.addTask { await list.perform(ListAction(type: index % 10 == 9 ? "refuse" : "add")) }
             }

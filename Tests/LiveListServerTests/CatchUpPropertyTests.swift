@@ -129,7 +129,7 @@ func json(_ text: String) -> String {
                 _ = try await registry.put(name("p"), body: history.body, ifMatch: nil)
                 registry = try await ListRegistry(store: store, configuration: configuration)
             }
-            let list = try #require(await registry.list(name("p")))
+            let list = try #require(registry.existingList(name("p")))
             var models: [Int: ListModel] = [:]
             var changesets: [Int: ListChangeset] = [:]  // by `from`
             let first = await list.version

@@ -31,7 +31,7 @@ import Testing
             #expect(answered.filter(\.0).count == 1, "round \(round): exactly one creation, got \(answered)")
             let versions = answered.map(\.1)
             #expect(Set(versions).count == versions.count, "round \(round): versions handed out twice: \(versions.sorted())")
-            let list = try #require(await registry.list(name("r")))
+            let list = try #require(registry.existingList(name("r")))
             #expect(await list.version == versions.max())
         }
     }
@@ -48,7 +48,7 @@ import Testing
                 async let put = registry.put(name("d"), body: body(["b"]), ifMatch: nil).changeset.version
                 async let delete = registry.delete(name("d")).version
                 let (putVersion, deleteVersion) = try await (put, delete)
-                return (putVersion, deleteVersion, await registry.list(name("d")) != nil)
+                return (putVersion, deleteVersion, registry.existingList(name("d")) != nil)
             }()
             #expect(putVersion != deleteVersion, "round \(round): both answered version \(putVersion)")
             // Whichever came last decides.
@@ -114,25 +114,25 @@ import Testing
         #expect(error?.code == "version_exhausted")
         let deletion = await #expect(throws: ListWriteError.self) { try await registry.delete(name("v")) }
         #expect(deletion?.code == "version_exhausted")
-        #expect(await registry.list(name("v"))?.version == ListVersion.maximum)
+        #expect(await registry.existingList(name("v"))?.version == ListVersion.maximum)
     }
 
     @Test func aFailedStoreWriteLeavesTheListAsItWas() async throws {
         let store = FailingStore(failing: false)
         let registry = try await ListRegistry(store: store)
         _ = try await registry.put(name("f"), body: body(["a"]), ifMatch: nil)
-        let before = await registry.list(name("f"))!.snapshotJSON()
+        let before = await registry.existingList(name("f"))!.snapshotJSON()
         store.failing = true
         let error = await #expect(throws: ListWriteError.self) { try await registry.put(name("f"), body: body(["b", "c"]), ifMatch: nil) }
         #expect(error?.kind == .storageFailed)
         #expect(error?.detail.contains(store.path) == false, "no server path in an answer: \(String(describing: error))")
         #expect(error?.cause?.contains(store.path) == true, "the operator's log gets the reason")
-        let list = try #require(await registry.list(name("f")))
+        let list = try #require(registry.existingList(name("f")))
         #expect(await list.version == 1)
         #expect(await list.snapshotJSON() == before)
         // A failed creation takes no place and makes no list.
         await #expect(throws: ListWriteError.self) { try await registry.put(name("g"), body: body(["a"]), ifMatch: nil) }
-        #expect(await registry.list(name("g")) == nil)
+        #expect(registry.existingList(name("g")) == nil)
         store.failing = false
         #expect(try await registry.put(name("f"), body: body(["b", "c"]), ifMatch: nil).changeset.version == 2)
     }

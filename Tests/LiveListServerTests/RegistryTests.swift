@@ -39,7 +39,7 @@ private struct Line: IdentifiableComponent, Equatable {
             try await registry.put(name("g"), body: Array(#"{"sections":[{"id":"a","cells":[{"id":"x","text":"1"},{"id":"x","text":"2"}]}]}"#.utf8), ifMatch: nil)
         }
         #expect(error == ListWriteError(.invalid, code: "duplicate_key", detail: #"sections[0].cells[1].id: duplicate "x""#))
-        #expect(await registry.list(name("g")) == nil, "a refused PUT creates nothing")
+        #expect(registry.existingList(name("g")) == nil, "a refused PUT creates nothing")
     }
 
     @Test func versionsAreNeverReusedAfterDeleteAndRestart() async throws {
@@ -57,10 +57,10 @@ private struct Line: IdentifiableComponent, Equatable {
         }
         // A new process: the lists come back at their versions, with their exact bodies.
         let registry = try await ListRegistry(store: try FileListStore(directory: directory))
-        let kept = try #require(await registry.list(name("kept")))
+        let kept = try #require(registry.existingList(name("kept")))
         #expect(await kept.version == 1)
         #expect(await kept.snapshot().state == body(["x", "y"], header: "H"))
-        let g = try #require(await registry.list(name("g")))
+        let g = try #require(registry.existingList(name("g")))
         #expect(await g.version == 4)
         let next = try await registry.put(name("g"), body: body(["d"]), ifMatch: 4)
         #expect(next.changeset.version == 5)
@@ -76,7 +76,7 @@ private struct Line: IdentifiableComponent, Equatable {
             #expect(emptied.changeset.version == 2)
         }
         let registry = try await ListRegistry(store: store)
-        #expect(await registry.list(name("e"))?.version == 2)
+        #expect(await registry.existingList(name("e"))?.version == 2)
     }
 
     @Test func appListVersionsSurviveRestartWithoutReuse() async throws {
@@ -119,7 +119,8 @@ private struct Line: IdentifiableComponent, Equatable {
         let registry = try await ListRegistry(store: store, configuration: configuration)
         let kept = try await registry.hostApp(name("kept"), state: ["a", "b"], render: render)
         let rendered = try await registry.hostApp(name("rendered"), sections: sections)
-        for (list, version) in [(kept, served.kept), (rendered, served.rendered)] {
+        let lists: [(any ServedList, Int)] = [(kept, served.kept), (rendered, served.rendered)]
+        for (list, version) in lists {
             let now = await list.version
             #expect(now == version + 1, "\(list.name): served at \(version) before, now at \(now)")
             let sink = RecordingSink()
@@ -136,7 +137,7 @@ private struct Line: IdentifiableComponent, Equatable {
         let registry = try await ListRegistry(store: MemoryListStore())
         _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)
         _ = try await registry.put(name("g"), body: body(["a", "b"]), ifMatch: nil)
-        let list = try #require(await registry.list(name("g")))
+        let list = try #require(registry.existingList(name("g")))
         let sink = RecordingSink()
         await list.subscribe(sink, since: 1)
         #expect(sink.events.map(\.id) == ["2"])
@@ -158,7 +159,7 @@ private struct Line: IdentifiableComponent, Equatable {
         configuration.slowViewerBytes = 100
         let registry = try await ListRegistry(store: MemoryListStore(), configuration: configuration)
         _ = try await registry.put(name("g"), body: body(["a"]), ifMatch: nil)
-        let list = try #require(await registry.list(name("g")))
+        let list = try #require(registry.existingList(name("g")))
         let slow = RecordingSink()
         let fast = RecordingSink()
         await list.subscribe(slow, since: 1)
@@ -181,7 +182,7 @@ private struct Line: IdentifiableComponent, Equatable {
         _ = try await registry.put(name("a"), body: body(["x"]), ifMatch: nil)
         _ = try await registry.put(name("b"), body: body(["y"]), ifMatch: nil)
         let single = RecordingSink()
-        let listA = try #require(await registry.list(name("a")))
+        let listA = try #require(registry.existingList(name("a")))
         await listA.subscribe(single, since: nil)
         let shared = RecordingSink()
         let stream = MultiplexedStream(sink: shared, names: ["a", "b", "c"], versions: [:])
@@ -282,7 +283,7 @@ private struct Line: IdentifiableComponent, Equatable {
         let registry = try await ListRegistry(store: MemoryListStore())
         let created = try await registry.put(name("once"), body: body(["a"]), ifMatch: nil)
         #expect(created.created && created.json == created.changeset.encodedJSON())
-        let list = try #require(await registry.list(name("once")))
+        let list = try #require(registry.existingList(name("once")))
         let sink = RecordingSink()
         await list.subscribe(sink, since: nil)
         let replaced = try await registry.put(name("once"), body: body(["a", "b"]), ifMatch: nil)

@@ -20,7 +20,7 @@ private struct Line: IdentifiableComponent, Equatable {
         let registry = try await ListRegistry(store: MemoryListStore())
         _ = try await registry.put(name("big"), body: body(["a", "b", "c"]), ifMatch: nil)
         _ = try await registry.put(name("big"), body: body(["a", "c"]), ifMatch: nil)
-        let list = try #require(await registry.list(name("big")))
+        let list = try #require(registry.existingList(name("big")))
         var sinks: [RecordingSink] = []
         for since in [-1, 999, 123_456, 7] {
             let sink = RecordingSink()
@@ -50,7 +50,7 @@ private struct Line: IdentifiableComponent, Equatable {
         _ = try await registry.put(name("l"), body: body(["a"]), ifMatch: nil)
         _ = try await registry.put(name("l"), body: body(["a", "b"]), ifMatch: nil)
         _ = try await registry.put(name("l"), body: body(["b", "a", "c"]), ifMatch: nil)
-        let list = try #require(await registry.list(name("l")))
+        let list = try #require(registry.existingList(name("l")))
         let first = RecordingSink()
         let second = RecordingSink()
         await list.subscribe(first, since: 1)

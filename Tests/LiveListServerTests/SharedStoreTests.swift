@@ -170,7 +170,7 @@ final class SharedMemoryStore: ListStore, Sendable {
         defer { followers.forEach { $0.cancel() }; database.close() }
         let (a, b) = (registries[0], registries[1])
         _ = try await a.put(name("l"), body: body(["1", "2", "3"]), ifMatch: nil)
-        #expect(await eventually { await b.list(name("l"))?.version == 1 })
+        #expect(await eventually { await b.existingList(name("l"))?.version == 1 })
         // A stream on each node, from version 1.
         let onA = RecordingSink()
         let onB = RecordingSink()
@@ -181,8 +181,8 @@ final class SharedMemoryStore: ListStore, Sendable {
         _ = try await a.put(name("l"), body: body(["5"]), ifMatch: 3)
         #expect(await eventually { onA.events.count == 3 && onB.events.count == 3 })
         #expect(onA.events.map(\.data) == onB.events.map(\.data), "both nodes sent the same diffs")
-        let listA = try #require(await a.list(name("l")))
-        let listB = try #require(await b.list(name("l")))
+        let listA = try #require(a.existingList(name("l")))
+        let listB = try #require(b.existingList(name("l")))
         #expect(await listA.snapshotJSON() == listB.snapshotJSON())
         // A viewer of node A resumes on node B with a diff from the version it had.
         let catchUp = await listB.changes(since: 2)
@@ -235,7 +235,7 @@ final class SharedMemoryStore: ListStore, Sendable {
         let render: @Sendable (Counter) -> [Section] = { counter in
             [Section(id: "s", cells: counter.items.map { CellNode(Echo(id: $0, text: $0)) })]
         }
-        var lists: [HostedList] = []
+        var lists: [StateList<Counter>] = []
         for registry in registries {
             lists.append(try await registry.hostApp(name("todo"), state: Counter(), render: render))
         }

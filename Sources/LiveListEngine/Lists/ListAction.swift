@@ -19,7 +19,7 @@ public struct ListAction: Sendable, Equatable {
 }
 
 /// An action refused for what it carries: a field too long, a value out of range. An action handler
-/// throws it (``HostedList/onAction(_:)``); the page's post is then answered 422 with its ``code``
+/// throws it (``AppHostedList/onAction(_:)``); the page's post is then answered 422 with its ``code``
 /// and ``detail`` (docs/PROTOCOL.md, "Actions"), and the list is unchanged.
 ///
 ///     guard let title = try action.text("title", maxCharacters: 200, maxBytes: 800) else { return }

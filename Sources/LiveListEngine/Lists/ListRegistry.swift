@@ -17,69 +17,6 @@ public struct RegistryLimits: Sendable {
     public init() {}
 }
 
-/// A write that cannot be done: what kind of refusal it is, a stable code, and a detail for people.
-/// The engine knows no protocol; the layer above maps each kind onto its own (the routes answer HTTP
-/// statuses, in one place).
-public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What kind of refusal.
-    public enum Kind: Sendable, Hashable {
-        /// The body is not JSON at all.
-        case malformed
-        /// The body is JSON but breaks the list schema or its limits.
-        case invalid
-        /// The write contradicts the list's state: it exists already, Swift code owns it, or its
-        /// versions are exhausted.
-        case conflict
-        /// The caller's precondition (a version, existence or absence) does not hold.
-        case preconditionFailed
-        /// There is no such list.
-        case notFound
-        /// A server-wide limit (the number of lists) is reached.
-        case limitReached
-        /// The store could not keep the write; nothing changed.
-        case storageFailed
-        /// The store cannot be reached now (a database restarting); nothing changed. Try again shortly.
-        case unavailable
-        /// A fault of the server itself.
-        case `internal`
-    }
-
-    public var kind: Kind
-    /// A stable word for programs, such as `version_mismatch`.
-    public var code: String
-    /// What is wrong, for people.
-    public var detail: String
-    /// For the operator's log only, never for an answer: what went wrong inside the server (a store
-    /// error names the store's files).
-    package var cause: String?
-    /// Set when a shared store refused the write because another process wrote the list first (at
-    /// this version): the list catches up and the write runs again.
-    package var staleVersion: Int?
-
-    public init(_ kind: Kind, code: String, detail: String) {
-        self.kind = kind
-        self.code = code
-        self.detail = detail
-    }
-
-    public var description: String { "\(code): \(detail)" }
-}
-
-/// An acknowledged write: whether it created the list, the changeset it caused, and that changeset's
-/// JSON (encoded once: the same bytes went to the log and to every stream).
-public struct ListWrite: Sendable {
-    /// Whether the write created the list.
-    public var created: Bool
-    /// The changeset the write caused (a creating write's is `from: 0`; an identical state's has no
-    /// operations and no new version).
-    public var changeset: ListChangeset
-    /// The changeset's JSON.
-    public var json: [UInt8]
-
-    /// The list's version after the write.
-    public var version: Int { changeset.version }
-}
-
 /// Every list being served, by name: the app lists that Swift code registers and the JSON-driven lists
 /// that `PUT` creates, with each name's version high-water mark, so that a name's versions are never
 /// reused (not after a restart, not after a `DELETE` and a new `PUT`).
@@ -94,13 +31,13 @@ public actor ListRegistry {
     /// Every name's actor: lists that exist, deleted ones (tombstones), and names that streams wait on.
     /// Changed only on the registry's actor, one name at a time; behind a lock so that routes can find a
     /// list without awaiting the registry (``existingList(_:)``).
-    private nonisolated let lists = Mutex<[ListName: HostedList]>([:])
+    private nonisolated let lists = Mutex<[ListName: any ServedList]>([:])
     /// The versions of names that have no actor.
-    private var highWater: [String: Int]
+    var highWater: [String: Int]
     /// Multiplexed streams waiting on names that have no actor, with a store of one process: a name
     /// that does not exist costs an entry here, not an actor, and a stream that ends leaves nothing.
     /// When the name gets an actor (a PUT creates the list, an app takes the name), they move to it.
-    private var waiting: [ListName: [ObjectIdentifier: Subscription]] = [:]
+    var waiting: [ListName: [ObjectIdentifier: Subscription]] = [:]
     private let quota: ListQuota
 
     /// Opens the registry on `store`, loading its JSON lists.
@@ -126,7 +63,7 @@ public actor ListRegistry {
             } catch {
                 throw StoreError("stored list \(rawName) no longer decodes (\(error)); the data directory is corrupt")
             }
-            let hosted = HostedList(name: name, owner: .json, version: list.version, configuration: configuration, store: store, quota: quota)
+            let hosted = JSONList(name: name, version: list.version, configuration: configuration, store: store, quota: quota)
             try await hosted.load(state: state, body: list.body, version: list.version)
             record(hosted, for: name)
         }
@@ -138,37 +75,45 @@ public actor ListRegistry {
     }
 
     /// The actor for `name`: the existing one, or a new one for a JSON list that does not exist yet.
-    private func actor(for name: ListName) -> HostedList {
+    func actor(for name: ListName) -> any ServedList {
         if let hosted = known(name) {
             return hosted
         }
         let waiters = waiting.removeValue(forKey: name).map { Array($0.values) } ?? []
-        let hosted = HostedList(name: name, owner: .json, version: highWater[name.rawValue] ?? 0, configuration: configuration,
-                                store: store, quota: quota, waiting: waiters)
+        let hosted = JSONList(name: name, version: highWater[name.rawValue] ?? 0, configuration: configuration,
+                              store: store, quota: quota, waiting: waiters)
         record(hosted, for: name)
         return hosted
     }
 
+    /// The JSON list of `name` (a new one when the name has none); refused when Swift code owns it.
+    private func jsonList(_ name: ListName, _ verb: String) throws(ListWriteError) -> JSONList {
+        guard let hosted = actor(for: name) as? JSONList else {
+            throw ListWriteError(.conflict, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be \(verb) over HTTP")
+        }
+        return hosted
+    }
+
     /// Records `hosted` as the actor of `name`, for the registry and for readers that do not await.
-    private func record(_ hosted: HostedList, for name: ListName) {
+    private func record(_ hosted: any ServedList, for name: ListName) {
         lists.withLock { $0[name] = hosted }
     }
 
     /// The actor of `name`, if it has one.
-    private nonisolated func known(_ name: ListName) -> HostedList? {
+    nonisolated func known(_ name: ListName) -> (any ServedList)? {
         lists.withLock { $0[name] }
     }
 
     /// The list named `name` if it exists, found without awaiting the registry (for routes that can
     /// answer on the event loop). The same as ``list(_:)``.
-    package nonisolated func existingList(_ name: ListName) -> HostedList? {
+    package nonisolated func existingList(_ name: ListName) -> (any ServedList)? {
         guard let hosted = known(name), hosted.exists else { return nil }
         return hosted
     }
 
     /// Forgets a retired actor (if it is still the name's), keeping its version: a name that never
     /// had one (asked for by streams, never created) leaves nothing behind.
-    private func forget(_ hosted: HostedList, version: Int) {
+    func forget(_ hosted: any ServedList, version: Int) {
         if version > (highWater[hosted.name.rawValue] ?? 0) {
             highWater[hosted.name.rawValue] = version
         }
@@ -181,14 +126,14 @@ public actor ListRegistry {
 
     /// Claims `name` for an app list: refused when a list of that name exists; a JSON list's tombstone
     /// or a name that streams wait on is taken over (its version continues, its streams move over).
-    private func claimForApp(
-        _ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil, configuration custom: ListConfiguration? = nil
-    ) async throws -> (HostedList, [Subscription]) {
+    private func claimForApp<List: ServedList>(
+        _ name: ListName, make: (_ version: Int) throws -> List
+    ) async throws -> (List, [Subscription]) {
         while true {
             var version = highWater[name.rawValue] ?? 0
             var moved: [Subscription] = []
             if let existing = known(name) {
-                guard existing.owner == .json, !existing.exists else {
+                guard let existing = existing as? JSONList, !existing.exists else {
                     throw ListWriteError(.conflict, code: "list_exists", detail: "a list named \(name) is already served")
                 }
                 guard let retired = await existing.retireForApp() else {
@@ -203,19 +148,18 @@ public actor ListRegistry {
                 moved = retired.subscriptions
             }
             moved += waiting.removeValue(forKey: name).map { Array($0.values) } ?? []
-            let hosted = HostedList(name: name, owner: .app, version: version, configuration: custom ?? configuration, store: store, perViewer: perViewer)
+            let hosted = try make(version)
             record(hosted, for: name)
             return (hosted, moved)
         }
     }
 
-    /// Registers an app list under `name` (see ``claimForApp(_:perViewer:configuration:)``) and runs its
-    /// first render; the streams that waited on the name then catch up on it.
-    private func hostApp(
-        _ name: ListName, perViewer: (@Sendable (Viewer) -> [Section])? = nil, configuration: ListConfiguration?,
-        first: (HostedList) async throws -> Void
-    ) async throws -> HostedList {
-        let (hosted, moved) = try await claimForApp(name, perViewer: perViewer, configuration: configuration)
+    /// Registers an app list under `name` (see ``claimForApp(_:make:)``), made by `make` at the name's
+    /// version, and runs its first render; the streams that waited on the name then catch up on it.
+    private func hostApp<List: ServedList>(
+        _ name: ListName, make: (_ version: Int) throws -> List, first: (List) async throws -> Void
+    ) async throws -> List {
+        let (hosted, moved) = try await claimForApp(name, make: make)
         do {
             try await first(hosted)
         } catch {
@@ -231,12 +175,14 @@ public actor ListRegistry {
     /// `stickToBottom`, log sizes) replaces the registry's for this list only.
     ///
     /// - Throws: when the name is taken, or the sections are bad input.
-    public func hostApp(_ name: ListName, configuration: ListConfiguration? = nil, sections: [Section]) async throws -> HostedList {
-        try await hostApp(name, configuration: configuration) { hosted in _ = try await hosted.render(sections) }
+    public func hostApp(_ name: ListName, configuration: ListConfiguration? = nil, sections: [Section]) async throws -> AppList {
+        try await hostApp(name, make: { version in
+            AppList(name: name, version: version, configuration: configuration ?? self.configuration, store: store)
+        }, first: { hosted in _ = try await hosted.render(sections) })
     }
 
     /// Registers a list whose state the store keeps: the stored state when there is one (else
-    /// `initial`), rendered by `render`. Change it with ``HostedList/updateState(_:_:)``, which persists
+    /// `initial`), rendered by `render`. Change it with ``StateList/updateState(_:_:)``, which persists
     /// each new state with its version before publishing it, in the list's ordered path.
     /// `configuration` (adapter, updater options such as `stickToBottom`, log sizes) replaces the
     /// registry's for this list only.
@@ -244,7 +190,7 @@ public actor ListRegistry {
     /// - Throws: when the name is taken, the stored state no longer decodes as `State`, or the store fails.
     public func hostApp<State: Codable & Equatable & Sendable>(
         _ name: ListName, configuration: ListConfiguration? = nil, state initial: State, render: @escaping @Sendable (State) -> [Section]
-    ) async throws -> HostedList {
+    ) async throws -> StateList<State> {
         var state = initial
         if let stored = try store.appState(name: name.rawValue) {
             do {
@@ -254,17 +200,21 @@ public actor ListRegistry {
             }
             highWater[name.rawValue] = max(highWater[name.rawValue] ?? 0, stored.version)
         }
-        return try await hostApp(name, configuration: configuration) { [state] hosted in try await hosted.host(state: state, render: render) }
+        return try await hostApp(name, make: { [state] version in
+            try StateList(name: name, version: version, configuration: configuration ?? self.configuration, store: store, state: state, render: render)
+        }, first: { hosted in try await hosted.host() })
     }
 
     /// Registers a list whose render reads the viewer (per-session rendering): each viewing stream holds
     /// its own renderer, fed by `render` for its viewer, with the list's shared versions. Call
-    /// ``HostedList/refresh()`` when the app's state changes. `configuration` replaces the registry's
+    /// ``PerViewerList/refresh()`` when the app's state changes. `configuration` replaces the registry's
     /// for this list only.
     public func hostApp(
         _ name: ListName, configuration: ListConfiguration? = nil, perViewer render: @escaping @Sendable (Viewer) -> [Section]
-    ) async throws -> HostedList {
-        try await hostApp(name, perViewer: render, configuration: configuration) { hosted in _ = try await hosted.refresh() }
+    ) async throws -> PerViewerList {
+        try await hostApp(name, make: { version in
+            PerViewerList(name: name, version: version, configuration: configuration ?? self.configuration, store: store, render: render)
+        }, first: { hosted in _ = try await hosted.refresh() })
     }
 
     /// Serves an app's own renderer as the list `name`, in Carbon's style: the app keeps its
@@ -285,12 +235,13 @@ public actor ListRegistry {
     ///   be stored.
     public func hostApp(
         _ name: ListName, serving renderer: Renderer<PatchUpdater>, onError: (@Sendable (any Error) -> Void)? = nil
-    ) async throws -> HostedList {
+    ) async throws -> AppList {
         var custom = configuration
         custom.adapter = renderer.adapter
         custom.options = renderer.updater.options
         let renders = ServedRenders(onError: onError)
-        return try await hostApp(name, configuration: custom) { hosted in
+        let make = { version in AppList(name: name, version: version, configuration: custom, store: self.store) }
+        return try await hostApp(name, make: make, first: { hosted in
             let observing = renderer.observe { sections, adapter, updater in
                 guard renders.post(.init(sections: sections, adapter: adapter, options: updater.options)) else { return }
                 Task {
@@ -307,11 +258,11 @@ public actor ListRegistry {
                 renderer.stopObserving()
                 throw error
             }
-        }
+        })
     }
 
     /// The list named `name`, if it exists.
-    public func list(_ name: ListName) -> HostedList? {
+    public func list(_ name: ListName) -> (any HostedList)? {
         existingList(name)
     }
 
@@ -332,7 +283,7 @@ public actor ListRegistry {
     }
 
     /// Every list that exists, for metrics.
-    package func allLists() -> [HostedList] {
+    package func allLists() -> [any ServedList] {
         lists.withLock { Array($0.values.filter(\.exists)) }
     }
 
@@ -347,11 +298,8 @@ public actor ListRegistry {
             throw ListWriteError(error.isMalformedJSON ? .malformed : .invalid, code: error.code, detail: error.detail)
         }
         while true {
-            let hosted = actor(for: name)
-            guard hosted.owner == .json else {
-                throw ListWriteError(.conflict, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be written over HTTP")
-            }
-            let outcome: HostedList.WriteOutcome
+            let hosted = try jsonList(name, "written")
+            let outcome: JSONList.WriteOutcome
             do {
                 outcome = try await hosted.put(state: state, body: body, precondition: precondition)
             } catch {
@@ -388,13 +336,11 @@ public actor ListRegistry {
         while true {
             // With a shared store, a list that another process created may not be known here yet: its
             // actor catches up before it decides.
-            guard let hosted = store.isShared ? actor(for: name) : known(name) else {
+            guard store.isShared || known(name) != nil else {
                 throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
             }
-            guard hosted.owner == .json else {
-                throw ListWriteError(.conflict, code: "list_owned_by_app", detail: "\(name) is rendered by the server's Swift code and cannot be deleted over HTTP")
-            }
-            let outcome: HostedList.WriteOutcome
+            let hosted = try jsonList(name, "deleted")
+            let outcome: JSONList.WriteOutcome
             do {
                 outcome = try await hosted.delete()
             } catch {
@@ -415,108 +361,8 @@ public actor ListRegistry {
 
     /// Forgets `hosted` when nothing uses it any more (it does not exist and no stream waits on it), so
     /// that names asked for and never created cost nothing once their streams are gone.
-    private func retireIfUnused(_ hosted: HostedList) async {
+    func retireIfUnused(_ hosted: any ServedList) async {
         guard !hosted.exists, let version = await hosted.retireIfUnused() else { return }
         forget(hosted, version: version)
-    }
-
-    // MARK: - Other processes
-
-    /// Whether other processes write to the store too (several nodes on one database).
-    public nonisolated var isStoreShared: Bool { store.isShared }
-
-    /// The store's state, for `/healthz` and `/readyz`.
-    public nonisolated var storeHealth: StoreHealth { store.health }
-
-    /// Whether this process holds the store's lease `name` now (always, with a store of one process):
-    /// timers that must run on one node at a time, such as the demo lists', tick only while it does.
-    public nonisolated func holdsLease(_ name: String) -> Bool {
-        store.holdsLease(name)
-    }
-
-    /// Follows a shared store's notices until they end: each list that another process wrote catches up
-    /// in its ordered path (its streams get the same diffs as that process's), and after a reconnection
-    /// every list does. Returns at once with a store of one process. `log` gets failures to follow.
-    public func followStore(log: @escaping @Sendable (String) -> Void = { _ in }) async {
-        guard store.isShared else { return }
-        for await notice in store.notices() {
-            switch notice {
-            case let .changed(name, version):
-                await noticed(name, version: version, log: log)
-            case .reconnected:
-                await catchUpEverything(log: log)
-            }
-        }
-    }
-
-    /// Another process wrote `name` at `version`.
-    private func noticed(_ name: String, version: Int, log: @Sendable (String) -> Void) async {
-        guard let listName = ListName(name) else { return }
-        let hosted = actor(for: listName)
-        do {
-            try await hosted.catchUpWithStore(noticed: version)
-        } catch {
-            log("cannot follow \(name) to version \(version): \(error.cause ?? error.detail)")
-        }
-        await retireIfUnused(hosted)
-    }
-
-    /// Every list catches up with the store (after notices may have been missed).
-    private func catchUpEverything(log: @Sendable (String) -> Void) async {
-        let versions: [String: Int]
-        do {
-            versions = try store.versions()
-        } catch {
-            log("cannot read the stored versions: \(error)")
-            return
-        }
-        for (name, version) in versions.sorted(by: { $0.key < $1.key }) {
-            await noticed(name, version: version, log: log)
-        }
-    }
-
-    // MARK: - Streams
-
-    /// Adds a multiplexed stream to every list it names. A list that does not exist gets an empty
-    /// reset at its high-water mark, and the stream joins it when it is created.
-    package func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
-        for name in names {
-            while true {
-                if known(name) == nil, !store.isShared || actorCount + waiting.count >= limits.maximumNames {
-                    // No such list: its empty reset at the name's version. The stream waits for it in
-                    // `waiting` (a shared store's lists may exist on other nodes: those get an actor,
-                    // which asks the store), unless the registry holds its limit of names.
-                    let version = highWater[name.rawValue] ?? 0
-                    let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
-                                              operations: [.reset(html: "", sections: [])])
-                    stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: version)))
-                    // A stream that ended meanwhile is not added: its `forget` may have run already.
-                    if !store.isShared, !stream.sink.isClosed, waiting[name] != nil || actorCount + waiting.count < limits.maximumNames {
-                        let subscription = Subscription(sink: stream.sink, multiplexed: stream, delivered: version, viewer: viewer)
-                        waiting[name, default: [:]][subscription.id] = subscription
-                    }
-                    break
-                }
-                let hosted = actor(for: name)
-                if await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer) {
-                    break
-                }
-                forget(hosted, version: await hosted.version)
-            }
-        }
-    }
-
-    /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
-    package func forget(_ stream: MultiplexedStream) async {
-        let id = ObjectIdentifier(stream.sink)
-        for name in stream.names.compactMap(ListName.init) {
-            if waiting[name]?.removeValue(forKey: id) != nil {
-                if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
-                continue
-            }
-            guard let hosted = known(name) else { continue }
-            await hosted.unsubscribe(stream.sink)
-            await retireIfUnused(hosted)
-        }
     }
 }

@@ -122,7 +122,7 @@ public protocol EventSink: AnyObject, Sendable {
 
 /// One stream's view of one list: the last version it was sent, and whether it is waiting for its
 /// socket to drain before it gets the next (coalesced) changeset.
-final class Subscription: @unchecked Sendable {
+package final class Subscription: @unchecked Sendable {
     let sink: any EventSink
     /// For a multiplexed stream, the stream's shared state (its version vector).
     let multiplexed: MultiplexedStream?

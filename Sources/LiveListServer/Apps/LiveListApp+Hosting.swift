@@ -14,7 +14,7 @@ extension LiveListApp {
 
     /// Serves a list whose state the store keeps, rendered by `render` (see
     /// ``ListRegistry/hostApp(_:configuration:state:render:)``); change it with `onAction(_:changing:)`
-    /// or ``HostedList/updateState(_:_:)``.
+    /// or ``StateList/updateState(_:_:)``.
     ///
     ///     let todo = try await app.host("todo", state: [Item]()) { items in
     ///         Section(id: "todo", header: Header("To do")) { items }
@@ -25,7 +25,7 @@ extension LiveListApp {
     public func host<State: Codable & Equatable & Sendable>(
         _ name: String, configuration: ListConfiguration? = nil, state: State,
         @SectionsBuilder render: @escaping @Sendable (State) -> [Section]
-    ) async throws -> HostedList {
+    ) async throws -> StateList<State> {
         try await registry.hostApp(try Self.listName(name), configuration: configuration, state: state, render: render)
     }
 
@@ -41,7 +41,7 @@ extension LiveListApp {
     ///
     /// - Throws: `StartupError` when the name is not a list name, and what `hostApp` throws.
     @discardableResult
-    public func serve(_ renderer: Renderer<PatchUpdater>, at name: String? = nil) async throws -> HostedList {
+    public func serve(_ renderer: Renderer<PatchUpdater>, at name: String? = nil) async throws -> AppList {
         let listName = try Self.listName(name ?? renderer.updater.list)
         let errorLog = configuration.errorLog
         return try await registry.hostApp(listName, serving: renderer) { error in

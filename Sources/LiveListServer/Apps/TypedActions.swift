@@ -82,7 +82,7 @@ public struct TypedAction<Kind: ListActions>: Sendable {
     }
 }
 
-extension HostedList {
+extension AppHostedList {
     /// Sets what the list does with its app's actions, decoded as `Kind`. The list refuses an action
     /// whose type is not one of `Kind`'s, or that names a cell it does not show: the page's post is
     /// answered 422 (`unknown_action`, `unknown_cell`; docs/PROTOCOL.md, "Actions") and `handler`
@@ -99,7 +99,9 @@ extension HostedList {
             }
         }
     }
+}
 
+extension StateList {
     /// Sets how the app's actions, decoded as `Kind`, change the list's stored state (a list registered
     /// with ``ListRegistry/hostApp(_:configuration:state:render:)``): each runs `change` on the latest
     /// state in the list's ordered write path (``updateState(_:_:)``), so concurrent actions never
@@ -108,7 +110,7 @@ extension HostedList {
     /// throws leaves the state as it was before it (the others of its batch still apply); a state that
     /// cannot be stored leaves the list as it was. `onError` hears why, except for an
     /// ``ActionRefusal``, which answers the action (422).
-    public func onAction<Kind: ListActions, State: Codable & Equatable & Sendable>(
+    public func onAction<Kind: ListActions>(
         _ kind: Kind.Type, changing state: State.Type, onError: (@Sendable (any Error) -> Void)? = nil,
         _ change: @escaping @Sendable (TypedAction<Kind>, inout State) throws -> Void
     ) {
@@ -126,7 +128,7 @@ extension HostedList {
 }
 
 /// The actions' changes of one list's state, waiting to be stored: one runner at a time takes every
-/// change waiting and applies them in order with one ``HostedList/updateState(_:_:)`` (one version,
+/// change waiting and applies them in order with one ``StateList/updateState(_:_:)`` (one version,
 /// one store write), so a burst of actions costs one fsync per batch, not one per action.
 private final class StateChanges<State: Codable & Equatable & Sendable>: Sendable {
     typealias Change = @Sendable (inout State) throws -> Void
@@ -135,10 +137,10 @@ private final class StateChanges<State: Codable & Equatable & Sendable>: Sendabl
         var running = false
     }
 
-    private unowned let list: HostedList
+    private unowned let list: StateList<State>
     private let waiting = Mutex(Waiting())
 
-    init(list: HostedList) {
+    init(list: StateList<State>) {
         self.list = list
     }
 

@@ -8,7 +8,7 @@ extension LiveListApp {
     func index(_ request: HTTPRequest) async -> HTTPResponse {
         var lists: [[String: Any]] = []
         for name in await registry.names() {
-            guard let list = await registry.list(name) else { continue }
+            guard let list = registry.existingList(name) else { continue }
             let snapshot = await list.snapshot()
             lists.append([
                 "name": name.rawValue,
@@ -25,11 +25,11 @@ extension LiveListApp {
     }
 
     /// The list named by the route's `:name`, or the 404 answer.
-    func hostedList(_ request: HTTPRequest) async -> Result<HostedList, HTTPError> {
+    func hostedList(_ request: HTTPRequest) async -> Result<any ServedList, HTTPError> {
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
             return .failure(HTTPError(.notFound, code: "not_found", detail: "no list named \(quoted(request.pathParameters["name"] ?? ""))"))
         }
-        guard let list = await registry.list(name) else {
+        guard let list = registry.existingList(name) else {
             return .failure(HTTPError(.notFound, code: "not_found", detail: "no list named \(name)"))
         }
         return .success(list)
@@ -42,7 +42,7 @@ extension LiveListApp {
     /// from a ``PreparedResponse`` kept per list and version (both encodings), and the page from its
     /// cut template (PageCache) with the viewer's token joined in, under header fields encoded once.
     func page(_ request: HTTPRequest) async -> HTTPResponse {
-        let list: HostedList
+        let list: any ServedList
         switch await hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
@@ -119,7 +119,7 @@ extension LiveListApp {
     /// again when the client takes it (its pieces were deflated once for this version, the token goes
     /// in as a stored block: SplicedGzip), plain otherwise.
     private func pageAnswer(
-        _ request: HTTPRequest, list: HostedList, version: Int, parts: PageParts, root: [UInt8], viewer: PageViewer, setCookie: String?
+        _ request: HTTPRequest, list: any ServedList, version: Int, parts: PageParts, root: [UInt8], viewer: PageViewer, setCookie: String?
     ) -> HTTPResponse {
         var response: HTTPResponse
         let shared = !list.rendersPerViewer
@@ -168,7 +168,7 @@ extension LiveListApp {
     }
 
     /// The page template of `list` at `version`, cut at its root and token (see PageCache).
-    private func renderPage(_ list: HostedList, version: Int) -> PageParts {
+    private func renderPage(_ list: any ServedList, version: Int) -> PageParts {
         pageCache.cut(templates.render("page", [
             "list": list.name.rawValue,
             "version": version,
@@ -184,7 +184,7 @@ extension LiveListApp {
 
     /// `GET /lists/NAME/changes?since=V`: one changeset from V to now.
     func changes(_ request: HTTPRequest) async -> HTTPResponse {
-        let list: HostedList
+        let list: any ServedList
         switch await hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
@@ -203,7 +203,7 @@ extension LiveListApp {
 
     /// `GET /lists/NAME/events[?since=V]`: the list's changesets as Server-Sent Events.
     func events(_ request: HTTPRequest) async -> HTTPResponse {
-        let list: HostedList
+        let list: any ServedList
         switch await hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response

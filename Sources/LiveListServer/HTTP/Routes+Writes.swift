@@ -109,7 +109,7 @@ extension LiveListApp {
     /// longer shows is passed over (it was deleted while the report was on its way); more than
     /// ``maximumReportedCells`` is refused (422 `too_many_cells`).
     private func reportVisibility(
-        _ type: String, of joined: String, fields: [String: String], session: String, on list: HostedList, isForm: Bool, _ request: HTTPRequest
+        _ type: String, of joined: String, fields: [String: String], session: String, on list: any ServedList, isForm: Bool, _ request: HTTPRequest
     ) async -> HTTPResponse {
         let keys = joined.split(separator: "\0", omittingEmptySubsequences: true)
         guard keys.count <= Self.maximumReportedCells else {
@@ -123,7 +123,7 @@ extension LiveListApp {
 
     /// The answer to an action taken: 303 back to the page for a form posted without JavaScript,
     /// 204 otherwise.
-    private func actionTaken(on list: HostedList, isForm: Bool, _ request: HTTPRequest) -> HTTPResponse {
+    private func actionTaken(on list: any ServedList, isForm: Bool, _ request: HTTPRequest) -> HTTPResponse {
         if isForm && request.headers["LiveList-Action"] == nil {
             return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
         }
@@ -175,7 +175,7 @@ extension LiveListApp {
     /// action that nothing handles, or (for an app's typed actions) that names a cell the list does not
     /// show, is answered 422.
     func action(_ request: HTTPRequest) async -> HTTPResponse {
-        let list: HostedList
+        let list: any ServedList
         switch await hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response

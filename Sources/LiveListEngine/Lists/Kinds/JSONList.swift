@@ -1,0 +1,189 @@
+import LiveListHTML
+
+/// A list that `PUT` and `DELETE` drive (through ``ListRegistry/put(_:body:precondition:)`` and
+/// ``ListRegistry/delete(_:)``): its state is the last body stored.
+///
+/// A JSON list that does not exist (not created yet, or deleted: a tombstone that keeps its version)
+/// is still an actor, so that creations, deletions and the streams that wait for a list are ordered
+/// with everything else.
+public actor JSONList: ServedList {
+    public nonisolated let name: ListName
+    public nonisolated var owner: ListOwner { .json }
+    package nonisolated let visibility: ListVisibility
+    package let core: ListCore
+    private var source: JSONSource
+    /// The list runs on a lane of its own, off the cooperative pool (its writes block on `fsync`).
+    private nonisolated let executor = ListExecutor()
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
+
+    /// Creates a list whose next version follows `version` (a name's versions are never reused); it
+    /// exists once a PUT creates it or a stored body is loaded. `waiting`: the streams that waited on
+    /// the name before it had a list.
+    init(name: ListName, version: Int, configuration: ListConfiguration, store: any ListStore, quota: ListQuota?, waiting: [Subscription] = []) {
+        self.name = name
+        let core = ListCore(name: name, version: version, configuration: configuration, store: store, waiting: waiting)
+        self.core = core
+        visibility = core.visibility
+        source = JSONSource(quota: quota)
+        core.owner = self
+    }
+
+    /// Outcome of a write.
+    enum WriteOutcome {
+        /// The list was created: this changeset took it from its high-water mark to its first version
+        /// (with its JSON as published).
+        case created(ListChangeset, json: [UInt8])
+        /// The state changed: this changeset took the list to a new version (with its JSON as published).
+        case changed(ListChangeset, json: [UInt8])
+        /// The state is the same: no new version.
+        case unchanged(version: Int)
+        /// This actor was retired; the write must go to the registry's new actor for the name.
+        case retired(version: Int)
+    }
+
+    /// Loads a stored list: the list is at exactly `version`, with nothing to publish.
+    func load(state: JSONListState, body: [UInt8], version: Int) throws {
+        try core.resetRenderer(to: state.listSections, at: version)
+        set(state, body: body)
+        core.log.start(at: version, rendering: core.renderer.updater.snapshot.rendering)
+        core.setExists(true)
+    }
+
+    private func set(_ state: JSONListState, body: [UInt8]) {
+        source.set(state, body: body)
+        core.snapshotState = body
+    }
+
+    /// Creates or replaces the list's state, in the ordered path: checks `precondition`, renders,
+    /// persists the body with its new version, then publishes. Nothing is published or acknowledged
+    /// before the store has the body; a write that cannot be stored leaves the list as it was.
+    func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
+        try retryingStale { () throws(ListWriteError) in try putOnce(state: state, body: body, precondition: precondition) }
+    }
+
+    private func putOnce(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
+        guard !core.isRetired else { return .retired(version: core.version) }
+        let current = core.version
+        let exists = source.exists
+        try source.check(precondition, version: current)
+        if source.shows(state) {
+            return .unchanged(version: current)
+        }
+        _ = try core.nextVersion()
+        try source.takePlace()
+        let previous = core.renderer.data
+        let changeset: ListChangeset
+        do {
+            // A list created empty renders like no list at all, yet it now exists: that is a version.
+            guard let rendered = try core.renderer.render(state.listSections) ?? (exists ? nil : core.renderer.updater.advanceVersion()) else {
+                return .unchanged(version: current)
+            }
+            changeset = rendered
+            try core.store.saveJSONList(name: name.rawValue, version: changeset.version, body: body)
+        } catch {
+            // Sections that rendered before render again.
+            try? core.resetRenderer(to: previous, at: current)
+            source.giveBackPlace()
+            throw core.storageFailed("the list could not be stored", error)
+        }
+        set(state, body: body)
+        core.setExists(true)
+        let encoded = core.publish(changeset)
+        return exists ? .changed(changeset, json: encoded) : .created(changeset, json: encoded)
+    }
+
+    /// Deletes the list: the deletion takes a version of its own (a tombstone in the store, so that a
+    /// re-created list continues after it); its viewers get a final, empty reset; single-list streams
+    /// then end, and multiplexed streams go on (and see the list again if it is re-created).
+    func delete() throws(ListWriteError) -> WriteOutcome {
+        try retryingStale { () throws(ListWriteError) in try deleteOnce() }
+    }
+
+    private func deleteOnce() throws(ListWriteError) -> WriteOutcome {
+        guard !core.isRetired else { return .retired(version: core.version) }
+        guard source.exists else {
+            throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
+        }
+        let final = ListChangeset(
+            list: name.rawValue, from: core.version, version: try core.nextVersion(), animate: false,
+            operations: [.reset(html: "", sections: [])]
+        )
+        do {
+            try core.store.deleteJSONList(name: name.rawValue, version: final.version)
+        } catch {
+            throw core.storageFailed("the deletion could not be stored", error)
+        }
+        return .changed(final, json: finishDeletion(final))
+    }
+
+    /// After a deletion is stored (here or by another process): the list is gone at the final
+    /// changeset's version; its viewers get that final empty reset, and single-list streams end.
+    /// Returns the final changeset's JSON.
+    private func finishDeletion(_ final: ListChangeset) -> [UInt8] {
+        source.remove()
+        core.snapshotState = nil
+        core.setExists(false)
+        try? core.resetRenderer(to: [], at: final.version)
+        core.log.clear()
+        let encoded = EncodedChangeset(final)
+        for subscription in core.subscriptions.values {
+            core.send(encoded, to: subscription)
+            if subscription.multiplexed == nil {
+                subscription.sink.close()
+                core.subscriptions.removeValue(forKey: subscription.id)
+            }
+        }
+        return encoded.json
+    }
+
+    /// Retires the list (it does not exist) so that an app list can take its name: the streams waiting
+    /// on it move to the app list.
+    func retireForApp() -> (version: Int, subscriptions: [Subscription])? {
+        guard !core.isRetired, !exists else { return nil }
+        core.isRetired = true
+        let moved = Array(core.subscriptions.values)
+        core.subscriptions.removeAll()
+        return (core.version, moved)
+    }
+
+    /// ``ListCore/retryingStale(_:unchanged:catchUp:)`` for this list's writes.
+    private func retryingStale(_ write: () throws(ListWriteError) -> WriteOutcome) throws(ListWriteError) -> WriteOutcome {
+        try core.retryingStale(write, unchanged: { outcome in
+            if case .unchanged = outcome { true } else { false }
+        }, catchUp: { () throws(ListWriteError) in try catchUpWithStore(noticed: nil) })
+    }
+
+    // MARK: - Other processes' writes
+
+    /// Follows what other processes wrote to a shared store: each stored body is rendered and published
+    /// as if it were written here, and a stored deletion deletes the list here too.
+    package func catchUpWithStore(noticed: Int?) throws(ListWriteError) {
+        try core.followStore(noticed: noticed) { step in try apply(step) }
+    }
+
+    private func apply(_ step: StoredUpdate.Step) throws {
+        switch step.content {
+        case let .json(body):
+            // Limits are not applied to what another process accepted.
+            let state = try JSONListState.decode(body, limits: JSONListLimits(
+                maximumSections: .max, maximumCells: .max, maximumIDLength: .max, maximumTextLength: .max))
+            let changeset = try core.renderer.render(state.listSections) ?? core.renderer.updater.advanceVersion()
+            set(state, body: body)
+            core.setExists(true)
+            core.publish(core.skipping(changeset, to: step.version))
+        case .deleted:
+            guard source.exists else {
+                try core.resetRenderer(to: [], at: step.version)
+                return
+            }
+            let final = ListChangeset(list: name.rawValue, from: core.version, version: step.version, animate: false,
+                                      operations: [.reset(html: "", sections: [])])
+            _ = finishDeletion(final)
+        case .state, .reserved:
+            // Not this list's kind (a name another process uses otherwise): only its version moves on.
+            core.skipVersion(to: step.version)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import LiveListHTML
+
+extension ListCore {
+    /// The current state in snapshot form (with ``snapshotState``), as `viewer` sees it.
+    func snapshot(for viewer: Viewer) -> ListSnapshot {
+        if let perViewer {
+            return perViewer.snapshot(for: viewer, list: name, version: version, configuration: configuration)
+        }
+        var snapshot = renderer.updater.snapshot
+        snapshot.state = snapshotState
+        return snapshot
+    }
+
+    /// The snapshot's JSON with the version it shows, encoded once per version (a list rendered per
+    /// viewer encodes each viewer's own).
+    func versionedSnapshotJSON(for viewer: Viewer) -> (version: Int, bytes: [UInt8]) {
+        if perViewer != nil {
+            let snapshot = snapshot(for: viewer)
+            return (snapshot.version, snapshot.encodedJSON())
+        }
+        let version = renderer.updater.version
+        if let encodedSnapshot, encodedSnapshot.version == version {
+            return encodedSnapshot
+        }
+        let bytes = snapshot(for: viewer).encodedJSON()
+        encodedSnapshot = (version, bytes)
+        return (version, bytes)
+    }
+
+    /// The list root with its sections, for a full page.
+    func pageHTML(for viewer: Viewer) -> (html: String, version: Int) {
+        let snapshot = perViewer != nil ? snapshot(for: viewer) : renderer.updater.snapshot
+        return (
+            configuration.adapter.renderRoot(
+                list: name.rawValue, version: snapshot.version, options: configuration.options, rendering: snapshot.rendering
+            ),
+            snapshot.version
+        )
+    }
+
+    /// One changeset from `version` to now: empty operations when current, the logged changesets
+    /// joined into one compacted diff, or a reset when `version` is too old, unknown or in the future.
+    func changes(since version: Int, for viewer: Viewer) -> ListChangeset {
+        let current = renderer.updater.version
+        guard version != current else {
+            return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
+        }
+        if perViewer != nil {
+            // Per-viewer changesets are not logged: a viewer that missed some gets its state anew.
+            return snapshot(for: viewer).reset(from: version)
+        }
+        switch log.lookup(since: version, current: current) {
+        case .current:
+            return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
+        case let .changesets(changesets):
+            let limit = configuration.options.animatableChangeCount
+            return log.compactedJoin(changesets, to: renderer.updater.rendering, animatableChangeCount: limit)
+        case .reset:
+            return renderer.updater.snapshot.reset(from: version)
+        }
+    }
+
+    /// The component of a section's `header` or `footer`, when it reports its visibility.
+    func findSupplementary(_ part: String, ofSection key: String) -> AnyComponent? {
+        guard let section = renderer.data.first(where: { $0.id.key.utf8.elementsEqual(key.utf8) }) else { return nil }
+        let node = part == "header" ? section.header : part == "footer" ? section.footer : nil
+        guard let node, node.component.reportsVisibility else { return nil }
+        return node.component
+    }
+
+    /// The cell shown under `key` and its section's key: found through ``cellPositions``, so that an
+    /// action costs the same on a list of any length (a scan of 100,000 cells per visibility report
+    /// was a request costing the server hundreds of times what it cost its sender).
+    func findCell(_ key: String) -> (CellNode, String)? {
+        let data = renderer.data
+        if cellPositions?.version != renderer.updater.version {
+            // Built once per version, on the first action that needs it. Without a new version the
+            // rendering is the same, and so are the keys and their places.
+            var positions: [ByteKey: (section: Int, cell: Int)] = [:]
+            positions.reserveCapacity(data.reduce(0) { $0 + $1.cells.count })
+            for (sectionIndex, section) in data.enumerated() {
+                for (cellIndex, node) in section.cells.enumerated() {
+                    positions[ByteKey(node.id.key)] = (sectionIndex, cellIndex)
+                }
+            }
+            cellPositions = (renderer.updater.version, positions)
+        }
+        guard let (sectionIndex, cellIndex) = cellPositions?.positions[ByteKey(key)], sectionIndex < data.count,
+            cellIndex < data[sectionIndex].cells.count
+        else { return nil }
+        let node = data[sectionIndex].cells[cellIndex]
+        guard node.id.key.utf8.elementsEqual(key.utf8) else { return nil }
+        return (node, data[sectionIndex].id.key)
+    }
+}

@@ -1,0 +1,104 @@
+import LiveListHTML
+
+/// The registry's streams, and what it follows of the other processes of a shared store.
+extension ListRegistry {
+    // MARK: - Other processes
+
+    /// Whether other processes write to the store too (several nodes on one database).
+    public nonisolated var isStoreShared: Bool { store.isShared }
+
+    /// The store's state, for `/healthz` and `/readyz`.
+    public nonisolated var storeHealth: StoreHealth { store.health }
+
+    /// Whether this process holds the store's lease `name` now (always, with a store of one process):
+    /// timers that must run on one node at a time, such as the demo lists', tick only while it does.
+    public nonisolated func holdsLease(_ name: String) -> Bool {
+        store.holdsLease(name)
+    }
+
+    /// Follows a shared store's notices until they end: each list that another process wrote catches up
+    /// in its ordered path (its streams get the same diffs as that process's), and after a reconnection
+    /// every list does. Returns at once with a store of one process. `log` gets failures to follow.
+    public func followStore(log: @escaping @Sendable (String) -> Void = { _ in }) async {
+        guard store.isShared else { return }
+        for await notice in store.notices() {
+            switch notice {
+            case let .changed(name, version):
+                await noticed(name, version: version, log: log)
+            case .reconnected:
+                await catchUpEverything(log: log)
+            }
+        }
+    }
+
+    /// Another process wrote `name` at `version`.
+    private func noticed(_ name: String, version: Int, log: @Sendable (String) -> Void) async {
+        guard let listName = ListName(name) else { return }
+        let hosted = actor(for: listName)
+        do {
+            try await hosted.catchUpWithStore(noticed: version)
+        } catch {
+            log("cannot follow \(name) to version \(version): \(error.cause ?? error.detail)")
+        }
+        await retireIfUnused(hosted)
+    }
+
+    /// Every list catches up with the store (after notices may have been missed).
+    private func catchUpEverything(log: @Sendable (String) -> Void) async {
+        let versions: [String: Int]
+        do {
+            versions = try store.versions()
+        } catch {
+            log("cannot read the stored versions: \(error)")
+            return
+        }
+        for (name, version) in versions.sorted(by: { $0.key < $1.key }) {
+            await noticed(name, version: version, log: log)
+        }
+    }
+
+    // MARK: - Streams
+
+    /// Adds a multiplexed stream to every list it names. A list that does not exist gets an empty
+    /// reset at its high-water mark, and the stream joins it when it is created.
+    package func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
+        for name in names {
+            while true {
+                if known(name) == nil, !store.isShared || actorCount + waiting.count >= limits.maximumNames {
+                    // No such list: its empty reset at the name's version. The stream waits for it in
+                    // `waiting` (a shared store's lists may exist on other nodes: those get an actor,
+                    // which asks the store), unless the registry holds its limit of names.
+                    let version = highWater[name.rawValue] ?? 0
+                    let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
+                                              operations: [.reset(html: "", sections: [])])
+                    stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: version)))
+                    // A stream that ended meanwhile is not added: its `forget` may have run already.
+                    if !store.isShared, !stream.sink.isClosed, waiting[name] != nil || actorCount + waiting.count < limits.maximumNames {
+                        let subscription = Subscription(sink: stream.sink, multiplexed: stream, delivered: version, viewer: viewer)
+                        waiting[name, default: [:]][subscription.id] = subscription
+                    }
+                    break
+                }
+                let hosted = actor(for: name)
+                if await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer) {
+                    break
+                }
+                forget(hosted, version: await hosted.version)
+            }
+        }
+    }
+
+    /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
+    package func forget(_ stream: MultiplexedStream) async {
+        let id = ObjectIdentifier(stream.sink)
+        for name in stream.names.compactMap(ListName.init) {
+            if waiting[name]?.removeValue(forKey: id) != nil {
+                if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
+                continue
+            }
+            guard let hosted = known(name) else { continue }
+            await hosted.unsubscribe(stream.sink)
+            await retireIfUnused(hosted)
+        }
+    }
+}
