@@ -7,10 +7,13 @@ Run it inside Scripts/with-postgres.sh, which starts a PostgreSQL of its own and
 
 1. Fan-out: one PUT's event to 3 × N streams spread over three nodes sharing the database, against
    3N streams on one node with the embedded file store (the baseline). Each stream's arrival is timed
-   from the moment the PUT is sent (its commit included). p50/p99/max: medians of --rounds rounds.
-2. PUT throughput with 8 writers on keep-alive connections (bench-writes.py's load): the file store,
-   one node on PostgreSQL, and three nodes on PostgreSQL with the writers spread over them; all on one
-   list, then each writer on a list of its own. Medians of --rounds runs of --seconds.
+   from the moment the PUT is sent (its commit included). p50/p99/max in ms: medians of --rounds rounds.
+2. PUT throughput with 8 writers on keep-alive connections (bench-writes.py's load): the file store
+   (the baseline), one node on PostgreSQL, and three nodes on PostgreSQL with the writers spread over
+   them; all on one list, then each writer on a list of its own. PUTs per second, medians of --rounds
+   runs of --seconds, and the ratio to the file store.
+
+Prints both as Markdown tables.
 
 Build the release binary first: swift build -c release --product livelist.
 """
@@ -19,13 +22,10 @@ import importlib.util
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
-import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from livelist_server import Server, default_binary  # noqa: E402
+from livelist_tools import Server, create_database, default_binary
 
 
 def load(name):
@@ -43,9 +43,7 @@ PSQL = os.environ.get("LIVELIST_TEST_PSQL", "psql")
 
 
 def fresh_database(label):
-    name = f"bench_{label}_{os.getpid()}_{int(time.time() * 1000) % 100000}"
-    subprocess.run([PSQL, DATABASE_URL, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
-    return urllib.parse.urlunsplit(urllib.parse.urlsplit(DATABASE_URL)._replace(path="/" + name))
+    return create_database(DATABASE_URL, PSQL, "bench_" + label)
 
 
 def start_nodes(binary, count, database):
@@ -54,12 +52,12 @@ def start_nodes(binary, count, database):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", default=default_binary())
-    parser.add_argument("--streams", type=int, default=1000, help="streams per node of the cluster")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3)
-    parser.add_argument("--writers", type=int, default=8)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=default_binary(), help="the livelist binary (default: the release build)")
+    parser.add_argument("--streams", type=int, default=1000, help="streams per node of the cluster (default 1,000)")
+    parser.add_argument("--rounds", type=int, default=5, help="fan-out rounds and throughput runs (default 5)")
+    parser.add_argument("--seconds", type=float, default=3, help="length of one throughput run (default 3)")
+    parser.add_argument("--writers", type=int, default=8, help="concurrent writers (default 8)")
     args = parser.parse_args()
     if not DATABASE_URL:
         sys.exit("bench-cluster: run it inside Scripts/with-postgres.sh (LIVELIST_TEST_DATABASE_URL is not set)")

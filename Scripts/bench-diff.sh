@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Times ListDiff against the standard library's difference(from:) on the scenarios of
+# Times ListDiff against the standard library's difference(from:) (the baseline) on the scenarios of
 # docs/DIFF-SCENARIOS.md and prints a Markdown report (tables on standard output, progress on
-# standard error). The inputs' fingerprints are checked first; a mismatch stops with exit status 1.
+# standard error): per scenario, the median milliseconds of each, the ratio stdlib / ListDiff, the moves
+# found, and the document's DifferenceKit figures beside them. The inputs' fingerprints are checked
+# first; a mismatch stops with exit status 1.
 #
 #   Scripts/bench-diff.sh                  # every scenario (about two minutes on two cores)
 #   Scripts/bench-diff.sh --no-stdlib      # ListDiff only (seconds)
+#   Scripts/bench-diff.sh --verify-only    # the fingerprints only
 #   Scripts/bench-diff.sh M-100k S-100x1000
 #
-# Arguments go to diff-report (see `Scripts/bench-diff.sh --help`). It is always built in release:
-# debug times mean nothing. Works from any directory.
+# Arguments go to Benchmarks' diff-report, built first, always in release: debug times mean nothing.
+# Works from any directory.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 package="$repo_root/Benchmarks"
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 
 echo "Building diff-report (release)…" >&2
 swift build -c release --package-path "$package" --product diff-report >&2

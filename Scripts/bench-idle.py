@@ -2,31 +2,33 @@
 """Resident memory per idle keep-alive connection, LiveList's HTTPServer beside nginx (one worker).
 
 Holds N (default 10,000) keep-alive connections from this one process against the HTTPServer
-benchmark executable (http-bench-server of Benchmarks/HTTPServerBench), each having completed one request for a small
-static file, and reads the server's RSS from /proc before and after; then the same against nginx with
-one worker. Raises RLIMIT_NOFILE itself (the servers inherit it). Only 127.0.0.1; every wait is bounded.
+benchmark executable (http-bench-server of Benchmarks/HTTPServerBench), each having completed one
+request for a small static file, and reads the server's RSS (VmRSS of /proc/PID/status, KiB) before and
+after; then the same against nginx with one worker (master + worker: the baseline). Prints a Markdown
+table: RSS before, RSS with the connections, how many are still open, and RSS per connection (KiB and
+bytes). Goal (issue 4): under 2 KiB per idle keep-alive connection.
+
+Raises RLIMIT_NOFILE itself (the servers inherit it). Only 127.0.0.1; every wait is bounded. Needs nginx;
+builds http-bench-server in release unless --no-build or --server-bin.
 
     python3 Scripts/bench-idle.py [--connections 10000] [--no-build | --server-bin PATH] [--hold 3]
-
-Prints a Markdown table. Goal (issue 4): under 2 KiB per idle keep-alive connection.
 """
 import argparse
 import os
-import resource
 import selectors
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-parser = argparse.ArgumentParser()
-parser.add_argument("--connections", type=int, default=10_000)
+import livelist_tools as tools
+
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--connections", type=int, default=10_000, help="idle connections held (default 10,000)")
 parser.add_argument("--hold", type=float, default=3.0, help="seconds to wait idle before reading RSS")
-parser.add_argument("--no-build", action="store_true")
+parser.add_argument("--no-build", action="store_true", help="use the release http-bench-server already built")
 parser.add_argument("--server-bin", help="an http-bench-server binary to use instead of building one")
 options = parser.parse_args()
 
@@ -35,31 +37,22 @@ def log(*parts):
     print(*parts, file=sys.stderr, flush=True)
 
 
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 wanted = options.connections * 2 + 1024
-if hard != resource.RLIM_INFINITY and hard < wanted:
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, wanted))
-    except (ValueError, OSError):
-        # Raising the hard limit needs CAP_SYS_RESOURCE; the hard limit will do if it leaves headroom.
-        if hard < options.connections + 256:
-            sys.exit(f"bench-idle: RLIMIT_NOFILE hard limit {hard} is too low for {options.connections} connections")
-        wanted = hard
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-else:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+wanted = min(tools.raise_open_files(wanted), wanted)
+if wanted < options.connections + 256:
+    sys.exit(f"bench-idle: RLIMIT_NOFILE hard limit {wanted} is too low for {options.connections} connections")
 
-if not options.no_build and not options.server_bin:
-    log("Building http-bench-server (release)…")
-    subprocess.run(["flock", "/tmp/livelist-swift.lock", "swift", "build", "-c", "release", "--package-path",
-                    os.path.join(REPO, "Benchmarks", "HTTPServerBench")], check=True, stdout=sys.stderr)
+package = os.path.join(tools.ROOT, "Benchmarks", "HTTPServerBench")
 if options.server_bin:
     server_bin = os.path.abspath(options.server_bin)
 else:
-    bin_dir = subprocess.run(["swift", "build", "-c", "release", "--package-path", os.path.join(REPO, "Benchmarks", "HTTPServerBench"),
-                              "--show-bin-path"], check=True, capture_output=True, text=True).stdout.strip()
-    server_bin = os.path.join(bin_dir, "http-bench-server")
-nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not options.no_build:
+        log("Building http-bench-server (release)…")
+        tools.build_release(package)
+    server_bin = os.path.join(tools.release_dir(package), "http-bench-server")
+if not os.access(server_bin, os.X_OK):
+    sys.exit(f"bench-idle: no executable at {server_bin}")
+nginx = tools.nginx_binary()
 
 work = tempfile.mkdtemp(prefix="bench-idle-")
 os.chmod(work, 0o755)
@@ -74,44 +67,7 @@ for path in (www, body_path, os.path.join(www, "small.txt")):
     os.chmod(path, 0o755 if os.path.isdir(path) else 0o644)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_kib(pids):
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-    return total
-
-
-def children(pid):
-    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
-
-
 REQUEST = b"GET /small.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-
-
-def wait_port(port, process, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"bench-idle: server exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(REQUEST)
-                if s.recv(4096).startswith(b"HTTP/1.1 200"):
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    sys.exit(f"bench-idle: port {port} not ready")
 
 
 def open_idle(port, count, deadline):
@@ -163,8 +119,12 @@ def open_idle(port, count, deadline):
     return sockets
 
 
+def rss_kib(pids):
+    return sum(tools.memory_kib(pid) for pid in pids)
+
+
 def measure(name, process, pids_of, port):
-    wait_port(port, process)
+    tools.wait_ready(port, "/small.txt", process, seconds=20, error=lambda message: SystemExit(f"bench-idle: {message}"))
     time.sleep(0.5)
     before = rss_kib(pids_of())
     started = time.time()
@@ -191,52 +151,33 @@ def measure(name, process, pids_of, port):
 rows = []
 started = []
 try:
-    port = free_port()
+    port = tools.free_port()
     server = subprocess.Popen([server_bin, "--port", str(port), "--body", body_path,
                                "--root", www], stdout=subprocess.DEVNULL)
     started.append(server)
     rows.append(("LiveList HTTPServer (http-bench-server)",) + measure("HTTPServer", server, lambda: [server.pid], port))
-    server.send_signal(signal.SIGTERM)
-    server.wait(timeout=20)
+    tools.stop_process(server)
     time.sleep(1)
 
-    port = free_port()
+    port = tools.free_port()
     prefix = os.path.join(work, "nginx")
     os.makedirs(os.path.join(prefix, "logs"))
-    config = f"""
-worker_processes 1;
-worker_rlimit_nofile {wanted};
-pid {prefix}/nginx.pid;
-error_log {prefix}/logs/error.log warn;
-events {{ worker_connections {options.connections * 2}; }}
-http {{
+    config = tools.nginx_conf(prefix, f"""
     access_log off;
     keepalive_timeout 120;
-    client_body_temp_path {prefix}/client_body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
     server {{
         listen 127.0.0.1:{port};
         location / {{ root {www}; }}
-    }}
-}}
-"""
+    }}""", connections=options.connections * 2, rlimit=wanted)
     with open(os.path.join(prefix, "nginx.conf"), "w") as f:
         f.write(config)
-    nginx_process = subprocess.Popen([nginx, "-p", prefix, "-c", os.path.join(prefix, "nginx.conf"), "-g", "daemon off;"])
+    nginx_process = subprocess.Popen([nginx, "-p", prefix, "-c", os.path.join(prefix, "nginx.conf")])
     started.append(nginx_process)
     rows.append(("nginx, 1 worker (master + worker)",)
-                + measure("nginx", nginx_process, lambda: [nginx_process.pid] + children(nginx_process.pid), port))
+                + measure("nginx", nginx_process, lambda: tools.process_tree(nginx_process.pid), port))
 finally:
     for process in started:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        tools.stop_process(process)
     shutil.rmtree(work, ignore_errors=True)
 
 uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

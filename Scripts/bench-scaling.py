@@ -16,28 +16,28 @@ Measures, against the release `livelist` binary on a free 127.0.0.1 port with a 
 - startup: from starting the process to the first `/healthz` answer, with a data folder holding one list
   of N cells (N = 4,000 and 32,000; and 100,000 alone).
 
-Each cell is the median of 3 runs. Every wait has a timeout, the whole run has a time budget, and the
-server is killed on exit. Prints a Markdown table.
+Each cell is the median of 3 runs, in ms or s. Every wait has a timeout, the whole run has a time
+budget, and the server is killed on exit. Prints a Markdown table: each measure at N and at 8N, and
+their ratio.
 """
 import argparse
 import atexit
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HOST = "127.0.0.1"
+import livelist_tools as tools
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+HOST = tools.HOST
+
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("--no-build", action="store_true", help="use the release binary already built")
 parser.add_argument("--server-bin", help="a livelist binary to use instead of building one")
 parser.add_argument("--quick", action="store_true", help="N/4 everywhere, for a smoke run")
@@ -76,21 +76,13 @@ if options.server_bin:
 else:
     if not options.no_build:
         log("Building livelist (release)…")
-        # /work/bin/swiftb holds the machine-wide build lock where it exists.
-        swift = ["/work/bin/swiftb"] if os.access("/work/bin/swiftb", os.X_OK) else ["swift"]
-        subprocess.run(swift + ["build", "-c", "release", "--product", "livelist", "--package-path", REPO],
-                       check=True, stdout=sys.stderr, timeout=3600)
-    bin_dir = subprocess.run(["swift", "build", "-c", "release", "--package-path", REPO, "--show-bin-path"],
-                             check=True, capture_output=True, text=True, timeout=120).stdout.strip()
-    server_bin = os.path.join(bin_dir, "livelist")
+        tools.build_release(product="livelist")
+    server_bin = os.path.join(tools.release_dir(), "livelist")
 if not os.access(server_bin, os.X_OK):
     sys.exit(f"bench-scaling: no executable at {server_bin}")
 
 # Streams hold one descriptor each here and in the server (which inherits this limit).
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-wanted = max(STREAM_SIZES) + 1024
-if soft < wanted:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard) if hard != resource.RLIM_INFINITY else wanted, hard))
+tools.raise_open_files(max(STREAM_SIZES) + 1024)
 
 WORK = tempfile.mkdtemp(prefix="bench-scaling-")
 servers = []
@@ -98,19 +90,13 @@ servers = []
 
 def cleanup():
     for server in servers:
-        server.stop()
+        server.stop(seconds=10)
     shutil.rmtree(WORK, ignore_errors=True)
 
 
 atexit.register(cleanup)
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(sig, lambda *_: sys.exit(130))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 # --- HTTP over plain sockets ----------------------------------------------------------------------------
@@ -211,51 +197,16 @@ def open_stream(port, path, cookie=None, deadline=None):
 # --- The server -----------------------------------------------------------------------------------------
 
 
-class Server:
-    def __init__(self, data):
-        self.data = data
-        self.port = None
-        self.process = None
-        self.log_path = os.path.join(WORK, f"server-{len(servers)}.log")
-        servers.append(self)
-
-    def start(self):
-        """Starts the server and returns the seconds until its first `/healthz` answer."""
-        self.port = free_port()
-        started = time.monotonic()
-        self.process = subprocess.Popen(
-            [server_bin, "--host", HOST, "--port", str(self.port), "--data", self.data, "--no-demo",
-             "--public", os.path.join(REPO, "Public"), "--templates", os.path.join(REPO, "Templates"),
-             "--log-level", "warning", "--heartbeat", "600"],
-            stdout=subprocess.DEVNULL, stderr=open(self.log_path, "ab"), cwd=WORK)
-        deadline = started + options.step_timeout
-        while True:
-            if self.process.poll() is not None:
-                with open(self.log_path, errors="replace") as f:
-                    sys.exit(f"bench-scaling: the server exited ({self.process.returncode}):\n{f.read()[-2000:]}")
-            try:
-                client = Client(self.port)
-                status, _, _ = client.request("GET", "/healthz", timeout=max(0.05, deadline - time.monotonic()))
-                client.close()
-                if status == 200:
-                    return time.monotonic() - started
-            except (ConnectionError, OSError, Timeout):
-                pass
-            if time.monotonic() > deadline:
-                raise Timeout("the server did not answer /healthz in time")
-            time.sleep(0.005)
-
-    def stop(self):
-        if self.process is None or self.process.poll() is not None:
-            self.process = None
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
-        self.process = None
+def start_server(data):
+    """The server on `data` and the seconds from starting its process to its first `/healthz` answer."""
+    server = tools.Server(server_bin, "--no-demo", "--heartbeat", "600", data=data, timeout=options.step_timeout, error=Timeout)
+    servers.append(server)
+    try:
+        tools.wait_ready(server.port, "/healthz", server.process, seconds=options.step_timeout, interval=0.005, error=Timeout)
+    except Timeout:
+        server.stop(seconds=10)
+        raise
+    return server, time.monotonic() - server.started
 
 
 def list_body(cells, seed):
@@ -287,8 +238,7 @@ def timed_put(client, name, cells, seed):
 def measure_lists(cells):
     """PUT decode+apply of `cells` cells (3 runs), then startup with a data folder holding those cells."""
     data = tempfile.mkdtemp(prefix=f"lists-{cells}-", dir=WORK)
-    server = Server(data)
-    server.start()
+    server, _ = start_server(data)
     client = Client(server.port)
     puts = []
     for run in range(RUNS):
@@ -300,12 +250,13 @@ def measure_lists(cells):
         if status not in (200, 204):
             raise RuntimeError(f"DELETE bench-{run}: {status}")
     client.close()
-    server.stop()
+    server.stop(seconds=10)
     starts = []
     for _ in range(RUNS):
         check_budget()
-        starts.append(server.start())
-        server.stop()
+        server, seconds = start_server(data)
+        starts.append(seconds)
+        server.stop(seconds=10)
         log(f"  startup with {cells} cells: {starts[-1]:.3f} s")
     return statistics.median(puts), statistics.median(starts)
 
@@ -313,8 +264,7 @@ def measure_lists(cells):
 def measure_big_list():
     """One PUT of BIG_LIST cells and one startup with them; None for a step that timed out."""
     data = tempfile.mkdtemp(prefix="lists-big-", dir=WORK)
-    server = Server(data)
-    server.start()
+    server, _ = start_server(data)
     client = Client(server.port)
     check_budget()
     try:
@@ -322,18 +272,18 @@ def measure_big_list():
         log(f"  PUT {BIG_LIST} cells: {put:.3f} s")
     except (Timeout, TimeoutError):
         log(f"  PUT {BIG_LIST} cells: timed out after {options.step_timeout:.0f} s")
-        server.stop()
+        server.stop(seconds=10)
         return None, None
     client.close()
-    server.stop()
+    server.stop(seconds=10)
     check_budget()
     try:
-        start = server.start()
+        server, start = start_server(data)
+        server.stop(seconds=10)
         log(f"  startup with {BIG_LIST} cells: {start:.3f} s")
-    except (Timeout, TimeoutError):
-        log(f"  startup with {BIG_LIST} cells: timed out after {options.step_timeout:.0f} s")
+    except (Timeout, TimeoutError) as error:
+        log(f"  startup with {BIG_LIST} cells: {error or f'timed out after {options.step_timeout:.0f} s'}")
         start = None
-    server.stop()
     return put, start
 
 
@@ -357,8 +307,7 @@ def session_count(client):
 
 def measure_sessions(count):
     """Seconds per stream opened with a new session while the table holds `count` sessions."""
-    server = Server(tempfile.mkdtemp(prefix=f"sessions-{count}-", dir=WORK))
-    server.start()
+    server, _ = start_server(tempfile.mkdtemp(prefix=f"sessions-{count}-", dir=WORK))
     client = Client(server.port)
     client.request("PUT", "/lists/s", json.dumps({"sections": [{"id": "a", "cells": [{"id": "x", "text": "x"}]}]}).encode(),
                    [("Content-Type", "application/json")])
@@ -387,7 +336,7 @@ def measure_sessions(count):
     held = session_count(client)
     log(f"  sessions {count} (table holds {held}): {[f'{r * 1e3:.3f} ms' for r in rounds]}")
     client.close()
-    server.stop()
+    server.stop(seconds=10)
     return statistics.median(rounds)
 
 
@@ -401,8 +350,7 @@ def streams_open(client, timeout):
 
 def measure_stream_close(count):
     """Seconds from closing `count` streams waiting on missing lists until the server handled them."""
-    server = Server(tempfile.mkdtemp(prefix=f"streams-{count}-", dir=WORK))
-    server.start()
+    server, _ = start_server(tempfile.mkdtemp(prefix=f"streams-{count}-", dir=WORK))
     client = Client(server.port)
     path = "/events?list=missing1&list=missing2&list=missing3"
     results = []
@@ -430,7 +378,7 @@ def measure_stream_close(count):
         results.append(time.monotonic() - started)
         log(f"  close {count} streams: {results[-1]:.3f} s")
     client.close()
-    server.stop()
+    server.stop(seconds=10)
     return statistics.median(results)
 
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Memory under unauthorized uploads, on 127.0.0.1 only, bounded in time.
 
-For each binary (e.g. before and after a change, in one run): starts it with a write token, then 40
-clients at once each PUT an 8 MiB body without Authorization, sending the whole body unless the server
-answers or closes first. Prints the server's resident memory before, its peak (VmHWM) and the growth,
-and how the uploads were answered.
+For each binary (e.g. before and after a change, in one run; the default is the release build): starts
+it with a write token, then 40 clients at once each PUT an 8 MiB body without Authorization, sending the
+whole body unless the server answers or closes first. Prints a Markdown row per binary: the server's
+resident memory before (VmRSS, MB), its peak (VmHWM, MB) and the growth, and how the uploads were
+answered (a refusing server grows by little more than its buffers).
 
 Usage: Scripts/bench-uploads.py [--binary PATH ...] [--clients 40] [--mib 8]
 """
@@ -13,15 +14,7 @@ import socket
 import threading
 import time
 
-from livelist_server import Server, default_binary
-
-
-def memory_kib(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
+from livelist_tools import Server, default_binary, memory_kib
 
 
 def upload(port, size, results, index):
@@ -47,10 +40,10 @@ def upload(port, size, results, index):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", action="append")
-    parser.add_argument("--clients", type=int, default=40)
-    parser.add_argument("--mib", type=int, default=8)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", action="append", help="a livelist binary (repeat to compare)")
+    parser.add_argument("--clients", type=int, default=40, help="concurrent uploads (default 40)")
+    parser.add_argument("--mib", type=int, default=8, help="MiB per upload, also the server's --max-body (default 8)")
     args = parser.parse_args()
     print(f"{args.clients} concurrent unauthorized PUTs of {args.mib} MiB each")
     print("| binary | RSS before | peak RSS | growth | answers |")

@@ -3,8 +3,9 @@
 
 For each binary given (e.g. the build before a change and the one after, in one run), starts it with an
 empty data folder and runs 8 writers, each on a keep-alive connection, for a few seconds: all on one
-list, then each on a list of its own. Every PUT changes the list (a new version, an fsync). Prints
-PUTs per second, the median of --rounds runs, and the ratio of each binary to the first.
+list, then each on a list of its own. Every PUT changes the list (a new version, an fsync). Prints a
+Markdown table: acknowledged PUTs per second, the median of --rounds runs, the ratio of each binary to
+the first (the baseline), and the writes answered with an error.
 
 Usage: Scripts/bench-writes.py [--binary PATH ...] [--writers 8] [--seconds 3] [--rounds 5]
 """
@@ -15,7 +16,7 @@ import statistics
 import threading
 import time
 
-from livelist_server import Server, default_binary
+from livelist_tools import Server, default_binary
 
 
 def body(step, writer):
@@ -57,11 +58,11 @@ def run(ports, writers, seconds, shared):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", action="append", help="a livelist binary (repeat to compare; the first is the baseline)")
-    parser.add_argument("--writers", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=3)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--writers", type=int, default=8, help="concurrent writers, one keep-alive connection each (default 8)")
+    parser.add_argument("--seconds", type=float, default=3, help="length of one run (default 3)")
+    parser.add_argument("--rounds", type=int, default=5, help="runs per binary and case (default 5)")
     args = parser.parse_args()
     binaries = args.binary or [default_binary()]
     results = {}

@@ -25,8 +25,8 @@
 # Installs podman, runc, debootstrap and podman-compose when missing (as root, through apt and pip);
 # exits 0 with "SKIPPED" only when this machine cannot run containers at all.
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 what=${1:-all}
 case "$what" in build|node|compose|all) ;; *) echo "usage: $0 [build|node|compose|all]" >&2; exit 2 ;; esac
 
@@ -298,7 +298,7 @@ report_sizes() {
 
 # ---------------------------------------------------------------- one node
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 Scripts/livelist_tools.py free-port; }
 smoke() { python3 Scripts/container/smoke.py "$@"; }
 
 start_node() {  # NAME PORT: the image on a named volume, published on loopback only

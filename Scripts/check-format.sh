@@ -10,6 +10,7 @@
 #   Scripts/check-format.sh            rule findings fail; layout findings are counted
 #   Scripts/check-format.sh --layout   layout findings fail too (each one listed)
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 if ! swift format --version >/dev/null 2>&1; then

@@ -2,13 +2,21 @@
 """Validates JSON lines of changesets and snapshots written by the test suite against the JSON Schemas
 of docs/schemas/, so that docs/PROTOCOL.md cannot drift from what the server sends.
 
-Usage: check-protocol.py SAMPLES_DIR   (expects changesets.jsonl and snapshots.jsonl in it)"""
+Usage: check-protocol.py SAMPLES_DIR   (expects changesets.jsonl and snapshots.jsonl in it)
+
+Prints the number of changesets and snapshots checked and of violations (the first ten listed); exit
+status 1 on any violation or when a file holds no sample. Needs Python's jsonschema (4.18 or newer)."""
+import argparse
 import json
 import os
 import sys
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("samples", metavar="SAMPLES_DIR", help="the folder of changesets.jsonl and snapshots.jsonl")
+samples = parser.parse_args().samples
+
+from jsonschema import Draft202012Validator  # noqa: E402  (after --help, which works without it)
+from referencing import Registry, Resource  # noqa: E402
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 schemas = {}
@@ -18,7 +26,6 @@ for name in ("changeset", "snapshot", "put"):
 registry = Registry().with_resources(
     (schema["$id"], Resource.from_contents(schema)) for schema in schemas.values())
 
-samples = sys.argv[1]
 failures = 0
 counts = {}
 for name in ("changeset", "snapshot"):

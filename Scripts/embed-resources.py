@@ -9,6 +9,7 @@ Each file goes in as base64 (exact bytes, fast to compile), in lines of 76 chara
 changing anything in Public/ or Templates/ (after Scripts/minify.py for the client): the test
 `EmbeddedResourcesTests` fails while the generated file is stale.
 """
+import argparse
 import base64
 import sys
 from pathlib import Path
@@ -47,8 +48,11 @@ def build():
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the generated file is stale; write nothing")
+    check = parser.parse_args().check
     built = build()
-    if "--check" in sys.argv:
+    if check:
         if not TARGET.exists() or TARGET.read_text(encoding="utf-8") != built:
             print(f"{TARGET.relative_to(ROOT)} is stale: run python3 Scripts/embed-resources.py", file=sys.stderr)
             sys.exit(1)

@@ -6,4 +6,5 @@
 # Tests/Fuzz/corpus/header-helpers, dictionary Tests/Fuzz/headers.dict.
 #
 #   Scripts/fuzz-headers.sh [SECONDS]     (default 60; Scripts/test runs a short smoke; see Scripts/fuzz.sh)
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 exec "$(dirname "$0")/fuzz.sh" headers "$@"

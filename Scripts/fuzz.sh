@@ -5,7 +5,10 @@
 #
 #   Scripts/fuzz.sh parser|headers [SECONDS]     (default 60; Scripts/test runs a short smoke of each)
 #   SWIFT=/path/to/wrapper Scripts/fuzz.sh …     (build through a wrapper, e.g. one holding a build lock)
+#
+# Prints libFuzzer's counts (inputs executed, peak RSS in MB) and any failure's summary.
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 case "${1:-}" in
 parser)

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes Sources/Markup/Elements.swift: one function pair per common HTML tag (with and without content),
-each a thin wrapper over HTMLElement. Run it after changing the tag lists below."""
+each a thin wrapper over HTMLElement. Run it after changing the tag lists below (no flags)."""
+import argparse
 import os
+
+argparse.ArgumentParser(description=__doc__).parse_args()
 
 PAIRED = ["div", "span", "p", "a", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "b", "i",
           "small", "code", "pre", "button", "label", "form", "textarea", "select", "option", "time", "section",

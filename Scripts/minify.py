@@ -12,6 +12,7 @@ names are never renamed: a name after `.` stays, an object key stays (`key:`, a 
 shorthand member `{name}` is written as `{name:short}`. Globals stay (GLOBALS below). The browser tests
 run the built file, so a renaming mistake fails them.
 """
+import argparse
 import gzip
 import re
 import sys
@@ -229,8 +230,11 @@ def minify(src):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 when Public/livelist.js is not the current build; write nothing")
+    check = parser.parse_args().check
     built = minify(SOURCE.read_text(encoding="utf-8"))
-    if "--check" in sys.argv:
+    if check:
         if TARGET.read_text(encoding="utf-8") != built:
             print("Public/livelist.js is not the build of Public/livelist.src.js: run python3 Scripts/minify.py",
                   file=sys.stderr)

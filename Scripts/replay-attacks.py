@@ -37,9 +37,8 @@ import sys
 import threading
 import time
 
-from livelist_server import Server
+from livelist_tools import HOST, Server, memory_kib, request
 
-HOST = "127.0.0.1"
 TIMEOUT = 30  # seconds, for any ordinary request
 
 
@@ -47,22 +46,7 @@ TIMEOUT = 30  # seconds, for any ordinary request
 
 def rss_mb(pid):
     """The resident memory of process `pid`, in MB (VmRSS of /proc/PID/status)."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
-
-
-def request(port, method, path, body=None, headers=None, timeout=TIMEOUT):
-    """One request on a connection of its own: (status, headers, body bytes)."""
-    connection = http.client.HTTPConnection(HOST, port, timeout=timeout)
-    try:
-        connection.request(method, path, body=body, headers=headers or {})
-        response = connection.getresponse()
-        return response.status, response.headers, response.read()
-    finally:
-        connection.close()
+    return memory_kib(pid) / 1024
 
 
 def put_json(port, name, document, timeout=TIMEOUT):

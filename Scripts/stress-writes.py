@@ -12,24 +12,19 @@ Prints one table row per race; exits non-zero on any violation.
 Usage: Scripts/stress-writes.py [--rounds 50] [--binary PATH] [--seconds 240]
 """
 import argparse
-import http.client
 import json
+import shutil
 import sys
 import threading
 import time
 
-from livelist_server import Server, default_binary
+import livelist_tools as tools
+from livelist_tools import Server, default_binary
 
 
 def request(port, method, path, body=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        headers = {"Content-Type": "application/json"} if body is not None else {}
-        connection.request(method, path, body=body, headers=headers)
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
+    status, _, answer = tools.request(port, method, path, body, {"Content-Type": "application/json"} if body is not None else None)
+    return status, answer
 
 
 def state(ids, writer):
@@ -62,23 +57,17 @@ def version_of(answer):
 
 
 def served(port, name):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        connection.request("GET", "/lists/" + name, headers={"Accept": "application/json"})
-        response = connection.getresponse()
-        body = response.read()
-        if response.status != 200:
-            return None
-        snapshot = json.loads(body)
-        return snapshot["version"], json.dumps(snapshot["state"], sort_keys=True)
-    finally:
-        connection.close()
+    status, _, body = tools.request(port, "GET", "/lists/" + name, headers={"Accept": "application/json"})
+    if status != 200:
+        return None
+    snapshot = json.loads(body)
+    return snapshot["version"], json.dumps(snapshot["state"], sort_keys=True)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=50)
-    parser.add_argument("--binary", default=default_binary())
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=50, help="rounds of each race (the limit race: a tenth of them)")
+    parser.add_argument("--binary", default=default_binary(), help="the livelist binary (default: the release build)")
     parser.add_argument("--seconds", type=float, default=240, help="stop starting rounds after this long")
     args = parser.parse_args()
     deadline = time.time() + args.seconds
@@ -138,7 +127,6 @@ def main():
         rows.append(("restart", 1, 1, "-", f"{len(lost)} changed of {len(expected)}"))
     finally:
         restarted.stop()
-        import shutil
         shutil.rmtree(data, ignore_errors=True)
 
     created, rounds = 0, 0

@@ -10,6 +10,7 @@
 #
 #   Scripts/with-postgres.sh COMMAND [ARGS...]
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 
 if [ $# -eq 0 ]; then
     echo "usage: Scripts/with-postgres.sh COMMAND [ARGS...]" >&2
@@ -41,7 +42,7 @@ fi
 folder=$(mktemp -d /tmp/livelist-pg.XXXXXX)
 chmod 755 "$folder"
 [ ${#as_owner[@]} -gt 0 ] && chown postgres "$folder"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(python3 "$(dirname "$0")/livelist_tools.py" free-port)
 
 cat > "$folder/pgctl.sh" <<SCRIPT
 #!/usr/bin/env bash

@@ -20,7 +20,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from sse_stream import EventStream  # noqa: E402  (Scripts/sse_stream.py, shared with Tests/Proxy)
+import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py, shared with Tests/ and the benchmarks)
 
 STORED = "container-check"
 STORED_TEXT = "kept on the volume"
@@ -50,13 +50,8 @@ class Server:
         self.host, self.port = parts.hostname, parts.port or 80
 
     def request(self, method, path, body=None, headers=None, timeout=10):
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-        try:
-            connection.request(method, path, body=body, headers=headers or {})
-            response = connection.getresponse()
-            return response.status, dict(response.getheaders()), response.read().decode("utf-8", "replace")
-        finally:
-            connection.close()
+        status, response_headers, answer = tools.request(self.port, method, path, body, headers, timeout, self.host)
+        return status, response_headers, answer.decode("utf-8", "replace")
 
     def put(self, name, document, token=None):
         headers = {"Content-Type": "application/json"}
@@ -66,18 +61,7 @@ class Server:
 
 
 def wait(server):
-    deadline = time.monotonic() + 30
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            status, _, body = server.request("GET", "/healthz", timeout=2)
-            if status == 200:
-                return
-            last = f"status {status}"
-        except (OSError, http.client.HTTPException) as error:
-            last = str(error)
-        time.sleep(0.2)
-    raise Failure(f"/healthz did not answer 200 within 30 s (last: {last})")
+    tools.wait_ready(server.port, "/healthz", seconds=30, host=server.host, interval=0.2, error=Failure)
 
 
 def pages(server, where):
@@ -119,7 +103,7 @@ def open_stream(server, name, last_event_id, where):
     reach a node that has not yet heard of a list created a moment ago (404): it is asked again."""
     deadline = time.monotonic() + 3
     while True:
-        stream = EventStream(server.host, server.port, f"/lists/{name}/events", {"Last-Event-ID": last_event_id}, error=Failure)
+        stream = tools.EventStream(server.host, server.port, f"/lists/{name}/events", {"Last-Event-ID": last_event_id}, error=Failure)
         if stream.response.status != 404 or time.monotonic() > deadline:
             break
         stream.close()
@@ -159,6 +143,9 @@ def proxy(server, token):
 
 
 def main(argv):
+    if len(argv) > 1 and argv[1] in {"-h", "--help"}:
+        print(__doc__)
+        return 0
     if len(argv) < 3 or argv[1] not in {"wait", "node", "persisted", "proxy"}:
         print(__doc__, file=sys.stderr)
         return 2

@@ -7,22 +7,18 @@ alone at the end (it stops the one PostgreSQL). Everything started is stopped; t
 """
 
 import concurrent.futures
-import http.client
 import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.parse
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-import sse_stream  # noqa: E402
+import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py)
 
 BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
 DATABASE_URL = os.environ["LIVELIST_TEST_DATABASE_URL"]
@@ -40,54 +36,22 @@ def check(condition, message):
         raise TestFailure(message)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def make_database():
-    name = f"cluster_{os.getpid()}_{random.randrange(1 << 30)}"
-    subprocess.run([PSQL, DATABASE_URL, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
-    parts = urllib.parse.urlsplit(DATABASE_URL)
-    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
+    return tools.create_database(DATABASE_URL, PSQL, "cluster")
 
 
-class Node:
-    """One livelist process on a free port, sharing `database`."""
+class Node(tools.Server):
+    """One livelist process on a free port (with a data folder of its own), sharing `database`."""
 
     def __init__(self, database, *extra):
-        self.port = free_port()
-        self.log = tempfile.NamedTemporaryFile(prefix="livelist-node-", suffix=".log", delete=False)
-        self.process = subprocess.Popen(
-            [BINARY, "--port", str(self.port), "--database-url", database, "--heartbeat", "1", *extra],
-            stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, LIVELIST_LOG_LEVEL="info"))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            check(self.process.poll() is None, f"node on {self.port} exited: {self.log_text()}")
-            try:
-                if self.request("GET", "/healthz")[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise TestFailure(f"node on {self.port} did not start: {self.log_text()}")
-
-    def log_text(self):
-        with open(self.log.name, errors="replace") as f:
-            return f.read()[-3000:]
+        super().__init__(BINARY, "--database-url", database, "--heartbeat", "1", *extra, timeout=60, error=TestFailure)
+        tools.wait_ready(self.port, "/healthz", self.process, seconds=60, interval=0.05, error=TestFailure)
 
     def request(self, method, path, body=None, headers=None, timeout=30):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
-            all_headers = {"Content-Type": "application/json"} if data is not None else {}
-            all_headers.update(headers or {})
-            connection.request(method, path, body=data, headers=all_headers)
-            response = connection.getresponse()
-            return response.status, dict(response.getheaders()), response.read()
-        finally:
-            connection.close()
+        data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+        all_headers = {"Content-Type": "application/json"} if data is not None else {}
+        all_headers.update(headers or {})
+        return tools.request(self.port, method, path, data, all_headers, timeout)
 
     def put(self, name, cells, headers=None):
         body = {"sections": [{"id": "s", "cells": [{"id": c, "text": c} for c in cells]}]}
@@ -100,21 +64,10 @@ class Node:
 
     def stream(self, name, last_event_id=None):
         headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
-        return sse_stream.EventStream("127.0.0.1", self.port, f"/lists/{name}/events", headers, error=TestFailure)
+        return tools.EventStream(tools.HOST, self.port, f"/lists/{name}/events", headers, error=TestFailure)
 
     def kill(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        os.unlink(self.log.name)
+        tools.stop_process(self.process, 10, kill=True)
 
 
 class Cluster:
@@ -130,7 +83,7 @@ class Cluster:
 
     def stop(self):
         for node in self.nodes:
-            node.stop()
+            node.close()
 
 
 def wait_until(condition, seconds, message):
@@ -341,7 +294,7 @@ def test_demo_timers_run_on_one_node_and_the_todo_list_is_shared(_):
                    f"not every node shows the nine adds: {[len(n.snapshot('todo')[1]['sections'][0]['cells']) for n in nodes]}")
     finally:
         for node in nodes:
-            node.stop()
+            node.close()
 
 
 def test_database_restart_is_survived(cluster):

@@ -9,7 +9,6 @@ in a minimal main configuration (pid, error log and temporary paths in its own p
 foreground process. Everything started is stopped at the end; the whole run is bounded.
 """
 
-import http.client
 import http.server
 import json
 import os
@@ -26,10 +25,10 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-import sse_stream  # noqa: E402  (Scripts/sse_stream.py, shared with the container smoke test)
+import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py, shared with the scripts)
 
 BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
-NGINX = os.environ.get("LIVELIST_NGINX", "nginx")
+NGINX = tools.nginx_binary()
 TOKEN = "proxy-test-token"
 TIME_LIMIT = 120
 # The lines of docs/nginx.conf the test may change, and how: marker -> (pattern on that line, replacement).
@@ -57,12 +56,6 @@ def ok(message):
     print(f"   ok: {message}", flush=True)
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def wait_for_port(port, process, what, seconds=15):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -77,47 +70,19 @@ def wait_for_port(port, process, what, seconds=15):
 
 
 def stop(process, what, expect_zero=False):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise TestFailure(f"{what} did not stop within 10 s of SIGTERM")
+    if not tools.stop_process(process, 10):
+        raise TestFailure(f"{what} did not stop within 10 s of SIGTERM")
     if expect_zero and process.returncode != 0:
         raise TestFailure(f"{what} exited with status {process.returncode} after SIGTERM")
 
 
 # ---------------------------------------------------------------- processes
 
-class Server:
-    """The livelist binary on a free loopback port; the port comes from its banner."""
-
-    def __init__(self, directory, name, arguments):
-        self.data = os.path.join(directory, name)
-        self.lines = []
-        self.process = subprocess.Popen(
-            [BINARY, "--host", "127.0.0.1", "--port", "0", "--data", self.data,
-             "--public", os.path.join(ROOT, "Public"), "--templates", os.path.join(ROOT, "Templates")] + arguments,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        cleanups.append(lambda: stop(self.process, name))
-        found = queue.Queue()
-
-        def drain():
-            for line in self.process.stderr:
-                self.lines.append(line)
-                match = re.search(r"serving on http://127\.0\.0\.1:(\d+)", line)
-                if match:
-                    found.put(int(match[1]))
-            found.put(None)
-
-        threading.Thread(target=drain, daemon=True).start()
-        try:
-            self.port = found.get(timeout=20)
-        except queue.Empty:
-            self.port = None
-        check(self.port, f"{name} did not start: {''.join(self.lines)[-2000:]}")
+def start_server(directory, name, arguments):
+    """The livelist binary on a free loopback port (from its banner), stopped when the tests end."""
+    server = tools.Server(BINARY, *arguments, data=os.path.join(directory, name), timeout=20, error=TestFailure)
+    cleanups.append(lambda: stop(server.process, name))
+    return server
 
 
 def nginx_site(values):
@@ -162,19 +127,16 @@ class Nginx:
         self.prefix = os.path.join(directory, name)
         os.makedirs(self.prefix)
         os.chmod(self.prefix, 0o755)
-        self.port = free_port()
+        self.port = tools.free_port()
         self.access_log = os.path.join(self.prefix, "access.log")
         site = os.path.join(self.prefix, "livelist.conf")
         with open(site, "w") as file:
             file.write(nginx_site({"upstream": upstream, "listen": self.port, "access_log": self.access_log}))
         # The main configuration: only what a site file leaves to nginx.conf.
         main = os.path.join(self.prefix, "nginx.conf")
-        temp = "\n".join(f"    {kind}_temp_path {self.prefix}/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
         with open(main, "w") as file:
-            file.write(f"daemon off;\nworker_processes 1;\npid {self.prefix}/nginx.pid;\n"
-                       f"error_log {self.prefix}/error.log info;\n"
-                       f"events {{\n    worker_connections 256;\n}}\n"
-                       f"http {{\n{temp}\n    include {site};\n}}\n")
+            file.write(tools.nginx_conf(self.prefix, f"    include {site};", connections=256,
+                                        error_log=os.path.join(self.prefix, "error.log"), log_level="info"))
         command = [NGINX, "-p", self.prefix + "/", "-e", os.path.join(self.prefix, "error.log"), "-c", main]
         tested = subprocess.run(command + ["-t"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
         check(tested.returncode == 0, f"nginx -t refuses docs/nginx.conf: {tested.stderr.strip()}")
@@ -231,13 +193,8 @@ class Recorder:
 # ---------------------------------------------------------------- HTTP
 
 def request(port, method, path, body=None, headers=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request(method, path, body=body, headers=headers or {})
-        response = connection.getresponse()
-        return response.status, dict(response.getheaders()), response.read().decode()
-    finally:
-        connection.close()
+    status, response_headers, answer = tools.request(port, method, path, body, headers, timeout=10)
+    return status, response_headers, answer.decode()
 
 
 def put(port, name, state, token=None):
@@ -251,7 +208,7 @@ def state(*texts):
     return {"sections": [{"id": "s", "cells": [{"id": f"c{index}", "text": text} for index, text in enumerate(texts)]}]}
 
 
-class EventStream(sse_stream.EventStream):
+class EventStream(tools.EventStream):
     """An SSE stream through the proxy, closed when the tests end."""
 
     def __init__(self, port, path, headers=None):
@@ -355,7 +312,7 @@ def test_forwarded_headers(recorder_proxy, recorder):
 
 
 def test_no_token_refuses_proxied_writes(directory):
-    server = Server(directory, "server-without-token", ["--no-demo"])
+    server = start_server(directory, "server-without-token", ["--no-demo"])
     proxy = Nginx(directory, "nginx-b", server.port)
     status, _, body = put(proxy.port, "proxied", state("one"))
     check(status == 403 and json.loads(body).get("error") == "writes_need_token", f"PUT through nginx to a server without a token: {status} {body}")
@@ -377,7 +334,7 @@ def main():
     os.chmod(directory, 0o755)
     proxies = []
     try:
-        server = Server(directory, "server-with-token", ["--write-token", TOKEN, "--heartbeat", "1"])
+        server = start_server(directory, "server-with-token", ["--write-token", TOKEN, "--heartbeat", "1"])
         proxy = Nginx(directory, "nginx-a", server.port)
         proxies.append(proxy)
         test_pages_and_json(proxy)
