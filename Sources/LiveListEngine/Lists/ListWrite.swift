@@ -62,3 +62,16 @@ public struct ListWrite: Sendable {
     /// The list's version after the write.
     public var version: Int { changeset.version }
 }
+
+/// What a write expects of the list's current state, checked inside the list's ordered write path, so
+/// that no other write can come between the check and the write.
+public enum WritePrecondition: Sendable, Equatable {
+    /// Nothing: create or replace.
+    case none
+    /// `If-Match: "V"`: the list exists at exactly this version.
+    case version(Int)
+    /// `If-Match: *`: the list exists, at any version.
+    case exists
+    /// `If-None-Match: *`: the list does not exist (the write creates it).
+    case absent
+}
