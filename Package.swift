@@ -98,13 +98,15 @@ let package = Package(
         .target(name: "LibFuzzerDriver", swiftSettings: strict),
 
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
-        .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML"], swiftSettings: strict),
+        .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML", "LiveListEngine"], swiftSettings: strict),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
         .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
         .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
+        // The engine alone: lists, versions, change logs, fan-out, sessions, the stores' contract.
+        .testTarget(name: "LiveListEngineTests", dependencies: ["LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListPostgresTests", dependencies: ["LiveListPostgres"], swiftSettings: strict),
         // End to end: starts the real `livelist` binary on a free loopback port.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveListTestSupport
 import Synchronization
 import Testing
 @testable import LiveListServer

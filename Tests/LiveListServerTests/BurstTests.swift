@@ -3,6 +3,7 @@ import LiveListHTML
 @testable import LiveListServer
 @testable import LiveListEngine
 import Synchronization
+import LiveListTestSupport
 import Testing
 
 /// A store whose app-state writes take a while (a slow disk's fsync), counting them.
@@ -38,7 +39,7 @@ private struct Count: IdentifiableComponent, Equatable {
     @Test func actionsThatWaitAreStoredTogether() async throws {
         let store = SlowStore()
         let registry = try await ListRegistry(store: store)
-        let list = try await registry.hostApp(name("count"), state: 0) { count in
+        let list = try await registry.hostApp(listName("count"), state: 0) { count in
             [Section(id: "s", cells: [CellNode(Count(id: "n", value: count))])]
         }
         await list.onAction(CounterAction.self, changing: Int.self) { action, count in
@@ -73,7 +74,7 @@ private struct Count: IdentifiableComponent, Equatable {
             [Section(id: "a", cells: first.map { CellNode(Count(id: $0, value: 0)) }),
              Section(id: "b", cells: second.map { CellNode(Count(id: $0, value: 1)) })]
         }
-        let list = try await registry.hostApp(name("cells"), sections: sections((0 ..< 2_000).map { "k\($0)" }, ["\u{E9}"]))
+        let list = try await registry.hostApp(listName("cells"), sections: sections((0 ..< 2_000).map { "k\($0)" }, ["\u{E9}"]))
         let pokes: @Sendable (String) -> Bool = { $0 == "poke" }
         await list.onAction(accepting: pokes) { action in heard.withLock { $0.append(action.cell ?? "") } }
         #expect(await list.perform(ListAction(type: "poke", cell: "k1999")) == .handled)

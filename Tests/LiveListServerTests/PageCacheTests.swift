@@ -2,6 +2,7 @@ import Foundation
 @testable import LiveListHTTP
 @testable import LiveListServer
 @testable import LiveListEngine
+import LiveListTestSupport
 import Testing
 
 /// The page and snapshot answers made from caches (cut templates, verified sessions, prepared
@@ -12,7 +13,7 @@ import Testing
     /// and token, no markers, no cache.
     private func renderedPage(_ server: RouteClient, _ list: String, cookie: String) async throws -> [UInt8] {
         let app = server.app
-        let hosted = try #require(app.registry.existingList(name(list)))
+        let hosted = try #require(app.registry.existingList(listName(list)))
         let session = try #require(app.keys.sessionID(fromCookie: cookie))
         let (html, version) = await hosted.pageHTML(for: Viewer(session: session))
         return Array(app.templates.render("page", [
@@ -83,7 +84,7 @@ import Testing
         #expect(try !answeredInline(server, "/lists/g", cookie: viewer), "the cache holds only the old version")
         #expect(try !answeredInline(server, "/lists/g", accept: "application/json"), "so does the snapshot's")
         let newJSON = try await server.get("/lists/g", headers: [("Accept", "application/json")])
-        #expect(newJSON.body == (await (try #require(server.app.registry.existingList(name("g")))).snapshotJSON()))
+        #expect(newJSON.body == (await (try #require(server.app.registry.existingList(listName("g")))).snapshotJSON()))
         let after = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(viewer)")])
         #expect(after.body == (try await renderedPage(server, "g", cookie: viewer)))
         #expect(try answeredInline(server, "/lists/g", cookie: viewer))
@@ -121,7 +122,7 @@ import Testing
     @Test func theSnapshotAnswerIsWhatCompressionMakesOfIt() async throws {
         let server = try await RouteClient()
         try await server.put("g", (0 ..< 60).map { "cell \($0)" })
-        let hosted = try #require(server.app.registry.existingList(name("g")))
+        let hosted = try #require(server.app.registry.existingList(listName("g")))
         for round in 0 ..< 2 {
             let bytes = await hosted.snapshotJSON()
             for encoding in [nil, "gzip", "br"] {

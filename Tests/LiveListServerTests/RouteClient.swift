@@ -1,4 +1,5 @@
 import Foundation
+import LiveListTestSupport
 @testable import LiveListHTTP
 import LiveListServer
 import LiveListEngine
@@ -69,7 +70,7 @@ final class RouteClient: Sendable {
     /// Creates or replaces the JSON-driven list `list` with one section of `cells`, from loopback.
     @discardableResult
     func put(_ list: String, _ cells: [String]) async throws -> RouteResponse {
-        try await send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")], body: body(cells))
+        try await send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")], body: jsonBody(cells))
     }
 
     func post(_ target: String, headers: [(String, String)] = [], body: [UInt8] = [], from address: String = "127.0.0.1") async throws -> RouteResponse {

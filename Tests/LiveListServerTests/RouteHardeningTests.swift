@@ -4,14 +4,8 @@ import LiveListHTML
 @testable import LiveListServer
 @testable import LiveListEngine
 import Synchronization
+import LiveListTestSupport
 import Testing
-
-/// A cell showing its text.
-struct Echo: IdentifiableComponent, Equatable {
-    var id: String
-    var text: String
-    var body: some HTML { text }
-}
 
 @Suite struct RouteHardeningTests {
     /// Content types that have no media type at all once the parameters are cut off.
@@ -29,15 +23,15 @@ struct Echo: IdentifiableComponent, Equatable {
     @Test(arguments: emptyContentTypes)
     func anEmptyContentTypeOnAPutIsRefusedNotFatal(_ contentType: String) async throws {
         let server = try await RouteClient()
-        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", contentType)], body: body(["a"]))
+        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", contentType)], body: jsonBody(["a"]))
         #expect(answer.status == 415, "\(answer.text)")
-        let missing = try await server.send(.PUT, "/lists/g", body: body(["a"]))
+        let missing = try await server.send(.PUT, "/lists/g", body: jsonBody(["a"]))
         #expect(missing.status == 415)
     }
 
     @Test func parametersAndCaseOfTheMediaTypeDoNotMatter() async throws {
         let server = try await RouteClient()
-        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", " Application/JSON ; charset=utf-8")], body: body(["a"]))
+        let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", " Application/JSON ; charset=utf-8")], body: jsonBody(["a"]))
         #expect(answer.status == 201, "\(answer.text)")
     }
 
@@ -86,7 +80,7 @@ struct Echo: IdentifiableComponent, Equatable {
             #expect(answer.status == 400, "\(since): \(answer.text)")
         }
         for ifMatch in ["\"", "\"\"", "\"5", "5\"", "W/\"1\"", "\"-1\"", "\"99999999999999999999\"", "\" 1\"", ","] {
-            let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("If-Match", ifMatch)], body: body(["b"]))
+            let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("If-Match", ifMatch)], body: jsonBody(["b"]))
             #expect(answer.status == 400 && answer.text.contains("malformed_if_match"), "\(ifMatch): \(answer.text)")
         }
     }
@@ -131,7 +125,7 @@ struct Echo: IdentifiableComponent, Equatable {
     @Test func aPerViewerListSayingTheMarkersNeverShowsTheToken() async throws {
         let server = try await RouteClient()
         let markers = server.app.pageCache.markers
-        _ = try await server.app.registry.hostApp(name("mine"), perViewer: { viewer in
+        _ = try await server.app.registry.hostApp(listName("mine"), perViewer: { viewer in
             [Section(id: "s", cells: [CellNode(Echo(id: "who", text: viewer.session ?? "nobody"))]
                 + markers.enumerated().map { CellNode(Echo(id: "m\($0.offset)", text: $0.element)) })]
         })
@@ -164,7 +158,7 @@ struct Echo: IdentifiableComponent, Equatable {
     func theBearerSchemeIsCaseInsensitive(_ authorization: String) async throws {
         let server = try await RouteClient { $0.writeToken = "w-token" }
         let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", authorization)],
-                                           body: body(["a"]), from: "203.0.113.9")
+                                           body: jsonBody(["a"]), from: "203.0.113.9")
         #expect(answer.status == 201, "\(authorization): \(answer.text)")
     }
 
@@ -172,7 +166,7 @@ struct Echo: IdentifiableComponent, Equatable {
     func aWrongAuthorizationIsRefused(_ authorization: String) async throws {
         let server = try await RouteClient { $0.writeToken = "w-token" }
         let answer = try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", authorization)],
-                                           body: body(["a"]), from: "127.0.0.1")
+                                           body: jsonBody(["a"]), from: "127.0.0.1")
         #expect(answer.status == 401, "\(authorization): \(answer.text)")
         #expect(answer.header("WWW-Authenticate") != nil)
     }
@@ -206,7 +200,7 @@ struct Echo: IdentifiableComponent, Equatable {
         let given = try await server.send(.GET, "/metrics", headers: [("Authorization", "bearer m-token")], from: "203.0.113.9")
         #expect(given.status == 200 && given.text.contains("livelist_lists "))
         #expect(try await server.send(.PUT, "/lists/g", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer m-token")],
-                                      body: body(["a"])).status == 401, "the metrics token does not write")
+                                      body: jsonBody(["a"])).status == 401, "the metrics token does not write")
     }
 
     // MARK: - Cache-Control
@@ -222,7 +216,7 @@ struct Echo: IdentifiableComponent, Equatable {
     // MARK: - Conditional PUT
 
     func put(_ server: RouteClient, _ list: String, _ headers: [(String, String)]) async throws -> RouteResponse {
-        try await server.send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")] + headers, body: body(["x"]))
+        try await server.send(.PUT, "/lists/\(list)", headers: [("Content-Type", "application/json")] + headers, body: jsonBody(["x"]))
     }
 
     @Test func ifMatchStarWritesOnlyAnExistingList() async throws {

@@ -36,12 +36,12 @@ import Testing
         print("ServedRendererTests racing renders: seed \(seed)")
         let registry = try await ListRegistry(store: MemoryListStore())
         // The name's versions continue from its high-water mark, not from the renderer's own.
-        _ = try await registry.put(name("board"), body: body(["x"]), ifMatch: nil)
-        _ = try await registry.delete(name("board"))
+        _ = try await registry.put(listName("board"), body: jsonBody(["x"]), ifMatch: nil)
+        _ = try await registry.delete(listName("board"))
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "board"))
         var random = SplitMix64(seed: seed)
         try renderer.render(Self.randomSections(using: &random))
-        let list = try await registry.hostApp(name("board"), serving: renderer)
+        let list = try await registry.hostApp(listName("board"), serving: renderer)
         let first = await list.version
         #expect(first == 3, "after the JSON list's two versions")
         let initial = try ListModel(await list.snapshot().rendering)
@@ -99,7 +99,7 @@ import Testing
         let renderer = Renderer(adapter: adapter, updater: PatchUpdater(list: "board", options: options))
         try renderer.render { Section(id: "rows") { Row(id: 1, text: "one") } }
         let list = try await server.app.serve(renderer)
-        #expect(list.name == name("board"), "named after the renderer's updater")
+        #expect(list.name == listName("board"), "named after the renderer's updater")
         let page = try await server.get("/lists/board")
         #expect(page.status == 200)
         #expect(page.text.contains(#"data-stick-bottom="true""#) && page.text.contains(#"class="board-row""#), "\(page.text)")
@@ -123,7 +123,7 @@ import Testing
         let second = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "board"))
         await #expect(throws: ListWriteError.self) { try await server.app.serve(second) }
         await #expect(throws: StartupError.self) { try await server.app.serve(second, at: "no/slash") }
-        #expect(await server.app.registry.names() == [name("board"), name("plain")])
+        #expect(await server.app.registry.names() == [listName("board"), listName("plain")])
     }
 
     @Test func aRenderTheStoreCannotReserveIsReportedAndTheNextOneCatchesUp() async throws {
@@ -137,7 +137,7 @@ import Testing
         let errors = Mutex<[String]>([])
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "flaky"))
         try renderer.render { Section(id: "s") }
-        let list = try await registry.hostApp(name("flaky"), serving: renderer) { error in
+        let list = try await registry.hostApp(listName("flaky"), serving: renderer) { error in
             errors.withLock { $0.append("\(error)") }
         }
         store.failing = true

@@ -2,6 +2,7 @@ import LiveListHTML
 @testable import LiveListServer
 @testable import LiveListEngine
 import Synchronization
+import LiveListTestSupport
 import Testing
 
 /// Counts the visibility reports a component gets.
@@ -33,7 +34,7 @@ struct Banner: Component {
                     footer: Banner(title: "bottom", log: log)),
             Section(id: "b", header: Banner(title: "quiet", log: log, asks: false), cells: [CellNode(Echo(id: "y", text: "Y"))]),
         ]
-        let list = try await registry.hostApp(name("sights"), sections: sections)
+        let list = try await registry.hostApp(listName("sights"), sections: sections)
         let page = await list.pageHTML().html
         #expect(page.contains(#"<header class="livelist-header" data-visibility="true">top</header>"#), "\(page)")
         #expect(page.contains(#"<footer class="livelist-footer" data-visibility="true">bottom</footer>"#), "\(page)")
@@ -67,7 +68,7 @@ private struct Sight: IdentifiableComponent {
         let log = SightLog()
         let server = try await RouteClient { $0.actionPace = ActionPace(rate: 1, burst: 1) }
         let cells = (0 ..< 300).map { CellNode(Sight(id: "c\($0)", log: log)) }
-        _ = try await server.app.registry.hostApp(name("sights"), sections: [Section(id: "s", cells: cells)])
+        _ = try await server.app.registry.hostApp(listName("sights"), sections: [Section(id: "s", cells: cells)])
         let page = try await server.get("/lists/sights")
         let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
         let csrf = try #require(page.text.components(separatedBy: #"name="csrf" value=""#).dropFirst().first?.prefix { $0 != "\"" })

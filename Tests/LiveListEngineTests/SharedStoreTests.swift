@@ -1,8 +1,8 @@
 import Foundation
 import LiveListHTML
-@testable import LiveListServer
 @testable import LiveListEngine
 import Synchronization
+import LiveListTestSupport
 import Testing
 
 /// One database in memory that several "nodes" share, each through its own ``SharedMemoryStore``:
@@ -151,7 +151,7 @@ final class SharedMemoryStore: ListStore, Sendable {
             let results = await withTaskGroup(of: ListWrite?.self) { group in
                 for writer in 0 ..< 12 {
                     let registry = registries[writer % registries.count]
-                    group.addTask { try? await registry.put(name("r"), body: body(["w\(writer)"]), ifMatch: nil) }
+                    group.addTask { try? await registry.put(listName("r"), body: jsonBody(["w\(writer)"]), ifMatch: nil) }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
@@ -169,20 +169,20 @@ final class SharedMemoryStore: ListStore, Sendable {
         let (registries, followers) = try await nodes(2, database: database)
         defer { followers.forEach { $0.cancel() }; database.close() }
         let (a, b) = (registries[0], registries[1])
-        _ = try await a.put(name("l"), body: body(["1", "2", "3"]), ifMatch: nil)
-        #expect(await eventually { await b.existingList(name("l"))?.version == 1 })
+        _ = try await a.put(listName("l"), body: jsonBody(["1", "2", "3"]), ifMatch: nil)
+        #expect(await eventually { await b.existingList(listName("l"))?.version == 1 })
         // A stream on each node, from version 1.
         let onA = RecordingSink()
         let onB = RecordingSink()
-        await a.subscribe(MultiplexedStream(sink: onA, names: ["l"], versions: [:]), names: [name("l")], since: ["l": 1])
-        await b.subscribe(MultiplexedStream(sink: onB, names: ["l"], versions: [:]), names: [name("l")], since: ["l": 1])
-        _ = try await a.put(name("l"), body: body(["3", "1", "4"]), ifMatch: 1)
-        _ = try await b.put(name("l"), body: body(["4", "5"]), ifMatch: 2)
-        _ = try await a.put(name("l"), body: body(["5"]), ifMatch: 3)
+        await a.subscribe(MultiplexedStream(sink: onA, names: ["l"], versions: [:]), names: [listName("l")], since: ["l": 1])
+        await b.subscribe(MultiplexedStream(sink: onB, names: ["l"], versions: [:]), names: [listName("l")], since: ["l": 1])
+        _ = try await a.put(listName("l"), body: jsonBody(["3", "1", "4"]), ifMatch: 1)
+        _ = try await b.put(listName("l"), body: jsonBody(["4", "5"]), ifMatch: 2)
+        _ = try await a.put(listName("l"), body: jsonBody(["5"]), ifMatch: 3)
         #expect(await eventually { onA.events.count == 3 && onB.events.count == 3 })
         #expect(onA.events.map(\.data) == onB.events.map(\.data), "both nodes sent the same diffs")
-        let listA = try #require(a.existingList(name("l")))
-        let listB = try #require(b.existingList(name("l")))
+        let listA = try #require(a.existingList(listName("l")))
+        let listB = try #require(b.existingList(listName("l")))
         #expect(await listA.snapshotJSON() == listB.snapshotJSON())
         // A viewer of node A resumes on node B with a diff from the version it had.
         let catchUp = await listB.changes(since: 2)
@@ -194,19 +194,19 @@ final class SharedMemoryStore: ListStore, Sendable {
         // No followers: node B learns of A's write only when its own write is refused as stale.
         let a = try await ListRegistry(store: SharedMemoryStore(database))
         let b = try await ListRegistry(store: SharedMemoryStore(database))
-        _ = try await a.put(name("p"), body: body(["1"]), ifMatch: nil)
+        _ = try await a.put(listName("p"), body: jsonBody(["1"]), ifMatch: nil)
         // B does not know the list: If-None-Match: * fails once B has caught up.
         await #expect(throws: ListWriteError.self) {
-            try await b.put(name("p"), body: body(["2"]), precondition: .absent)
+            try await b.put(listName("p"), body: jsonBody(["2"]), precondition: .absent)
         }
-        let replaced = try await b.put(name("p"), body: body(["2"]), ifMatch: 1)
+        let replaced = try await b.put(listName("p"), body: jsonBody(["2"]), ifMatch: 1)
         #expect(!replaced.created && replaced.version == 2)
         await #expect(throws: ListWriteError.self) {
-            try await a.put(name("p"), body: body(["3"]), ifMatch: 1)
+            try await a.put(listName("p"), body: jsonBody(["3"]), ifMatch: 1)
         }
-        _ = try await a.delete(name("p"))
+        _ = try await a.delete(listName("p"))
         #expect(database.versions()["p"] == 3)
-        let recreated = try await b.put(name("p"), body: body(["4"]), ifMatch: nil)
+        let recreated = try await b.put(listName("p"), body: jsonBody(["4"]), ifMatch: nil)
         #expect(recreated.created && recreated.version == 4)
     }
 
@@ -217,7 +217,7 @@ final class SharedMemoryStore: ListStore, Sendable {
         let created = await withTaskGroup(of: Bool.self) { group in
             for index in 0 ..< 20 {
                 let registry = registries[index % registries.count]
-                group.addTask { (try? await registry.put(name("n\(index)"), body: body(["x"]), ifMatch: nil))?.created ?? false }
+                group.addTask { (try? await registry.put(listName("n\(index)"), body: jsonBody(["x"]), ifMatch: nil))?.created ?? false }
             }
             return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
         }
@@ -237,7 +237,7 @@ final class SharedMemoryStore: ListStore, Sendable {
         }
         var lists: [StateList<Counter>] = []
         for registry in registries {
-            lists.append(try await registry.hostApp(name("todo"), state: Counter(), render: render))
+            lists.append(try await registry.hostApp(listName("todo"), state: Counter(), render: render))
         }
         await withTaskGroup(of: Void.self) { group in
             for index in 0 ..< 20 {

@@ -1,6 +1,5 @@
 import Foundation
 import LiveListHTML
-@testable import LiveListServer
 @testable import LiveListEngine
 import LiveListTestSupport
 import Testing
@@ -122,21 +121,21 @@ func json(_ text: String) -> String {
             var history = RandomHistory(cells: 60, sections: 6)
             history.fill(cells: 40, using: &random)
             var registry = try await ListRegistry(store: store, configuration: configuration)
-            _ = try await registry.put(name("p"), body: history.body, ifMatch: nil)
+            _ = try await registry.put(listName("p"), body: history.body, ifMatch: nil)
             if round % 2 == 1 {
                 // Half the lists are loaded from the store: their log starts at a non-empty state.
                 history.edit(using: &random)
-                _ = try await registry.put(name("p"), body: history.body, ifMatch: nil)
+                _ = try await registry.put(listName("p"), body: history.body, ifMatch: nil)
                 registry = try await ListRegistry(store: store, configuration: configuration)
             }
-            let list = try #require(registry.existingList(name("p")))
+            let list = try #require(registry.existingList(listName("p")))
             var models: [Int: ListModel] = [:]
             var changesets: [Int: ListChangeset] = [:]  // by `from`
             let first = await list.version
             models[first] = try ListModel(await list.snapshot().rendering)
             for _ in 0 ..< 60 {
                 history.edit(using: &random)
-                let changeset = try await registry.put(name("p"), body: history.body, ifMatch: nil).changeset
+                let changeset = try await registry.put(listName("p"), body: history.body, ifMatch: nil).changeset
                 guard changeset.version > changeset.from else { continue }
                 changesets[changeset.from] = changeset
                 let current = await list.version

@@ -1,5 +1,3 @@
-@testable import LiveListHTTP
-@testable import LiveListServer
 @testable import LiveListEngine
 import LiveListTestSupport
 import Testing
@@ -87,20 +85,6 @@ import Testing
         }
         // 128,000 digits: 8,000 expected per digit; a zeroed or repeated pool would be far off.
         #expect(counts.allSatisfy { (7_400 ... 8_600).contains($0) }, "digit counts \(counts)")
-    }
-
-    @Test func aRequestHasASessionOnlyWithAMintedCookie() {
-        func request(cookie: String?) -> HTTPRequest {
-            var headers = HTTPHeaders()
-            if let cookie { headers.add("Cookie", cookie) }
-            return HTTPRequest(method: .GET, version: .http1_1, target: "/", path: "/", pathSegments: [], query: [],
-                               headers: headers, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "h")
-        }
-        let (id, cookie) = keys.mintSession()
-        #expect(keys.session(from: request(cookie: "theme=dark; livelist_session=\(cookie)")) == id)
-        #expect(keys.session(from: request(cookie: "livelist_session=\(id)")) == nil, "a chosen id")
-        #expect(keys.session(from: request(cookie: "livelist_session=")) == nil)
-        #expect(keys.session(from: request(cookie: nil)) == nil)
     }
 
     @Test func tableEvictsTheOldestIdleSessionAtCapacity() {

@@ -1,7 +1,7 @@
 import LiveListHTML
-@testable import LiveListServer
 @testable import LiveListEngine
 import Synchronization
+import LiveListTestSupport
 import Testing
 
 private struct Greeting: IdentifiableComponent, Equatable {
@@ -28,7 +28,7 @@ private final class Board: Sendable {
     @Test func eachViewerGetsItsOwnRenderingWithSharedVersions() async throws {
         let registry = try await ListRegistry(store: MemoryListStore())
         let board = Board()
-        let list = try await registry.hostApp(name("board"), perViewer: { board.sections(for: $0) })
+        let list = try await registry.hostApp(listName("board"), perViewer: { board.sections(for: $0) })
         let start = await list.version
         #expect(await list.pageHTML(for: Viewer(session: "alice")).html.contains("note for alice"))
         #expect(await !list.pageHTML(for: Viewer(session: "bob")).html.contains("note for alice"))

@@ -1,5 +1,4 @@
 import LiveListHTML
-@testable import LiveListServer
 @testable import LiveListEngine
 import Testing
 

@@ -1,7 +1,7 @@
 import LiveListHTML
-@testable import LiveListServer
 @testable import LiveListEngine
 import Synchronization
+import LiveListTestSupport
 import Testing
 
 private struct Line: IdentifiableComponent, Equatable {
@@ -18,9 +18,9 @@ private struct Line: IdentifiableComponent, Equatable {
     /// encoded apart (1.3 GB for a 4 MB list).
     @Test func resetsFromAnyVersionShareOneTail() async throws {
         let registry = try await ListRegistry(store: MemoryListStore())
-        _ = try await registry.put(name("big"), body: body(["a", "b", "c"]), ifMatch: nil)
-        _ = try await registry.put(name("big"), body: body(["a", "c"]), ifMatch: nil)
-        let list = try #require(registry.existingList(name("big")))
+        _ = try await registry.put(listName("big"), body: jsonBody(["a", "b", "c"]), ifMatch: nil)
+        _ = try await registry.put(listName("big"), body: jsonBody(["a", "c"]), ifMatch: nil)
+        let list = try #require(registry.existingList(listName("big")))
         var sinks: [RecordingSink] = []
         for since in [-1, 999, 123_456, 7] {
             let sink = RecordingSink()
@@ -38,7 +38,7 @@ private struct Line: IdentifiableComponent, Equatable {
             #expect(data.contains(#""op":"reset""#) && data.contains(#"data-cell=\"c\""#))
         }
         // The next version encodes anew: nothing of the old one is kept.
-        _ = try await registry.put(name("big"), body: body(["z"]), ifMatch: nil)
+        _ = try await registry.put(listName("big"), body: jsonBody(["z"]), ifMatch: nil)
         let late = RecordingSink()
         await list.subscribe(late, since: -1)
         #expect(late.received.count == 1 && late.received[0].tail !== tails[0])
@@ -47,10 +47,10 @@ private struct Line: IdentifiableComponent, Equatable {
 
     @Test func catchUpsFromOneVersionShareTheirBytesAndEqualTheLoggedDiff() async throws {
         let registry = try await ListRegistry(store: MemoryListStore())
-        _ = try await registry.put(name("l"), body: body(["a"]), ifMatch: nil)
-        _ = try await registry.put(name("l"), body: body(["a", "b"]), ifMatch: nil)
-        _ = try await registry.put(name("l"), body: body(["b", "a", "c"]), ifMatch: nil)
-        let list = try #require(registry.existingList(name("l")))
+        _ = try await registry.put(listName("l"), body: jsonBody(["a"]), ifMatch: nil)
+        _ = try await registry.put(listName("l"), body: jsonBody(["a", "b"]), ifMatch: nil)
+        _ = try await registry.put(listName("l"), body: jsonBody(["b", "a", "c"]), ifMatch: nil)
+        let list = try #require(registry.existingList(listName("l")))
         let first = RecordingSink()
         let second = RecordingSink()
         await list.subscribe(first, since: 1)
@@ -65,7 +65,7 @@ private struct Line: IdentifiableComponent, Equatable {
     /// A list rendered per viewer never shares what it renders for one viewer with another.
     @Test func perViewerResetsAreEachViewersOwn() async throws {
         let registry = try await ListRegistry(store: MemoryListStore())
-        let list = try await registry.hostApp(name("mine"), perViewer: { viewer in
+        let list = try await registry.hostApp(listName("mine"), perViewer: { viewer in
             [Section(id: "s", cells: [CellNode(Line(id: "who", text: "for \(viewer.session ?? "nobody")"))])]
         })
         let alice = RecordingSink()
@@ -85,7 +85,7 @@ private struct Line: IdentifiableComponent, Equatable {
         var random = SystemRandomNumberGenerator()
         for _ in 0 ..< 50 {
             let sink = RecordingSink()
-            let names = (0 ..< 32).map { _ in name("n" + String(random.next(), radix: 36)) }
+            let names = (0 ..< 32).map { _ in listName("n" + String(random.next(), radix: 36)) }
             let stream = MultiplexedStream(sink: sink, names: names.map(\.rawValue), versions: [:])
             await registry.subscribe(stream, names: names, since: [:])
             #expect(sink.received.count == 32, "each missing list gets its empty reset")
@@ -94,10 +94,10 @@ private struct Line: IdentifiableComponent, Equatable {
         }
         #expect(await registry.nameCount == 0)
         // A list that did exist keeps its version after it is deleted, so that it is never reused.
-        _ = try await registry.put(name("kept"), body: body(["a"]), ifMatch: nil)
-        _ = try await registry.delete(name("kept"))
+        _ = try await registry.put(listName("kept"), body: jsonBody(["a"]), ifMatch: nil)
+        _ = try await registry.delete(listName("kept"))
         #expect(await registry.nameCount == 1)
-        let again = try await registry.put(name("kept"), body: body(["b"]), ifMatch: nil)
+        let again = try await registry.put(listName("kept"), body: jsonBody(["b"]), ifMatch: nil)
         #expect(again.version == 3)
     }
 
@@ -107,16 +107,16 @@ private struct Line: IdentifiableComponent, Equatable {
         var limits = RegistryLimits()
         limits.maximumNames = 10
         let registry = try await ListRegistry(store: MemoryListStore(), limits: limits)
-        _ = try await registry.put(name("real"), body: body(["a"]), ifMatch: nil)
+        _ = try await registry.put(listName("real"), body: jsonBody(["a"]), ifMatch: nil)
         let sink = RecordingSink()
-        let names = [name("real")] + (0 ..< 31).map { name("w\($0)") }
+        let names = [listName("real")] + (0 ..< 31).map { listName("w\($0)") }
         let stream = MultiplexedStream(sink: sink, names: names.map(\.rawValue), versions: [:])
         await registry.subscribe(stream, names: names, since: [:])
         #expect(await registry.nameCount == 10)
         #expect(sink.events.count == 31, "one empty reset for each missing list; the real one is current")
         #expect(sink.events.allSatisfy { $0.data.contains(#""op":"reset""#) })
         // The list that exists is still followed by the stream.
-        _ = try await registry.put(name("real"), body: body(["a", "b"]), ifMatch: nil)
+        _ = try await registry.put(listName("real"), body: jsonBody(["a", "b"]), ifMatch: nil)
         #expect(sink.events.last?.data.contains(#""list":"real""#) == true)
         sink.close()
         await registry.forget(stream)
