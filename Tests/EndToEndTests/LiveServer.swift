@@ -310,3 +310,22 @@ final class EventStream {
         close()
     }
 }
+
+/// A task executor that runs each job on a thread of its own, off Swift's cooperative pool.
+final class BlockingTestExecutor: TaskExecutor {
+    static let shared = BlockingTestExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        Thread { job.runSynchronously(on: executor) }.start()
+    }
+}
+
+/// Runs a test's blocking body (sockets read until an answer comes, processes waited for) off the
+/// cooperative pool, in the same task, so that its expectations are still the test's own. On a
+/// 2-core machine the pool has two threads: two end-to-end tests blocking them starved every other
+/// suite's tasks (an HTTP test's async handler waited past its client's timeout).
+func offThePool<T>(_ body: () throws -> T) async throws -> T {
+    try await withTaskExecutorPreference(BlockingTestExecutor.shared) { try body() }
+}

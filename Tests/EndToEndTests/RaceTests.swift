@@ -69,154 +69,166 @@ private func normalized(_ json: String) throws -> String {
 
 /// Writes racing on the real binary: one ordered path per list (docs/ARCHITECTURE.md).
 @Suite struct RaceTests {
-    @Test func racingCreatesMakeOneListAndTheLastAcknowledgedWriteWins() throws {
-        let data = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        var expected: [String: (version: Int, state: String)] = [:]
-        do {
+    @Test func racingCreatesMakeOneListAndTheLastAcknowledgedWriteWins() async throws {
+        try await offThePool {
+            let data = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: data) }
+            var expected: [String: (version: Int, state: String)] = [:]
+            do {
+                let server = try LiveServer(dataDirectory: data)
+                defer { server.stop() }
+                let port = server.port
+                for round in 0 ..< 6 {
+                    let name = "created\(round)"
+                    let answers = race(12) { writer in
+                        Answer(try? Client.put("/lists/\(name)", port: port, json: state(["a", "b\(writer)"], writer: "w\(writer)")), writer: "w\(writer)")
+                    }
+                    #expect(answers.filter { $0.status == 201 }.count == 1, "round \(round): \(answers)")
+                    #expect(answers.allSatisfy { $0.status == 200 || $0.status == 201 }, "round \(round): \(answers)")
+                    let versions = answers.compactMap(\.version)
+                    #expect(versions.count == answers.count, "round \(round): every write acknowledged a version: \(answers)")
+                    #expect(Set(versions).count == versions.count, "round \(round): a version was handed out twice: \(answers)")
+                    // The final state is the write with the highest acknowledged version.
+                    let last = try #require(answers.max { ($0.version ?? 0) < ($1.version ?? 0) })
+                    let served = try #require(try servedState(name, port: port))
+                    #expect(served.version == last.version)
+                    let index = Int(last.writer.dropFirst())!
+                    #expect(served.state == (try normalized(state(["a", "b\(index)"], writer: last.writer))), "round \(round)")
+                    expected[name] = served
+                }
+            }
+            // A restart serves exactly what was acknowledged.
             let server = try LiveServer(dataDirectory: data)
             defer { server.stop() }
-            let port = server.port
-            for round in 0 ..< 6 {
-                let name = "created\(round)"
-                let answers = race(12) { writer in
-                    Answer(try? Client.put("/lists/\(name)", port: port, json: state(["a", "b\(writer)"], writer: "w\(writer)")), writer: "w\(writer)")
-                }
-                #expect(answers.filter { $0.status == 201 }.count == 1, "round \(round): \(answers)")
-                #expect(answers.allSatisfy { $0.status == 200 || $0.status == 201 }, "round \(round): \(answers)")
-                let versions = answers.compactMap(\.version)
-                #expect(versions.count == answers.count, "round \(round): every write acknowledged a version: \(answers)")
-                #expect(Set(versions).count == versions.count, "round \(round): a version was handed out twice: \(answers)")
-                // The final state is the write with the highest acknowledged version.
-                let last = try #require(answers.max { ($0.version ?? 0) < ($1.version ?? 0) })
-                let served = try #require(try servedState(name, port: port))
-                #expect(served.version == last.version)
-                let index = Int(last.writer.dropFirst())!
-                #expect(served.state == (try normalized(state(["a", "b\(index)"], writer: last.writer))), "round \(round)")
-                expected[name] = served
+            for (name, before) in expected {
+                let after = try #require(try servedState(name, port: server.port))
+                #expect(after.version == before.version && after.state == before.state, "\(name) changed across a restart")
             }
-        }
-        // A restart serves exactly what was acknowledged.
-        let server = try LiveServer(dataDirectory: data)
-        defer { server.stop() }
-        for (name, before) in expected {
-            let after = try #require(try servedState(name, port: server.port))
-            #expect(after.version == before.version && after.state == before.state, "\(name) changed across a restart")
         }
     }
 
-    @Test func putRacingDeleteNeverSharesAVersionNorResurrectsAfterARestart() throws {
-        let data = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        var exists: [String: Bool] = [:]
-        do {
+    @Test func putRacingDeleteNeverSharesAVersionNorResurrectsAfterARestart() async throws {
+        try await offThePool {
+            let data = NSTemporaryDirectory() + "livelist-race-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: data) }
+            var exists: [String: Bool] = [:]
+            do {
+                let server = try LiveServer(dataDirectory: data)
+                defer { server.stop() }
+                let port = server.port
+                for round in 0 ..< 10 {
+                    let name = "pd\(round)"
+                    #expect(try Client.put("/lists/\(name)", port: port, json: state(["a"], writer: "first")).status == 201)
+                    let answers = race(2) { writer in
+                        writer == 0
+                            ? Answer(try? Client.put("/lists/\(name)", port: port, json: state(["b"], writer: "put")), writer: "put")
+                            : Answer(try? Client.request("DELETE", "/lists/\(name)", port: port), writer: "delete")
+                    }
+                    let put = answers[0], delete = answers[1]
+                    // Both always succeed: the PUT replaces (200) or, after the DELETE, creates (201) the list.
+                    #expect(put.status == 200 || put.status == 201, "round \(round): \(answers)")
+                    #expect(delete.status == 200, "round \(round): \(answers)")
+                    let putVersion = try #require(put.version, "round \(round): \(answers)")
+                    let deleteVersion = try #require(delete.version, "round \(round): \(answers)")
+                    #expect(putVersion != deleteVersion, "round \(round): both acknowledged one version: \(answers)")
+                    let served = try servedState(name, port: port)
+                    let putLast = putVersion > deleteVersion
+                    #expect((served != nil) == putLast, "round \(round): \(answers), served \(String(describing: served))")
+                    exists[name] = served != nil
+                }
+            }
             let server = try LiveServer(dataDirectory: data)
             defer { server.stop() }
+            for (name, existed) in exists {
+                let status = try Client.get("/lists/\(name)", port: server.port, headers: [("Accept", "application/json")]).status
+                #expect(status == (existed ? 200 : 404), "\(name) came back or went away across a restart")
+            }
+        }
+    }
+
+    @Test func theListLimitHoldsUnderRacingCreates() async throws {
+        try await offThePool {
+            let server = try LiveServer(arguments: ["--max-lists", "5", "--no-demo"])
+            defer { server.stop(); server.removeData() }
             let port = server.port
-            for round in 0 ..< 10 {
-                let name = "pd\(round)"
-                #expect(try Client.put("/lists/\(name)", port: port, json: state(["a"], writer: "first")).status == 201)
-                let answers = race(2) { writer in
-                    writer == 0
-                        ? Answer(try? Client.put("/lists/\(name)", port: port, json: state(["b"], writer: "put")), writer: "put")
-                        : Answer(try? Client.request("DELETE", "/lists/\(name)", port: port), writer: "delete")
-                }
-                let put = answers[0], delete = answers[1]
-                // Both always succeed: the PUT replaces (200) or, after the DELETE, creates (201) the list.
-                #expect(put.status == 200 || put.status == 201, "round \(round): \(answers)")
-                #expect(delete.status == 200, "round \(round): \(answers)")
-                let putVersion = try #require(put.version, "round \(round): \(answers)")
-                let deleteVersion = try #require(delete.version, "round \(round): \(answers)")
-                #expect(putVersion != deleteVersion, "round \(round): both acknowledged one version: \(answers)")
-                let served = try servedState(name, port: port)
-                let putLast = putVersion > deleteVersion
-                #expect((served != nil) == putLast, "round \(round): \(answers), served \(String(describing: served))")
-                exists[name] = served != nil
+            let answers = race(20) { writer in
+                Answer(try? Client.put("/lists/limit\(writer)", port: port, json: state(["a"], writer: "w\(writer)")), writer: "w\(writer)")
             }
-        }
-        let server = try LiveServer(dataDirectory: data)
-        defer { server.stop() }
-        for (name, existed) in exists {
-            let status = try Client.get("/lists/\(name)", port: server.port, headers: [("Accept", "application/json")]).status
-            #expect(status == (existed ? 200 : 404), "\(name) came back or went away across a restart")
+            #expect(answers.filter { $0.status == 201 }.count == 5, "\(answers)")
+            #expect(answers.filter { $0.status == 422 }.count == 15, "\(answers)")
         }
     }
 
-    @Test func theListLimitHoldsUnderRacingCreates() throws {
-        let server = try LiveServer(arguments: ["--max-lists", "5", "--no-demo"])
-        defer { server.stop(); server.removeData() }
-        let port = server.port
-        let answers = race(20) { writer in
-            Answer(try? Client.put("/lists/limit\(writer)", port: port, json: state(["a"], writer: "w\(writer)")), writer: "w\(writer)")
+    @Test func aSecondServerOnTheSameDataFolderIsRefused() async throws {
+        try await offThePool {
+            let server = try LiveServer()
+            defer { server.stop(); server.removeData() }
+            let error = #expect(throws: ServerError.self) { try LiveServer(dataDirectory: server.dataDirectory) }
+            #expect(error?.description.contains("in use by another livelist process") == true, "\(String(describing: error))")
+            // The first one still serves and still writes.
+            #expect(try Client.put("/lists/still", port: server.port, json: state(["a"], writer: "w")).status == 201)
         }
-        #expect(answers.filter { $0.status == 201 }.count == 5, "\(answers)")
-        #expect(answers.filter { $0.status == 422 }.count == 15, "\(answers)")
     }
 
-    @Test func aSecondServerOnTheSameDataFolderIsRefused() throws {
-        let server = try LiveServer()
-        defer { server.stop(); server.removeData() }
-        let error = #expect(throws: ServerError.self) { try LiveServer(dataDirectory: server.dataDirectory) }
-        #expect(error?.description.contains("in use by another livelist process") == true, "\(String(describing: error))")
-        // The first one still serves and still writes.
-        #expect(try Client.put("/lists/still", port: server.port, json: state(["a"], writer: "w")).status == 201)
-    }
-
-    @Test func versionsStopWithAClearErrorBeforeJavaScriptLosesPrecision() throws {
-        let data = NSTemporaryDirectory() + "livelist-huge-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        do {
+    @Test func versionsStopWithAClearErrorBeforeJavaScriptLosesPrecision() async throws {
+        try await offThePool {
+            let data = NSTemporaryDirectory() + "livelist-huge-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: data) }
+            do {
+                let server = try LiveServer(dataDirectory: data)
+                #expect(try Client.put("/lists/big", port: server.port, json: state(["a"], writer: "w")).status == 201)
+                server.stop()
+            }
+            // An operator's copy of a list near the end of its versions.
+            let path = data + "/lists/big.list"
+            let stored = try String(contentsOfFile: path, encoding: .utf8)
+            let body = stored[stored.index(after: stored.firstIndex(of: "\n")!)...]
+            try ("livelist-list 1 9007199254740990\n" + body).write(toFile: path, atomically: true, encoding: .utf8)
             let server = try LiveServer(dataDirectory: data)
-            #expect(try Client.put("/lists/big", port: server.port, json: state(["a"], writer: "w")).status == 201)
-            server.stop()
+            defer { server.stop() }
+            let last = try Client.put("/lists/big", port: server.port, json: state(["b"], writer: "w"))
+            #expect(last.status == 200 && last.header("ETag") == "\"9007199254740991\"", "\(last.status) \(last.text)")
+            let refused = try Client.put("/lists/big", port: server.port, json: state(["c"], writer: "w"))
+            #expect(refused.status == 409 && refused.text.contains("version_exhausted"), "\(refused.status) \(refused.text)")
+            #expect(try Client.get("/healthz", port: server.port).status == 200, "the server lives on")
         }
-        // An operator's copy of a list near the end of its versions.
-        let path = data + "/lists/big.list"
-        let stored = try String(contentsOfFile: path, encoding: .utf8)
-        let body = stored[stored.index(after: stored.firstIndex(of: "\n")!)...]
-        try ("livelist-list 1 9007199254740990\n" + body).write(toFile: path, atomically: true, encoding: .utf8)
-        let server = try LiveServer(dataDirectory: data)
-        defer { server.stop() }
-        let last = try Client.put("/lists/big", port: server.port, json: state(["b"], writer: "w"))
-        #expect(last.status == 200 && last.header("ETag") == "\"9007199254740991\"", "\(last.status) \(last.text)")
-        let refused = try Client.put("/lists/big", port: server.port, json: state(["c"], writer: "w"))
-        #expect(refused.status == 409 && refused.text.contains("version_exhausted"), "\(refused.status) \(refused.text)")
-        #expect(try Client.get("/healthz", port: server.port).status == 200, "the server lives on")
     }
 
-    @Test func killNineDuringConcurrentWritersLosesNoAcknowledgedWrite() throws {
-        let data = NSTemporaryDirectory() + "livelist-kill-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: data) }
-        var acknowledged: [String: Int] = [:]
-        for round in 0 ..< 3 {
-            let server = try LiveServer(dataDirectory: data)
-            let port = server.port
-            let deadline = Date().addingTimeInterval(0.4)
-            let killer = Thread { while Date() < deadline { usleep(1_000) }; server.stop(kill: true) }
-            killer.start()
-            let answers = race(6) { writer in
-                var seen: [(String, Int)] = []
-                for step in 0 ..< 500 {
-                    let name = "k\(writer % 3)"
-                    guard let response = try? Client.put("/lists/\(name)", port: port, json: state(["c\(step)", "r\(round)"], writer: "w\(writer)")),
-                        response.status < 300, let version = try? decodeChangeset(response.body).version
-                    else { break }
-                    seen.append((name, version))
+    @Test func killNineDuringConcurrentWritersLosesNoAcknowledgedWrite() async throws {
+        try await offThePool {
+            let data = NSTemporaryDirectory() + "livelist-kill-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: data) }
+            var acknowledged: [String: Int] = [:]
+            for round in 0 ..< 3 {
+                let server = try LiveServer(dataDirectory: data)
+                let port = server.port
+                let deadline = Date().addingTimeInterval(0.4)
+                let killer = Thread { while Date() < deadline { usleep(1_000) }; server.stop(kill: true) }
+                killer.start()
+                let answers = race(6) { writer in
+                    var seen: [(String, Int)] = []
+                    for step in 0 ..< 500 {
+                        let name = "k\(writer % 3)"
+                        guard let response = try? Client.put("/lists/\(name)", port: port, json: state(["c\(step)", "r\(round)"], writer: "w\(writer)")),
+                            response.status < 300, let version = try? decodeChangeset(response.body).version
+                        else { break }
+                        seen.append((name, version))
+                    }
+                    return seen.map { "\($0.0) \($0.1)" }
                 }
-                return seen.map { "\($0.0) \($0.1)" }
+                while server.process.isRunning { usleep(1_000) }
+                for line in answers.joined() {
+                    let parts = line.split(separator: " ")
+                    acknowledged[String(parts[0])] = max(acknowledged[String(parts[0])] ?? 0, Int(parts[1])!)
+                }
             }
-            while server.process.isRunning { usleep(1_000) }
-            for line in answers.joined() {
-                let parts = line.split(separator: " ")
-                acknowledged[String(parts[0])] = max(acknowledged[String(parts[0])] ?? 0, Int(parts[1])!)
+            #expect(!acknowledged.isEmpty, "some writes were acknowledged before the kills")
+            let server = try LiveServer(dataDirectory: data)
+            defer { server.stop() }
+            for (name, version) in acknowledged {
+                let served = try #require(try servedState(name, port: server.port), "\(name) was lost")
+                #expect(served.version >= version, "\(name): acknowledged \(version), restored \(served.version)")
             }
-        }
-        #expect(!acknowledged.isEmpty, "some writes were acknowledged before the kills")
-        let server = try LiveServer(dataDirectory: data)
-        defer { server.stop() }
-        for (name, version) in acknowledged {
-            let served = try #require(try servedState(name, port: server.port), "\(name) was lost")
-            #expect(served.version >= version, "\(name): acknowledged \(version), restored \(served.version)")
         }
     }
 }
