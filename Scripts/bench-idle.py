@@ -6,7 +6,7 @@ benchmark executable (http-bench-server of Benchmarks/HTTPServerBench), each hav
 request for a small static file, and reads the server's RSS (VmRSS of /proc/PID/status, KiB) before and
 after; then the same against nginx with one worker (master + worker: the baseline). Prints a Markdown
 table: RSS before, RSS with the connections, how many are still open, and RSS per connection (KiB and
-bytes). Goal (issue 4): under 2 KiB per idle keep-alive connection.
+bytes). Goal: under 2 KiB per idle keep-alive connection.
 
 Raises RLIMIT_NOFILE itself (the servers inherit it). Only 127.0.0.1; every wait is bounded. Needs nginx;
 builds http-bench-server in release unless --no-build or --server-bin.

@@ -3,7 +3,7 @@ import ListDiff
 import LiveList
 import Testing
 
-// What a Carbon user writes, written here with LiveList: each test is one gap of issue 20.
+// What a Carbon user writes, written here with LiveList: each test is one difference from Carbon's API that this package closed.
 
 /// A plain enum, with no raw value and no protocol of LiveList's: an id as in Carbon.
 enum Filter: Hashable, Sendable {
