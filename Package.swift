@@ -102,9 +102,9 @@ let package = Package(
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
-        .testTarget(name: "LiveListTests", dependencies: ["LiveList"], swiftSettings: strict),
+        .testTarget(name: "LiveListTests", dependencies: ["LiveList", "LiveListHTTP"], swiftSettings: strict),
         .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP", "LiveListTestSupport"], swiftSettings: strict),
-        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListHTTP", "LiveListTestSupport"], swiftSettings: strict),
         // The engine alone: lists, versions, change logs, fan-out, sessions, the stores' contract.
         .testTarget(name: "LiveListEngineTests", dependencies: ["LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),

@@ -1,3 +1,4 @@
+import Synchronization
 import COpenSSL
 import CZlib
 
@@ -387,7 +388,7 @@ final class CompressionCache: @unchecked Sendable {
         }
     }
 
-    private let lock = Locked(State())
+    private let lock = Mutex(State())
     private let limit: Int
 
     init(limit: Int) {

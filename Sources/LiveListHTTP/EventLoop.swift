@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CHTTPSystem
+import Synchronization
 
 /// One event loop on its own thread, owning the connections it accepted. It waits on a `Poller`
 /// (epoll or poll, see `EventLoopBackend`); `run()` (in PollerEpoll.swift) picks the concrete one.
@@ -21,12 +22,16 @@ final class EventLoop: @unchecked Sendable {
     var wakeFd: Int32 { poller.wakeDescriptor }
     private let listenFd: Int32
 
-    private let taskLock = Lock()
-    private var tasks: [@Sendable () -> Void] = []
-    private var wakePending = false
-    /// Set (under `taskLock`) when the loop has stopped and closed its poller: tasks are dropped from
-    /// then on, because the wake-up descriptor's number may already belong to another file or socket.
-    private var stopped = false
+    /// Tasks from other threads, waiting for the loop.
+    private struct Tasks {
+        var waiting: [@Sendable () -> Void] = []
+        var wakePending = false
+        /// Set when the loop has stopped and closed its poller: tasks are dropped from then on,
+        /// because the wake-up descriptor's number may already belong to another file or socket.
+        var stopped = false
+    }
+
+    private let tasks = Mutex(Tasks())
 
     /// Open connections by descriptor (descriptors are small and dense, so an array beats hashing).
     private var connections: [Connection?] = []
@@ -47,8 +52,7 @@ final class EventLoop: @unchecked Sendable {
     /// Scratch space where small queued buffers are joined into one TLS record (TLS only).
     let tlsWriteBuffer: UnsafeMutableRawBufferPointer?
 
-    private let statsLock = Lock()
-    private var stats = HTTPServerStatistics()
+    private let stats = Mutex(HTTPServerStatistics())
 
     private var dateSecond = -1
     private var cachedDate: [UInt8] = []
@@ -78,7 +82,7 @@ final class EventLoop: @unchecked Sendable {
 
     deinit {
         // A loop that never ran (the server failed to start) still holds its descriptors.
-        if !stopped {
+        if !tasks.withLock({ $0.stopped }) {
             poller.close()
             if reserveFd >= 0 { systemClose(reserveFd) }
         }
@@ -96,11 +100,11 @@ final class EventLoop: @unchecked Sendable {
         let onLoop = isOnLoop
         // The wake-up is written under the lock, so that it can never reach a descriptor the loop
         // closed meanwhile (and the kernel gave to someone else).
-        let accepted = taskLock.withLock { () -> Bool in
-            guard !stopped else { return false }
-            tasks.append(task)
-            if wakePending || onLoop { return true }
-            wakePending = true
+        let accepted = tasks.withLock { tasks -> Bool in
+            guard !tasks.stopped else { return false }
+            tasks.waiting.append(task)
+            if tasks.wakePending || onLoop { return true }
+            tasks.wakePending = true
             poller.wake()
             return true
         }
@@ -110,15 +114,14 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// True once the loop has stopped; later tasks are dropped.
-    var hasStopped: Bool { taskLock.withLock { stopped } }
+    var hasStopped: Bool { tasks.withLock { $0.stopped } }
 
     private func runTasks() {
         while true {
-            let batch = taskLock.withLock { () -> [@Sendable () -> Void] in
-                wakePending = false
-                let batch = tasks
-                tasks = []
-                return batch
+            let batch = tasks.withLock { tasks -> [@Sendable () -> Void] in
+                tasks.wakePending = false
+                defer { tasks.waiting = [] }
+                return tasks.waiting
             }
             if batch.isEmpty { return }
             for task in batch { task() }
@@ -166,11 +169,11 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
         }
-        let dropped = taskLock.withLock { () -> [@Sendable () -> Void] in
-            stopped = true
+        let dropped = tasks.withLock { tasks -> [@Sendable () -> Void] in
+            tasks.stopped = true
             poller.close()
-            defer { tasks = [] }
-            return tasks
+            defer { tasks.waiting = [] }
+            return tasks.waiting
         }
         // Released here, outside the lock (what they hold may call `execute`).
         withExtendedLifetime(dropped) {}
@@ -320,10 +323,10 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Shared values
 
     func count(_ body: (inout HTTPServerStatistics) -> Void) {
-        statsLock.withLock { body(&stats) }
+        stats.withLock { body(&$0) }
     }
 
-    var statistics: HTTPServerStatistics { statsLock.withLock { stats } }
+    var statistics: HTTPServerStatistics { stats.withLock { $0 } }
 
     /// The `Date` value, formatted once per second.
     func dateBytes() -> [UInt8] {

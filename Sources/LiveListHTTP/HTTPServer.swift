@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 import CHTTPSystem
 
 /// Errors from starting a server.
@@ -45,14 +46,14 @@ public final class HTTPServer: @unchecked Sendable {
     /// The settings given at creation.
     public let configuration: HTTPServerConfiguration
     let handler: HTTPHandler
-    private let state = Locked(State())
-    private let slots = Locked(0)
+    private let state = Mutex(State())
+    private let slots = Mutex(0)
     /// Bytes of request bodies held, over every connection.
     let bodyBudget: ByteBudget
     /// Bytes queued for event streams, over every connection.
     let streamOutput: ByteBudget
     /// `configuration.maxConnections` lowered to what the file limit allows (set by `start()`).
-    private let connectionCap = Locked(0)
+    private let connectionCap = Mutex(0)
 
     /// A server answering with `handler`. Nothing happens until `start()`.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), handler: HTTPHandler) {

@@ -143,8 +143,7 @@ public final class HTTPStream: @unchecked Sendable {
         }
     }
 
-    private let lock = Lock()
-    private var state = State()
+    private let state = Mutex(State())
     let chunked: Bool
     let backlogLimit: Int
     private let budget: ByteBudget
@@ -182,7 +181,7 @@ public final class HTTPStream: @unchecked Sendable {
     static let smallWrite = 4 << 10
 
     private func write(_ bytes: [UInt8], shared: SharedBytes?) -> Bool {
-        let (accepted, schedule, overflow) = lock.withLock { () -> (Bool, Bool, Bool) in
+        let (accepted, schedule, overflow) = state.withLock { state -> (Bool, Bool, Bool) in
             guard state.closeReason == nil else { return (false, false, false) }
             let held = state.pendingBytes + state.socketQueued
             // What this write adds to the budget: its own bytes, and shared ones that no stream
@@ -219,15 +218,15 @@ public final class HTTPStream: @unchecked Sendable {
     public func send(_ event: ServerSentEvent) -> Bool { write(event.encoded) }
 
     /// Bytes written but not yet accepted by the peer's socket.
-    public var queuedBytes: Int { lock.withLock { state.pendingBytes + state.socketQueued } }
+    public var queuedBytes: Int { state.withLock { state in state.pendingBytes + state.socketQueued } }
 
     /// Whether the stream has ended or is ending (writes are refused).
-    public var isClosed: Bool { lock.withLock { state.closeReason != nil } }
+    public var isClosed: Bool { state.withLock { state in state.closeReason != nil } }
 
     /// Calls `body` once, on the event loop, when nothing is queued any more (right away if
     /// nothing is queued now). Not called if the stream ends first.
     public func whenDrained(_ body: @escaping @Sendable () -> Void) {
-        let now = lock.withLock { () -> Bool in
+        let now = state.withLock { state -> Bool in
             if state.finished || state.closeReason != nil { return false }
             if state.pendingBytes == 0 && state.socketQueued == 0 { return true }
             state.drainWaiters.append(body)
@@ -238,7 +237,7 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// Calls `body` once when the stream ends, with the reason (right away if it has ended).
     public func onClose(_ body: @escaping @Sendable (HTTPStreamCloseReason) -> Void) {
-        let reason = lock.withLock { () -> HTTPStreamCloseReason? in
+        let reason = state.withLock { state -> HTTPStreamCloseReason? in
             if state.finished { return state.closeReason ?? .closed }
             state.closeHandlers.append(body)
             return nil
@@ -249,7 +248,7 @@ public final class HTTPStream: @unchecked Sendable {
     /// Ends the stream after what is queued has been sent. On HTTP/1.1 the connection can
     /// then serve further requests.
     public func close() {
-        let first = lock.withLock { () -> Bool in
+        let first = state.withLock { state -> Bool in
             guard state.closeReason == nil else { return false }
             state.closeReason = .closed
             return true
@@ -261,7 +260,7 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// Takes the buffers written since the last call.
     func takePending() -> [[UInt8]] {
-        lock.withLock {
+        state.withLock { state in
             state.scheduled = false
             let buffers = state.pending
             state.pending = []
@@ -272,7 +271,7 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// Records how much the connection holds; runs drain waiters when it reaches zero.
     func socketQueueChanged(_ bytes: Int) {
-        let waiters = lock.withLock { () -> [@Sendable () -> Void] in
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
             state.socketQueued = bytes
             state.settle(budget)
             guard bytes == 0, state.pendingBytes == 0, !state.drainWaiters.isEmpty, state.closeReason == nil else { return [] }
@@ -285,7 +284,7 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// Marks the stream ended (refusing writes) and returns the reason to report.
     func markEnding(_ reason: HTTPStreamCloseReason) -> HTTPStreamCloseReason {
-        lock.withLock {
+        state.withLock { state in
             if state.closeReason == nil { state.closeReason = reason }
             return state.closeReason ?? reason
         }
@@ -293,7 +292,7 @@ public final class HTTPStream: @unchecked Sendable {
 
     /// Runs the close handlers once.
     func finish(_ reason: HTTPStreamCloseReason) {
-        let handlers = lock.withLock { () -> [@Sendable (HTTPStreamCloseReason) -> Void] in
+        let handlers = state.withLock { state -> [@Sendable (HTTPStreamCloseReason) -> Void] in
             guard !state.finished else { return [] }
             state.finished = true
             state.settle(budget)

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// Serves the files of one directory: `Content-Type` by extension, `ETag` and `Last-Modified`
 /// with `If-None-Match`/`If-Modified-Since` answered 304, `HEAD`, and `index.html` for
@@ -326,18 +327,21 @@ final class PreparedFileAnswers: Sendable {
 /// is stored only after its real path was checked to lie inside the root; it is used only while a
 /// `stat` of the same path still reaches the same inode with the same size and times, so a replaced,
 /// edited or re-linked file is read again (and checked again) from disk.
-final class StaticFileCache: @unchecked Sendable {
-    private let lock = Lock()
-    private var entries: [String: CachedFile] = [:]
-    private var bytes = 0
+final class StaticFileCache: Sendable {
+    private struct Held {
+        var entries: [String: CachedFile] = [:]
+        var bytes = 0
+    }
+
+    private let held = Mutex(Held())
 
     func entry(for path: String, matching identity: FileIdentity) -> CachedFile? {
         guard identity.isRegular else { return nil }
-        return lock.withLock {
-            guard let entry = entries[path] else { return nil }
+        return held.withLock { held in
+            guard let entry = held.entries[path] else { return nil }
             guard entry.identity == identity else {
-                bytes -= entry.bytes.count
-                entries[path] = nil
+                held.bytes -= entry.bytes.count
+                held.entries[path] = nil
                 return nil
             }
             return entry
@@ -345,15 +349,15 @@ final class StaticFileCache: @unchecked Sendable {
     }
 
     /// Files held now.
-    var count: Int { lock.withLock { entries.count } }
+    var count: Int { held.withLock { $0.entries.count } }
 
     func insert(_ file: CachedFile, for path: String, limit: Int) {
-        lock.withLock {
-            if let old = entries[path] { bytes -= old.bytes.count }
-            entries[path] = nil
-            guard bytes + file.bytes.count <= limit else { return }
-            entries[path] = file
-            bytes += file.bytes.count
+        held.withLock { held in
+            if let old = held.entries[path] { held.bytes -= old.bytes.count }
+            held.entries[path] = nil
+            guard held.bytes + file.bytes.count <= limit else { return }
+            held.entries[path] = file
+            held.bytes += file.bytes.count
         }
     }
 }

@@ -3,36 +3,21 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
-/// A pthread mutex.
-final class Lock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+/// A value behind a `Mutex`, as a class that escaping closures can share (a `Mutex` itself cannot be
+/// captured by one). State that a type owns is a `Mutex` property of its own; this is for values that
+/// several closures hold, such as a countdown across event loops.
+package final class Locked<Value>: Sendable {
+    private let mutex: Mutex<Value>
 
-    init() { pthread_mutex_init(mutex, nil) }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+    package init(_ value: sending Value) {
+        mutex = Mutex(value)
     }
 
-    @inline(__always)
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}
-
-/// A value guarded by a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = Lock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    @inline(__always)
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        try lock.withLock { try body(&value) }
+    /// Runs `body` with the value, under the lock.
+    package func withLock<Result, Failure: Error>(_ body: (inout sending Value) throws(Failure) -> sending Result) throws(Failure) -> sending Result {
+        try mutex.withLock(body)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import LiveListHTML
 import LiveListTestSupport
+import LiveListHTTP
 import Testing
 
 /// A header whose previous value declines to render the next: its HTML must stay as it was.
@@ -166,15 +167,14 @@ private struct Label: Component, Equatable {
 }
 
 /// Versions seen by a completion, which may run on any thread.
-private final class Versions: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Int] = []
+private final class Versions: Sendable {
+    private let values = Locked<[Int]>([])
 
     func append(_ value: Int) {
-        lock.withLock { values.append(value) }
+        values.withLock { $0.append(value) }
     }
 
     var all: [Int] {
-        lock.withLock { values }
+        values.withLock { $0 }
     }
 }

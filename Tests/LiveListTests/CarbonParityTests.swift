@@ -1,6 +1,7 @@
 import Foundation
 import ListDiff
 import LiveList
+import LiveListHTTP
 import Testing
 
 // What a Carbon user writes, written here with LiveList: each test is one difference from Carbon's API that this package closed.
@@ -59,22 +60,6 @@ final class Outputs<Output: Sendable>: Sendable {
 
     var values: [Output?] {
         results.withLock { $0.map { try? $0.get() } }
-    }
-}
-
-/// A test-side lock, since `Locked` is internal to LiveList.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }
 

@@ -13,11 +13,65 @@ import Synchronization
 /// a doubly linked list ordered by when they were last seen, the most recent at the head; the links are
 /// indices into an array of slots, which freed slots are reused from. The order assumes that the `now`
 /// given to successive calls never goes back (the default, `ContinuousClock.now`, does not).
-package final class SessionTable: @unchecked Sendable {
+package final class SessionTable: Sendable {
     /// The most list names remembered per session, so one session cannot grow without bound.
     package static let maximumListsPerSession = 64
 
-    private struct Slot {
+    package let capacity: Int
+    package let idleTimeout: Duration
+    private let table: Mutex<Table>
+
+    package init(capacity: Int, idleTimeout: Duration) {
+        self.capacity = max(1, capacity)
+        self.idleTimeout = idleTimeout
+        table = Mutex(Table(capacity: max(1, capacity), idleTimeout: idleTimeout))
+    }
+
+    /// The number of sessions held.
+    package var count: Int {
+        table.withLock { $0.index.count }
+    }
+
+    /// The number of idle sessions evicted at the cap so far.
+    package var evictions: Int {
+        table.withLock { $0.evictionCount }
+    }
+
+    /// Records that a session's script opened a stream on `lists` (creating the session).
+    /// Returns false when the table is full of sessions that all have open streams.
+    package func streamOpened(_ id: String, lists: [String], now: ContinuousClock.Instant = .now) -> Bool {
+        table.withLock { $0.streamOpened(id, lists: lists, now: now) }
+    }
+
+    /// Records that one of a session's streams ended.
+    package func streamClosed(_ id: String, now: ContinuousClock.Instant = .now) {
+        table.withLock { $0.streamClosed(id, now: now) }
+    }
+
+    /// Marks a session as active (an action).
+    package func touch(_ id: String, now: ContinuousClock.Instant = .now) {
+        table.withLock { $0.touch(id, now: now) }
+    }
+
+    /// Whether the table holds `id`.
+    package func contains(_ id: String) -> Bool {
+        table.withLock { $0.index[id] != nil }
+    }
+
+    /// Drops sessions idle past the timeout that have no open stream.
+    package func expire(now: ContinuousClock.Instant = .now) {
+        table.withLock { $0.dropExpired(now: now) }
+    }
+
+    /// A rough size of the table in bytes (reported in `/metrics`).
+    package var approximateBytes: Int {
+        table.withLock { $0.index.count * (32 + 64 + MemoryLayout<Table.Slot>.stride) + $0.listBytes }
+    }
+}
+
+/// The sessions themselves, behind the table's lock.
+private struct Table {
+    struct Slot {
         var id: String
         var lastSeen: ContinuousClock.Instant
         var openStreams: Int
@@ -27,117 +81,81 @@ package final class SessionTable: @unchecked Sendable {
         var older: Int?
     }
 
-    private let lock = Mutex<Void>(())
-    private var index: [String: Int] = [:]
+    let capacity: Int
+    let idleTimeout: Duration
+    var index: [String: Int] = [:]
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
     /// The idle list's ends: the most and the least recently seen idle sessions.
     private var newestIdle: Int?
     private var oldestIdle: Int?
-    /// The bytes of the list names held, for ``approximateBytes``.
-    private var listBytes = 0
-    package let capacity: Int
-    package let idleTimeout: Duration
-    private var evictionCount = 0
+    /// The bytes of the list names held, for ``SessionTable/approximateBytes``.
+    private(set) var listBytes = 0
+    private(set) var evictionCount = 0
 
-    package init(capacity: Int, idleTimeout: Duration) {
-        self.capacity = max(1, capacity)
+    init(capacity: Int, idleTimeout: Duration) {
+        self.capacity = capacity
         self.idleTimeout = idleTimeout
     }
 
-    /// The number of sessions held.
-    package var count: Int {
-        lock.withLock { _ in index.count }
-    }
-
-    /// The number of idle sessions evicted at the cap so far.
-    package var evictions: Int {
-        lock.withLock { _ in evictionCount }
-    }
-
-    /// Records that a session's script opened a stream on `lists` (creating the session).
-    /// Returns false when the table is full of sessions that all have open streams.
-    package func streamOpened(_ id: String, lists: [String], now: ContinuousClock.Instant = .now) -> Bool {
-        lock.withLock { _ in
-            let slot: Int
-            if let existing = index[id] {
-                slot = existing
-                if slots[slot].openStreams == 0 {
-                    unlinkIdle(slot)
-                }
-            } else {
-                dropExpired(now: now)
-                if index.count >= capacity {
-                    guard let oldest = oldestIdle else {
-                        return false
-                    }
-                    remove(oldest)
-                    evictionCount += 1
-                }
-                slot = allocate(Slot(id: id, lastSeen: now, openStreams: 0, lists: []))
-                index[id] = slot
-            }
-            slots[slot].openStreams += 1
-            slots[slot].lastSeen = now
-            for name in lists where slots[slot].lists.count < Self.maximumListsPerSession {
-                if slots[slot].lists.insert(name).inserted {
-                    listBytes += name.utf8.count
-                }
-            }
-            return true
-        }
-    }
-
-    /// Records that one of a session's streams ended.
-    package func streamClosed(_ id: String, now: ContinuousClock.Instant = .now) {
-        lock.withLock { _ in
-            guard let slot = index[id], slots[slot].openStreams > 0 else { return }
-            slots[slot].openStreams -= 1
-            slots[slot].lastSeen = now
-            if slots[slot].openStreams == 0 {
-                linkNewestIdle(slot)
-            }
-        }
-    }
-
-    /// Marks a session as active (an action).
-    package func touch(_ id: String, now: ContinuousClock.Instant = .now) {
-        lock.withLock { _ in
-            guard let slot = index[id] else { return }
-            slots[slot].lastSeen = now
+    mutating func streamOpened(_ id: String, lists: [String], now: ContinuousClock.Instant) -> Bool {
+        let slot: Int
+        if let existing = index[id] {
+            slot = existing
             if slots[slot].openStreams == 0 {
                 unlinkIdle(slot)
-                linkNewestIdle(slot)
             }
+        } else {
+            dropExpired(now: now)
+            if index.count >= capacity {
+                guard let oldest = oldestIdle else {
+                    return false
+                }
+                remove(oldest)
+                evictionCount += 1
+            }
+            slot = allocate(Slot(id: id, lastSeen: now, openStreams: 0, lists: []))
+            index[id] = slot
+        }
+        slots[slot].openStreams += 1
+        slots[slot].lastSeen = now
+        for name in lists where slots[slot].lists.count < SessionTable.maximumListsPerSession {
+            if slots[slot].lists.insert(name).inserted {
+                listBytes += name.utf8.count
+            }
+        }
+        return true
+    }
+
+    mutating func streamClosed(_ id: String, now: ContinuousClock.Instant) {
+        guard let slot = index[id], slots[slot].openStreams > 0 else { return }
+        slots[slot].openStreams -= 1
+        slots[slot].lastSeen = now
+        if slots[slot].openStreams == 0 {
+            linkNewestIdle(slot)
         }
     }
 
-    /// Whether the table holds `id`.
-    package func contains(_ id: String) -> Bool {
-        lock.withLock { _ in index[id] != nil }
+    mutating func touch(_ id: String, now: ContinuousClock.Instant) {
+        guard let slot = index[id] else { return }
+        slots[slot].lastSeen = now
+        if slots[slot].openStreams == 0 {
+            unlinkIdle(slot)
+            linkNewestIdle(slot)
+        }
     }
 
-    /// Drops sessions idle past the timeout that have no open stream.
-    package func expire(now: ContinuousClock.Instant = .now) {
-        lock.withLock { _ in dropExpired(now: now) }
-    }
-
-    /// A rough size of the table in bytes (reported in `/metrics`).
-    package var approximateBytes: Int {
-        lock.withLock { _ in index.count * (32 + 64 + MemoryLayout<Slot>.stride) + listBytes }
-    }
-
-    // MARK: - The idle list (called with the lock held)
+    // MARK: - The idle list
 
     /// Drops idle sessions from the least recently seen end while they are past the timeout.
-    private func dropExpired(now: ContinuousClock.Instant) {
+    mutating func dropExpired(now: ContinuousClock.Instant) {
         let limit = now - idleTimeout
         while let oldest = oldestIdle, slots[oldest].lastSeen <= limit {
             remove(oldest)
         }
     }
 
-    private func allocate(_ slot: Slot) -> Int {
+    private mutating func allocate(_ slot: Slot) -> Int {
         if let free = freeSlots.popLast() {
             slots[free] = slot
             return free
@@ -147,7 +165,7 @@ package final class SessionTable: @unchecked Sendable {
     }
 
     /// Removes an idle session from the table, freeing its slot.
-    private func remove(_ slot: Int) {
+    private mutating func remove(_ slot: Int) {
         unlinkIdle(slot)
         index.removeValue(forKey: slots[slot].id)
         listBytes -= slots[slot].lists.reduce(0) { $0 + $1.utf8.count }
@@ -156,7 +174,7 @@ package final class SessionTable: @unchecked Sendable {
         freeSlots.append(slot)
     }
 
-    private func linkNewestIdle(_ slot: Int) {
+    private mutating func linkNewestIdle(_ slot: Int) {
         slots[slot].older = newestIdle
         slots[slot].newer = nil
         if let newest = newestIdle {
@@ -167,7 +185,7 @@ package final class SessionTable: @unchecked Sendable {
         newestIdle = slot
     }
 
-    private func unlinkIdle(_ slot: Int) {
+    private mutating func unlinkIdle(_ slot: Int) {
         let (newer, older) = (slots[slot].newer, slots[slot].older)
         if let newer {
             slots[newer].older = older

@@ -28,13 +28,13 @@ private let systemWrite = Darwin.write
 /// anything else, or a file that does not parse, stops start-up with a message naming it: LiveList never
 /// overwrites what it does not understand. A second process opening the same directory is refused: the
 /// lock is the kernel's, so it is released when the process ends, however it ends.
-public final class FileListStore: ListStore, @unchecked Sendable {
+public final class FileListStore: ListStore, Sendable {
     /// The directory.
     public let directory: String
-    private let lock = Mutex<Void>(())
-    private var highWater: [String: Int] = [:]
+    /// Each name's stored high-water mark, as in the `versions` file.
+    private let highWater = Mutex<[String: Int]>([:])
     /// The open lock file; closing it releases the directory (-1 once closed).
-    private var lockDescriptor: Int32
+    private let lockDescriptor: Mutex<Int32>
 
     static let marker = "livelist-data"
     static let lockFile = "lock"
@@ -50,7 +50,8 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     public init(directory: String) throws(StoreError) {
         self.directory = directory
         try Self.makeDirectory(directory)
-        lockDescriptor = try Self.takeLock(directory)
+        let descriptor = try Self.takeLock(directory)
+        lockDescriptor = Mutex(descriptor)
         do throws(StoreError) {
             let entries = try Self.list(directory).filter { $0 != Self.lockFile }
             if entries.contains(Self.marker) {
@@ -68,7 +69,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
             try Self.makeDirectory(directory + "/lists")
             try Self.makeDirectory(directory + "/apps")
         } catch {
-            close(lockDescriptor)
+            close(descriptor)
             throw error
         }
     }
@@ -80,9 +81,9 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     /// Releases the directory for another process (or another store in this one), at once rather than
     /// when the last reference goes. Call it only once nothing writes through this store any more.
     public func unlock() {
-        let descriptor = lock.withLock { _ -> Int32 in
-            defer { lockDescriptor = -1 }
-            return lockDescriptor
+        let descriptor = lockDescriptor.withLock { descriptor -> Int32 in
+            defer { descriptor = -1 }
+            return descriptor
         }
         if descriptor >= 0 {
             close(descriptor)
@@ -162,7 +163,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
         for (name, version) in stored.highWater where version > ListVersion.maximum {
             throw StoreError("\(directory): list \(name) is at version \(version), beyond the largest version \(ListVersion.maximum); the data directory is corrupt")
         }
-        lock.withLock { _ in highWater = stored.highWater }
+        highWater.withLock { $0 = stored.highWater }
         return stored
     }
 
@@ -185,7 +186,7 @@ public final class FileListStore: ListStore, @unchecked Sendable {
     }
 
     public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
-        try lock.withLock { (_: inout Void) throws(StoreError) in
+        try highWater.withLock { (highWater: inout [String: Int]) throws(StoreError) in
             guard version > (highWater[name] ?? 0) else { return }
             var next = highWater
             next[name] = version

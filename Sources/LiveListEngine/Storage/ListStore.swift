@@ -185,50 +185,44 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// A store in memory, for tests and ephemeral runs.
-public final class MemoryListStore: ListStore, @unchecked Sendable {
-    private let lock = Mutex<Void>(())
-    private var contents: StoredLists
+public final class MemoryListStore: ListStore, Sendable {
+    private let contents: Mutex<StoredLists>
 
     public init(_ contents: StoredLists = StoredLists()) {
-        self.contents = contents
+        self.contents = Mutex(contents)
     }
 
     public func load() throws(StoreError) -> StoredLists {
-        lock.withLock { _ in contents }
+        contents.withLock { $0 }
     }
 
     public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
-        lock.withLock { _ in raise(name, to: version) }
+        contents.withLock { $0.raise(name, to: version) }
     }
 
     public func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) {
-        lock.withLock { _ in
+        contents.withLock { contents in
             contents.jsonLists[name] = .init(version: version, body: body)
-            raise(name, to: version)
+            contents.raise(name, to: version)
         }
     }
 
     public func deleteJSONList(name: String, version: Int) throws(StoreError) {
-        lock.withLock { _ in
+        contents.withLock { contents in
             contents.jsonLists.removeValue(forKey: name)
-            raise(name, to: version)
+            contents.raise(name, to: version)
         }
     }
 
     public func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) {
-        lock.withLock { _ in
+        contents.withLock { contents in
             contents.appStates[name] = .init(version: version, bytes: bytes)
-            raise(name, to: version)
+            contents.raise(name, to: version)
         }
     }
 
     public func appState(name: String) throws(StoreError) -> StoredLists.AppState? {
-        lock.withLock { _ in contents.appStates[name] }
-    }
-
-    /// Called with the lock held.
-    private func raise(_ name: String, to version: Int) {
-        contents.highWater[name] = max(contents.highWater[name] ?? 0, version)
+        contents.withLock { $0.appStates[name] }
     }
 
     private let secretBytes: [UInt8] = {
@@ -238,5 +232,12 @@ public final class MemoryListStore: ListStore, @unchecked Sendable {
 
     public func secret() throws(StoreError) -> [UInt8] {
         secretBytes
+    }
+}
+
+extension StoredLists {
+    /// Raises the high-water mark of `name` to `version` (never lowers it).
+    fileprivate mutating func raise(_ name: String, to version: Int) {
+        highWater[name] = max(highWater[name] ?? 0, version)
     }
 }

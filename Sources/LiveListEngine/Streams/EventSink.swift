@@ -145,23 +145,23 @@ package final class Subscription: @unchecked Sendable {
 
 /// The state of one multiplexed stream (`GET /events?list=A&list=B`): the version of each of its
 /// lists, which together form every event's `id:` (`A:3,B:7`), so that `Last-Event-ID` resumes them all.
-public final class MultiplexedStream: @unchecked Sendable {
-    private let lock = Mutex<Void>(())
+public final class MultiplexedStream: Sendable {
     /// The stream's lists, in their order in the URL.
     let names: [String]
-    private var versions: [String: Int]
+    /// Each list's version, by name.
+    private let versions: Mutex<[String: Int]>
     let sink: any EventSink
 
     /// Creates the state for `names` (in their order in the URL), at the given versions.
     package init(sink: any EventSink, names: [String], versions: [String: Int]) {
         self.sink = sink
         self.names = names
-        self.versions = versions
+        self.versions = Mutex(versions)
     }
 
     /// Records that `name` is now at `version` and returns the event's id: the whole vector.
     func advance(_ name: String, to version: Int) -> String {
-        lock.withLock { _ in
+        versions.withLock { versions in
             versions[name] = version
             return names.map { "\($0):\(versions[$0] ?? 0)" }.joined(separator: ",")
         }

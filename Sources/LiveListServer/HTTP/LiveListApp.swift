@@ -221,10 +221,13 @@ public final class LiveListApp: Sendable {
 }
 
 /// Holds the running HTTP server for `/metrics` and `stop()`.
-final class ServerBox: @unchecked Sendable {
-    private let lock = Mutex<Void>(())
-    private var server: HTTPServer?
+final class ServerBox: Sendable {
+    private struct Held {
+        var server: HTTPServer?
+    }
 
-    func set(_ server: HTTPServer) { lock.withLock { _ in self.server = server } }
-    func get() -> HTTPServer? { lock.withLock { _ in server } }
+    private let held = Mutex(Held())
+
+    func set(_ server: HTTPServer) { held.withLock { $0.server = server } }
+    func get() -> HTTPServer? { held.withLock { held in held.server } }
 }

@@ -3,38 +3,41 @@ import LiveListEngine
 import LiveListHTTP
 
 /// Counters of the HTTP side, for `/metrics`.
-final class Metrics: @unchecked Sendable {
-    private let lock = Mutex<Void>(())
-    private var statuses: [Int: Int] = [:]
-    private var streams = 0
-    private var streamsTotal = 0
-    private var paced = 0
+final class Metrics: Sendable {
+    private struct Held {
+        var statuses: [Int: Int] = [:]
+        var streams = 0
+        var streamsTotal = 0
+        var paced = 0
+    }
+
+    private let held = Mutex(Held())
 
     func actionPaced() {
-        lock.withLock { _ in paced += 1 }
+        held.withLock { held in held.paced += 1 }
     }
 
     var pacedActions: Int {
-        lock.withLock { _ in paced }
+        held.withLock { held in held.paced }
     }
 
     func count(status: Int) {
-        lock.withLock { _ in statuses[status, default: 0] += 1 }
+        held.withLock { held in held.statuses[status, default: 0] += 1 }
     }
 
     func streamOpened() {
-        lock.withLock { _ in
-            streams += 1
-            streamsTotal += 1
+        held.withLock { held in
+            held.streams += 1
+            held.streamsTotal += 1
         }
     }
 
     func streamClosed() {
-        lock.withLock { _ in streams -= 1 }
+        held.withLock { held in held.streams -= 1 }
     }
 
     var snapshot: (statuses: [Int: Int], streams: Int, streamsTotal: Int) {
-        lock.withLock { _ in (statuses, streams, streamsTotal) }
+        held.withLock { held in (held.statuses, held.streams, held.streamsTotal) }
     }
 }
 

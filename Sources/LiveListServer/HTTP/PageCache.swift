@@ -10,7 +10,7 @@ import LiveListHTTP
 /// The template is rendered with markers in place of the list's root and of the viewer's CSRF token;
 /// the page is cut at the markers, and the root is then written into its places as one opaque piece.
 /// The list's content is never searched, so no cell text can be taken for a slot.
-final class PageCache: @unchecked Sendable {
+final class PageCache: Sendable {
     /// What the template is given for the root and for the token: random per process, never sent, and
     /// made of characters that HTML escaping leaves intact. The colons keep them apart from list names,
     /// the only list text the template itself shows.
@@ -20,12 +20,15 @@ final class PageCache: @unchecked Sendable {
     /// Verified session cookies and their tokens.
     let viewers = VerifiedSessions()
 
-    private let lock = Mutex<Void>(())
-    private var pages: [ListName: (version: Int, parts: PageParts)] = [:]
-    /// The gzip of a page's pieces, made on the first request that takes gzip (PageParts has only
-    /// token slots left: shared pages).
-    private var gzipPages: [ListName: (version: Int, gzip: SplicedGzip)] = [:]
-    private var snapshots: [ListName: (version: Int, bytes: [UInt8], response: PreparedResponse)] = [:]
+    private struct Held {
+        var pages: [ListName: (version: Int, parts: PageParts)] = [:]
+        /// The gzip of a page's pieces, made on the first request that takes gzip (PageParts has only
+        /// token slots left: shared pages).
+        var gzipPages: [ListName: (version: Int, gzip: SplicedGzip)] = [:]
+        var snapshots: [ListName: (version: Int, bytes: [UInt8], response: PreparedResponse)] = [:]
+    }
+
+    private let held = Mutex(Held())
 
     init() {
         var generator = SystemRandomNumberGenerator()
@@ -38,24 +41,24 @@ final class PageCache: @unchecked Sendable {
     var markers: [String] { [rootMarker, csrfMarker] }
 
     func parts(_ name: ListName, version: Int) -> PageParts? {
-        lock.withLock { _ in
-            guard let page = pages[name], page.version == version else { return nil }
+        held.withLock { held in
+            guard let page = held.pages[name], page.version == version else { return nil }
             return page.parts
         }
     }
 
     func store(_ name: ListName, version: Int, parts: PageParts) {
-        lock.withLock { _ in pages[name] = (version, parts) }
+        held.withLock { held in held.pages[name] = (version, parts) }
     }
 
     /// The spliced gzip of `parts`, the page of `name` at `version` whose only slots are tokens.
     func gzip(_ name: ListName, version: Int, parts: PageParts) -> SplicedGzip? {
-        if let cached = lock.withLock({ _ in gzipPages[name] }), cached.version == version {
+        if let cached = held.withLock({ held in held.gzipPages[name] }), cached.version == version {
             return cached.gzip
         }
         guard parts.slots.allSatisfy({ $0 == .csrf }), let gzip = SplicedGzip(pieces: parts.pieces) else { return nil }
-        lock.withLock { _ in
-            if (gzipPages[name]?.version ?? Int.min) < version { gzipPages[name] = (version, gzip) }
+        held.withLock { held in
+            if (held.gzipPages[name]?.version ?? Int.min) < version { held.gzipPages[name] = (version, gzip) }
         }
         return gzip
     }
@@ -65,12 +68,12 @@ final class PageCache: @unchecked Sendable {
     /// the entry holds that buffer, so that no other live array can have its address. Any other bytes
     /// or version make a new entry.
     func snapshotResponse(_ name: ListName, version: Int, bytes: [UInt8], make: ([UInt8]) -> PreparedResponse) -> PreparedResponse {
-        if let cached = lock.withLock({ _ in snapshots[name] }), cached.version == version, Self.sameBuffer(cached.bytes, bytes) {
+        if let cached = held.withLock({ held in held.snapshots[name] }), cached.version == version, Self.sameBuffer(cached.bytes, bytes) {
             return cached.response
         }
         let response = make(bytes)
-        lock.withLock { _ in
-            if (snapshots[name]?.version ?? Int.min) <= version { snapshots[name] = (version, bytes, response) }
+        held.withLock { held in
+            if (held.snapshots[name]?.version ?? Int.min) <= version { held.snapshots[name] = (version, bytes, response) }
         }
         return response
     }
@@ -78,8 +81,8 @@ final class PageCache: @unchecked Sendable {
     /// The prepared snapshot answer of `name` when it was made at `version` (for the event loop,
     /// which knows the list's version without asking the list).
     func snapshotResponse(_ name: ListName, version: Int) -> PreparedResponse? {
-        lock.withLock { _ in
-            guard let cached = snapshots[name], cached.version == version else { return nil }
+        held.withLock { held in
+            guard let cached = held.snapshots[name], cached.version == version else { return nil }
             return cached.response
         }
     }

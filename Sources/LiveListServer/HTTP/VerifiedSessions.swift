@@ -5,9 +5,12 @@ import Synchronization
 /// page view costs no HMAC. Only a value that ``SessionKeys/sessionID(fromCookie:)`` accepted is ever
 /// stored, under the exact cookie text; the token is derived from the id as it always is. Bounded:
 /// past `capacity` entries the table starts over.
-final class VerifiedSessions: @unchecked Sendable {
-    private let lock = Mutex<Void>(())
-    private var entries: [String: PageViewer] = [:]
+final class VerifiedSessions: Sendable {
+    private struct Held {
+        var entries: [String: PageViewer] = [:]
+    }
+
+    private let held = Mutex(Held())
     private let capacity: Int
 
     init(capacity: Int = 4_096) {
@@ -16,18 +19,18 @@ final class VerifiedSessions: @unchecked Sendable {
 
     /// The viewer of the cookie value `cookie`, or nil when it does not verify.
     func viewer(cookie: String, keys: SessionKeys) -> PageViewer? {
-        if let known = lock.withLock({ _ in entries[cookie] }) {
+        if let known = held.withLock({ held in held.entries[cookie] }) {
             return known
         }
         guard let id = keys.sessionID(fromCookie: cookie) else { return nil }
         let viewer = PageViewer(session: id, token: keys.csrfTokenBytes(for: id))
-        lock.withLock { _ in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[cookie] = viewer
+        held.withLock { held in
+            if held.entries.count >= capacity { held.entries.removeAll(keepingCapacity: true) }
+            held.entries[cookie] = viewer
         }
         return viewer
     }
 
     /// Entries held now (for tests).
-    var count: Int { lock.withLock { _ in entries.count } }
+    var count: Int { held.withLock { held in held.entries.count } }
 }
