@@ -79,6 +79,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     public static let unsupportedMediaType = HTTPStatus(415)
     public static let expectationFailed = HTTPStatus(417)
     public static let unprocessableContent = HTTPStatus(422)
+    public static let tooManyRequests = HTTPStatus(429)
     public static let requestHeaderFieldsTooLarge = HTTPStatus(431)
     public static let internalServerError = HTTPStatus(500)
     public static let notImplemented = HTTPStatus(501)

@@ -14,9 +14,90 @@ func errorResponse(_ error: HTTPError, headers: HTTPHeaders = HTTPHeaders()) -> 
     return response
 }
 
-/// The same, from its parts.
-func errorResponse(_ status: Int, _ code: String, _ detail: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-    errorResponse(HTTPError(HTTPStatus(status), code: code, detail: detail), headers: headers)
+/// Every error code that the routes answer with, and its status: the one table (the codes and their
+/// meaning for clients are in docs/PROTOCOL.md). A refused write's code comes from the engine, its
+/// status from its kind (``ListWriteError/Kind/status``); an app's refusal of an action is 422 with the
+/// app's code.
+enum ErrorCode: String {
+    /// no list of that name.
+    case notFound = "not_found"
+    /// a body that is not JSON.
+    case malformedJSON = "malformed_json"
+    /// `since` that is not a version or a version vector.
+    case malformedSince = "malformed_since"
+    /// `If-Match` that is not `*` or one quoted version.
+    case malformedIfMatch = "malformed_if_match"
+    /// `If-None-Match` other than `*`.
+    case malformedIfNoneMatch = "malformed_if_none_match"
+    /// `If-Match` and `If-None-Match` together.
+    case conflictingPreconditions = "conflicting_preconditions"
+    /// a multiplexed stream that names no list.
+    case missingList = "missing_list"
+    /// a multiplexed stream that names more lists than it may (the engine's `too_many_lists`, the limit of JSON lists, is 422 by its kind).
+    case tooManyLists = "too_many_lists"
+    /// a missing or wrong write token.
+    case unauthorized = "unauthorized"
+    /// a write from outside loopback without a write token configured.
+    case writesNeedToken = "writes_need_token"
+    /// `/metrics` from outside loopback without a token configured.
+    case metricsNeedToken = "metrics_need_token"
+    /// an action whose CSRF token is missing, stale or forged.
+    case csrfFailed = "csrf_failed"
+    /// a body past the route's limit.
+    case bodyTooLarge = "body_too_large"
+    /// a body of a type the route does not read.
+    case unsupportedMediaType = "unsupported_media_type"
+    /// an action field of the wrong JSON type.
+    case invalidType = "invalid_type"
+    /// an action without its `type`.
+    case missingField = "missing_field"
+    /// a visibility report naming more cells than one report may.
+    case tooManyCells = "too_many_cells"
+    /// an action type the list does not declare.
+    case unknownAction = "unknown_action"
+    /// an action about a cell the list does not show.
+    case unknownCell = "unknown_cell"
+    /// actions past the session's or the address's pace.
+    case tooManyActions = "too_many_actions"
+    /// an action handler that failed (logged).
+    case actionFailed = "action_failed"
+
+    /// The status that answers this error.
+    var status: HTTPStatus {
+        switch self {
+        case .notFound: .notFound
+        case .malformedJSON: .badRequest
+        case .malformedSince: .badRequest
+        case .malformedIfMatch: .badRequest
+        case .malformedIfNoneMatch: .badRequest
+        case .conflictingPreconditions: .badRequest
+        case .missingList: .badRequest
+        case .tooManyLists: .badRequest
+        case .unauthorized: .unauthorized
+        case .writesNeedToken: .forbidden
+        case .metricsNeedToken: .forbidden
+        case .csrfFailed: .forbidden
+        case .bodyTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .invalidType: .unprocessableContent
+        case .missingField: .unprocessableContent
+        case .tooManyCells: .unprocessableContent
+        case .unknownAction: .unprocessableContent
+        case .unknownCell: .unprocessableContent
+        case .tooManyActions: .tooManyRequests
+        case .actionFailed: .internalServerError
+        }
+    }
+
+    /// This error with `detail`.
+    func error(_ detail: String) -> HTTPError {
+        HTTPError(status, code: rawValue, detail: detail)
+    }
+}
+
+/// The answer of `code` with `detail`.
+func errorResponse(_ code: ErrorCode, _ detail: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    errorResponse(code.error(detail), headers: headers)
 }
 
 /// The formatter the HTTP layer uses for its own refusals, and the routes for theirs.

@@ -35,14 +35,14 @@ extension HeaderParsing {
         case (nil, nil):
             return .success(.none)
         case (.some, .some):
-            return .failure(HTTPError(.badRequest, code: "conflicting_preconditions", detail: "If-Match and If-None-Match: send one of them"))
+            return .failure(ErrorCode.conflictingPreconditions.error("If-Match and If-None-Match: send one of them"))
         case let (ifMatch?, nil):
             if ifMatch.trimmingSpaces == "*" {
                 return .success(.exists)
             }
             // A list is fine as long as every tag names the same version (`"5", "5-gzip"`); empty
             // elements are ignored (RFC 9110 section 5.6.1.2).
-            let malformed = HTTPError(.badRequest, code: "malformed_if_match", detail: "If-Match: \(quoted(ifMatch)) is not a version in quotes (\"5\") or *")
+            let malformed = ErrorCode.malformedIfMatch.error("If-Match: \(quoted(ifMatch)) is not a version in quotes (\"5\") or *")
             var versions: Set<Int> = []
             for tag in ifMatch.split(separator: ",", omittingEmptySubsequences: false) where !tag.trimmingSpaces.isEmpty {
                 guard let version = entityTag(tag) else { return .failure(malformed) }
@@ -50,12 +50,12 @@ extension HeaderParsing {
             }
             guard let version = versions.first else { return .failure(malformed) }
             guard versions.count == 1 else {
-                return .failure(HTTPError(.badRequest, code: "malformed_if_match", detail: "If-Match: \(quoted(ifMatch)) names several versions; name one (\"5\")"))
+                return .failure(ErrorCode.malformedIfMatch.error("If-Match: \(quoted(ifMatch)) names several versions; name one (\"5\")"))
             }
             return .success(.version(version))
         case let (nil, ifNoneMatch?):
             guard ifNoneMatch.trimmingSpaces == "*" else {
-                return .failure(HTTPError(.badRequest, code: "malformed_if_none_match", detail: "If-None-Match: \(quoted(ifNoneMatch)); a PUT understands only * (create, never replace)"))
+                return .failure(ErrorCode.malformedIfNoneMatch.error("If-None-Match: \(quoted(ifNoneMatch)); a PUT understands only * (create, never replace)"))
             }
             return .success(.absent)
         }

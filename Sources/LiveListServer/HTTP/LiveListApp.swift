@@ -107,7 +107,7 @@ public final class LiveListApp: Sendable {
         router.add(.POST, "/lists/:name/actions", HTTPHandler.async { [self] request in await action(request) }.checkingHeads { [self] head in
             let type = head.contentMediaType
             guard type == "application/json" || type == "application/x-www-form-urlencoded" else {
-                return errorResponse(415, "unsupported_media_type", "Content-Type: send application/json or a form")
+                return errorResponse(.unsupportedMediaType, "Content-Type: send application/json or a form")
             }
             // A session the server minted always, and for JSON the token header: a form carries its token
             // in the body.
@@ -115,7 +115,7 @@ public final class LiveListApp: Sendable {
             let headerToken = head.headers["X-CSRF-Token"]
             let tokenOK = type != "application/json" || (session.flatMap { id in headerToken.map { keys.verify(token: $0, sessionID: id) } } ?? false)
             guard session != nil, tokenOK else {
-                return errorResponse(403, "csrf_failed", "the CSRF token is missing, stale or forged; reload the page")
+                return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
             }
             return nil
         }.acceptingBodies(upTo: configuration.maximumActionBodyBytes))

@@ -46,7 +46,7 @@ extension LiveListApp {
     /// clients through no proxy only, as writes are.
     func serveMetrics(_ request: HTTPRequest) async -> HTTPResponse {
         if let refusal = refuseUnlessAuthorized(request, token: configuration.metricsToken, what: "metrics", tokenName: "metrics token",
-                                                forbidden: HTTPError(.forbidden, code: "metrics_need_token", detail: "this server shows /metrics only to loopback clients until a metrics token is configured (--metrics-token)"))
+                                                forbidden: ErrorCode.metricsNeedToken.error("this server shows /metrics only to loopback clients until a metrics token is configured (--metrics-token)"))
         {
             return refusal
         }

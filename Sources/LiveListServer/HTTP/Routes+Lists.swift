@@ -27,10 +27,10 @@ extension LiveListApp {
     /// The list named by the route's `:name`, or the 404 answer.
     func hostedList(_ request: HTTPRequest) async -> Result<any ServedList, HTTPError> {
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
-            return .failure(HTTPError(.notFound, code: "not_found", detail: "no list named \(quoted(request.pathParameters["name"] ?? ""))"))
+            return .failure(ErrorCode.notFound.error("no list named \(quoted(request.pathParameters["name"] ?? ""))"))
         }
         guard let list = registry.existingList(name) else {
-            return .failure(HTTPError(.notFound, code: "not_found", detail: "no list named \(name)"))
+            return .failure(ErrorCode.notFound.error("no list named \(name)"))
         }
         return .success(list)
     }
@@ -190,10 +190,10 @@ extension LiveListApp {
         case let .failure(answer): return answer.response
         }
         guard let text = request.queryValue("since") else {
-            return errorResponse(400, "malformed_since", "since: missing; ask for changes?since=VERSION")
+            return errorResponse(.malformedSince, "since: missing; ask for changes?since=VERSION")
         }
         guard let since = ListVersion.parse(text) else {
-            return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
+            return errorResponse(.malformedSince, "since: \(quoted(text)) is not a version (a non-negative integer)")
         }
         let viewer = Viewer(session: keys.session(from: request))
         var response = HTTPResponse.json(await list.changes(since: since, for: viewer).encodedJSON())
@@ -211,7 +211,7 @@ extension LiveListApp {
         var since: Int?
         if let text = request.queryValue("since") {
             guard let version = ListVersion.parse(text) else {
-                return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version (a non-negative integer)")
+                return errorResponse(.malformedSince, "since: \(quoted(text)) is not a version (a non-negative integer)")
             }
             since = version
         }
@@ -243,15 +243,15 @@ extension LiveListApp {
     func multiplexedEvents(_ request: HTTPRequest) async -> HTTPResponse {
         let raw = request.queryValues("list")
         guard !raw.isEmpty else {
-            return errorResponse(400, "missing_list", "list: name at least one list (events?list=A&list=B)")
+            return errorResponse(.missingList, "list: name at least one list (events?list=A&list=B)")
         }
         guard raw.count <= configuration.maximumListsPerStream else {
-            return errorResponse(400, "too_many_lists", "list: \(raw.count) lists, more than the limit of \(configuration.maximumListsPerStream)")
+            return errorResponse(.tooManyLists, "list: \(raw.count) lists, more than the limit of \(configuration.maximumListsPerStream)")
         }
         var names: [ListName] = []
         for text in raw {
             guard let name = ListName(text) else {
-                return errorResponse(404, "not_found", "no list named \(quoted(text))")
+                return errorResponse(.notFound, "no list named \(quoted(text))")
             }
             if !names.contains(name) {
                 names.append(name)
@@ -260,7 +260,7 @@ extension LiveListApp {
         var since: [String: Int] = [:]
         if let text = request.queryValue("since") {
             guard let vector = MultiplexedStream.parseVector(text) else {
-                return errorResponse(400, "malformed_since", "since: \(quoted(text)) is not a version vector (A:3,B:7)")
+                return errorResponse(.malformedSince, "since: \(quoted(text)) is not a version vector (A:3,B:7)")
             }
             since = vector
         }

@@ -8,7 +8,7 @@ extension LiveListApp {
     /// also not behind nginx.
     func refuseWrite(_ request: HTTPRequest) -> HTTPResponse? {
         refuseUnlessAuthorized(request, token: configuration.writeToken, what: "writes", tokenName: "write token",
-                               forbidden: HTTPError(.forbidden, code: "writes_need_token", detail: "this server accepts writes only from loopback clients until a write token is configured (--write-token)"))
+                               forbidden: ErrorCode.writesNeedToken.error("this server accepts writes only from loopback clients until a write token is configured (--write-token)"))
     }
 
     /// Nil when `request` may go on. With `token`, it must say `Authorization: Bearer TOKEN` (the
@@ -19,7 +19,7 @@ extension LiveListApp {
             let given = request.headers["Authorization"] ?? ""
             // The scheme is not secret; the credentials are compared in constant time.
             guard let credentials = HeaderParsing.bearerCredentials(given), constantTimeEqual(Array(token.utf8), Array(credentials.utf8)) else {
-                return errorResponse(401, "unauthorized", given.isEmpty ? "Authorization: missing; \(what) need \"Bearer TOKEN\"" : "Authorization: the \(tokenName) is wrong",
+                return errorResponse(.unauthorized, given.isEmpty ? "Authorization: missing; \(what) need \"Bearer TOKEN\"" : "Authorization: the \(tokenName) is wrong",
                                      headers: ["WWW-Authenticate": "Bearer realm=\"livelist\""])
             }
             return nil
@@ -49,10 +49,10 @@ extension LiveListApp {
             return refusal
         }
         guard let raw = request.pathParameters["name"], ListName(raw) != nil else {
-            return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+            return errorResponse(.notFound, "no list named \(quoted(request.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
         }
         guard request.contentMediaType == "application/json" else {
-            return errorResponse(415, "unsupported_media_type", "Content-Type: \(quoted(request.headers["Content-Type"] ?? "")); send application/json")
+            return errorResponse(.unsupportedMediaType, "Content-Type: \(quoted(request.headers["Content-Type"] ?? "")); send application/json")
         }
         return nil
     }
@@ -63,10 +63,10 @@ extension LiveListApp {
             return refusal
         }
         guard let name = request.pathParameters["name"].flatMap(ListName.init) else {
-            return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? ""))")
+            return errorResponse(.notFound, "no list named \(quoted(request.pathParameters["name"] ?? ""))")
         }
         guard request.body.count <= configuration.maximumBodyBytes else {
-            return errorResponse(413, "body_too_large", "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
+            return errorResponse(.bodyTooLarge, "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
         }
         let precondition: WritePrecondition
         switch HeaderParsing.writeCondition(ifMatch: request.headers.joinedValues("If-Match"), ifNoneMatch: request.headers.joinedValues("If-None-Match")) {
@@ -92,7 +92,7 @@ extension LiveListApp {
             return refusal
         }
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
-            return errorResponse(404, "not_found", "no list named \(quoted(request.pathParameters["name"] ?? ""))")
+            return errorResponse(.notFound, "no list named \(quoted(request.pathParameters["name"] ?? ""))")
         }
         do {
             return HTTPResponse.json(try await registry.delete(name).json)
@@ -113,7 +113,7 @@ extension LiveListApp {
     ) async -> HTTPResponse {
         let keys = joined.split(separator: "\0", omittingEmptySubsequences: true)
         guard keys.count <= Self.maximumReportedCells else {
-            return errorResponse(422, "too_many_cells", "cells: \(keys.count) cells, more than the \(Self.maximumReportedCells) one report may name")
+            return errorResponse(.tooManyCells, "cells: \(keys.count) cells, more than the \(Self.maximumReportedCells) one report may name")
         }
         for key in keys {
             _ = await list.perform(ListAction(type: type, cell: String(key), fields: fields, session: session))
@@ -148,7 +148,7 @@ extension LiveListApp {
         guard let seconds = actionPacer.take(keys) else { return nil }
         metrics.actionPaced()
         let pace = actionPacer.pace
-        return errorResponse(429, "too_many_actions",
+        return errorResponse(.tooManyActions,
                              "more than \(pace.burst) actions at once or \(pace.rate == pace.rate.rounded() ? String(Int(pace.rate)) : String(pace.rate)) a second from this page or address; wait \(seconds) s",
                              headers: ["Retry-After": String(seconds)])
     }
@@ -182,7 +182,7 @@ extension LiveListApp {
         }
         let isForm = request.contentMediaType == "application/x-www-form-urlencoded"
         guard isForm || request.contentMediaType == "application/json" else {
-            return errorResponse(415, "unsupported_media_type", "Content-Type: send application/json or a form")
+            return errorResponse(.unsupportedMediaType, "Content-Type: send application/json or a form")
         }
         var fields: [String: String] = [:]
         var token = request.headers["X-CSRF-Token"]
@@ -200,23 +200,23 @@ extension LiveListApp {
         } else {
             do {
                 guard case let .object(members) = try JSONValue.parse(request.body) else {
-                    return errorResponse(422, "invalid_type", "body: expected an object")
+                    return errorResponse(.invalidType, "body: expected an object")
                 }
                 for (key, value) in members {
                     guard case let .string(text) = value else {
-                        return errorResponse(422, "invalid_type", "\(key): expected a string")
+                        return errorResponse(.invalidType, "\(key): expected a string")
                     }
                     fields[key] = text
                 }
             } catch {
-                return errorResponse(400, "malformed_json", error.description)
+                return errorResponse(.malformedJSON, error.description)
             }
         }
         guard let session = keys.session(from: request), let token, keys.verify(token: token, sessionID: session) else {
-            return errorResponse(403, "csrf_failed", "the CSRF token is missing, stale or forged; reload the page")
+            return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
         }
         guard let type = fields.removeValue(forKey: "type"), !type.isEmpty else {
-            return errorResponse(422, "missing_field", "type: missing")
+            return errorResponse(.missingField, "type: missing")
         }
         sessions.touch(session)
         if let refusal = pace(type, session: session, request) {
@@ -230,14 +230,15 @@ extension LiveListApp {
         case .handled:
             break
         case .unknownType:
-            return errorResponse(422, "unknown_action", "type: \(quoted(type)) is not an action of \(list.name)")
+            return errorResponse(.unknownAction, "type: \(quoted(type)) is not an action of \(list.name)")
         case .unknownCell:
-            return errorResponse(422, "unknown_cell", "cell: \(quoted(cell ?? "")) is not a cell of \(list.name)")
+            return errorResponse(.unknownCell, "cell: \(quoted(cell ?? "")) is not a cell of \(list.name)")
         case let .refused(refusal):
-            return errorResponse(422, refusal.code, refusal.detail)
+            // The app's own code: a refusal of what the action carries.
+            return errorResponse(HTTPError(.unprocessableContent, code: refusal.code, detail: refusal.detail))
         case let .failed(cause):
             configuration.errorLog?("\(request.method) \(request.path): the action \(quoted(type)) failed: \(cause)")
-            return errorResponse(500, "action_failed", "the server could not complete this action; its log says why")
+            return errorResponse(.actionFailed, "the server could not complete this action; its log says why")
         }
         return actionTaken(on: list, isForm: isForm, request)
     }
