@@ -260,16 +260,17 @@ final class Connection: @unchecked Sendable {
                 head.remoteAddress = remoteAddress
                 currentVersion = head.version
                 currentMethod = head.method
-                if let check = loop.handler.headCheck, let response = check(head) {
+                let limit: Int
+                switch loop.handler.decideBeforeBody(head, contentLength: contentLength, serverLimit: configuration.limits.body) {
+                case let .refused(response):
                     refuseBeforeBody(response, method: head.method, version: head.version)
                     continue
-                }
-                // The route says how large a body it reads (none for most GETs): a larger one is
-                // refused from its head, before any of it is read or held.
-                let limit = min(loop.handler.bodyLimit?(head) ?? configuration.limits.body, configuration.limits.body)
-                if contentLength.map({ $0 > limit }) ?? (limit == 0) {
-                    refuseBeforeBody(bodyTooLarge(head, limit: limit), method: head.method, version: head.version)
+                case let .tooLarge(limit):
+                    let response = HTTPHandler.bodyTooLarge(head, limit: limit, formatter: configuration.errorFormatter)
+                    refuseBeforeBody(presented(response), method: head.method, version: head.version)
                     continue
+                case let .read(bodyLimit):
+                    limit = bodyLimit
                 }
                 parser.limitBody(to: limit)
                 announcedBody = contentLength
@@ -312,13 +313,6 @@ final class Connection: @unchecked Sendable {
     }
 
     /// 413 for a body larger than its route reads (`limit` 0: the route takes none).
-    private func bodyTooLarge(_ head: HTTPRequest, limit: Int) -> HTTPResponse {
-        let detail = limit == 0
-            ? "\(head.method.rawValue) \(head.path) takes no body"
-            : "\(head.method.rawValue) \(head.path) takes bodies of at most \(limit) bytes"
-        return presented(HTTPResponse.error(HTTPError(.contentTooLarge, code: "body_too_large", detail: detail), formatter: configuration.errorFormatter))
-    }
-
     private func overBudget() -> HTTPResponse {
         var response = HTTPResponse.error(
             HTTPError(.serviceUnavailable, code: "overloaded", detail: "the server holds too many request bodies now; retry shortly"),

@@ -50,6 +50,42 @@ public struct HTTPHandler: Sendable {
         return HTTPHandler(kind: kind, headCheck: headCheck, bodyLimit: { _ in limit })
     }
 
+    /// What the server decides from the head of a request that announces a body, before it reads
+    /// any of it.
+    package enum BodyDecision {
+        /// The head check answered: the body is never read.
+        case refused(HTTPResponse)
+        /// The body announced, or any body on a route that takes none, is larger than `limit`: 413.
+        case tooLarge(limit: Int)
+        /// Read the body, up to `limit` bytes.
+        case read(limit: Int)
+    }
+
+    /// Decides from `head` (a request that announces a body of `contentLength` bytes, or a chunked
+    /// one of unknown length) what to do before reading it: the handler's head check first, then the
+    /// route's body limit, never above `serverLimit`. The connection decides with it, and so do the
+    /// in-process route tests, so that both refuse alike.
+    package func decideBeforeBody(_ head: HTTPRequest, contentLength: Int?, serverLimit: Int) -> BodyDecision {
+        if let headCheck, let response = headCheck(head) {
+            return .refused(response)
+        }
+        // The route says how large a body it reads (none for most GETs): a larger one is refused
+        // from its head, before any of it is read or held.
+        let limit = min(bodyLimit?(head) ?? serverLimit, serverLimit)
+        if contentLength.map({ $0 > limit }) ?? (limit == 0) {
+            return .tooLarge(limit: limit)
+        }
+        return .read(limit: limit)
+    }
+
+    /// The 413 answer to `head`, whose body is larger than `limit` (0: the route takes none).
+    package static func bodyTooLarge(_ head: HTTPRequest, limit: Int, formatter: HTTPErrorFormatter) -> HTTPResponse {
+        let detail = limit == 0
+            ? "\(head.method.rawValue) \(head.path) takes no body"
+            : "\(head.method.rawValue) \(head.path) takes bodies of at most \(limit) bytes"
+        return HTTPResponse.error(HTTPError(.contentTooLarge, code: "body_too_large", detail: detail), formatter: formatter)
+    }
+
     /// This handler with the body limit `limit` decides per request (a router's, by route).
     func withBodyLimit(_ limit: (@Sendable (HTTPRequest) -> Int?)?) -> HTTPHandler {
         HTTPHandler(kind: kind, headCheck: headCheck, bodyLimit: limit)

@@ -96,11 +96,21 @@ final class RouteClient: Sendable {
         var request = HTTPRequest(method: method, version: .http1_1, target: target, path: decoded.path, pathSegments: decoded.segments,
                                   query: decoded.query, headers: fields, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "localhost")
         request.remoteAddress = address
-        // The server asks the head check as soon as the head of a request with a body is parsed.
-        if fields.contains("Transfer-Encoding") || (Int(fields["Content-Length"] ?? "") ?? 0) > 0,
-            let check = handler.headCheck, let refusal = check(request)
-        {
-            return RouteResponse(refusal, method: method, refusedBeforeBody: true)
+        // A request that announces a body is decided from its head first, as the connection does it.
+        let chunked = fields.contains("Transfer-Encoding")
+        let length = Int(fields["Content-Length"] ?? "") ?? 0
+        if chunked || length > 0 {
+            let http = app.httpConfiguration
+            switch handler.decideBeforeBody(request, contentLength: chunked ? nil : length, serverLimit: http.limits.body) {
+            case let .refused(response):
+                return RouteResponse(response, method: method, refusedBeforeBody: true)
+            case let .tooLarge(limit):
+                var response = HTTPHandler.bodyTooLarge(request, limit: limit, formatter: http.errorFormatter)
+                response = http.errorPresenter?(response, fields) ?? response
+                return RouteResponse(response, method: method, refusedBeforeBody: true)
+            case .read:
+                break
+            }
         }
         request.body = body
         return RouteResponse(await handler.respond(to: request), method: method, refusedBeforeBody: false)

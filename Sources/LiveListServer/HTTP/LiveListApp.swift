@@ -144,8 +144,9 @@ public final class LiveListApp: Sendable {
         return counted.compressed()
     }
 
-    /// Starts serving and returns when the server stops (SIGTERM or SIGINT end it gracefully).
-    public func run(onStart: @Sendable (Int) -> Void = { _ in }) async throws {
+    /// The HTTP server's settings for this app: its limits, error answers and TLS (also what the
+    /// in-process route tests decide a request's head with).
+    package var httpConfiguration: HTTPServerConfiguration {
         var http = HTTPServerConfiguration()
         http.host = configuration.host
         http.port = configuration.port
@@ -160,7 +161,12 @@ public final class LiveListApp: Sendable {
         if let certificate = configuration.tlsCertificate, let key = configuration.tlsKey {
             http.tls = TLSConfiguration(certificateChainPath: certificate, privateKeyPath: key)
         }
-        let server = HTTPServer(configuration: http, handler: handler)
+        return http
+    }
+
+    /// Starts serving and returns when the server stops (SIGTERM or SIGINT end it gracefully).
+    public func run(onStart: @Sendable (Int) -> Void = { _ in }) async throws {
+        let server = HTTPServer(configuration: httpConfiguration, handler: handler)
         serverBox.set(server)
         do {
             try server.start()
