@@ -1,4 +1,5 @@
 import Foundation
+import LiveListTestSupport
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -106,121 +107,9 @@ struct ServerError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A response read off a socket.
-struct Response {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-
-    var text: String { String(decoding: body, as: UTF8.self) }
-}
-
-/// A minimal HTTP/1.1 client on a blocking socket: one request per connection, the response read to
-/// the end (`Connection: close`). Enough for black-box tests, and independent of the server's code.
-enum Client {
-    static func request(
-        _ method: String, _ path: String, port: Int, headers: [(String, String)] = [], body: [UInt8] = []
-    ) throws -> Response {
-        let socket = try connect(port: port)
-        defer { close(socket) }
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if !body.isEmpty || method == "PUT" || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
-        head += "\r\n"
-        try send(socket, Array(head.utf8) + body)
-        return try parse(readToEnd(socket))
-    }
-
-    /// Everything the server sends on `socket` until it closes the connection (or the receive timeout).
-    static func readToEnd(_ socket: Int32) -> [UInt8] {
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(socket, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            data += buffer[0 ..< count]
-        }
-        return data
-    }
-
-    static func get(_ path: String, port: Int, headers: [(String, String)] = []) throws -> Response {
-        try request("GET", path, port: port, headers: headers)
-    }
-
-    static func put(_ path: String, port: Int, json: String, headers: [(String, String)] = []) throws -> Response {
-        try request("PUT", path, port: port, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
-    }
-
-    /// A socket connected to the server on loopback; `receiveBuffer` (SO_RCVBUF) and `segmentSize`
-    /// (TCP_MAXSEG, the segment size announced to the server) are set before connecting when given.
-    static func connect(port: Int, receiveBuffer: Int32? = nil, segmentSize: Int32? = nil) throws -> Int32 {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw ServerError("socket failed") }
-        if var size = receiveBuffer {
-            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        if var segment = segmentSize {
-            setsockopt(socket, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            close(socket)
-            throw ServerError("connect to \(port) failed")
-        }
-        return socket
-    }
-
-    static func send(_ socket: Int32, _ bytes: [UInt8]) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { throw ServerError("send failed") }
-            sent += count
-        }
-    }
-
-    static func parse(_ data: [UInt8]) throws -> Response {
-        guard let end = data.firstRange(of: [13, 10, 13, 10]) else { throw ServerError("no response head in \(data.count) bytes") }
-        let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = head[0].split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw ServerError("bad status line \(head[0])") }
-        let headers = head.dropFirst().compactMap { line -> (String, String)? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        }
-        var body = Array(data[end.upperBound...])
-        if headers.contains(where: { $0.0.lowercased() == "transfer-encoding" && $0.1.lowercased().contains("chunked") }) {
-            body = dechunk(body)
-        }
-        return Response(status: status, headers: headers, body: body)
-    }
-
-    static func dechunk(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = 0
-        while let lineEnd = data[index...].firstRange(of: [13, 10]) {
-            let sizeText = String(decoding: data[index ..< lineEnd.lowerBound], as: UTF8.self).split(separator: ";")[0]
-            guard let size = Int(sizeText, radix: 16), size > 0 else { break }
-            let start = lineEnd.upperBound
-            out += data[start ..< min(start + size, data.count)]
-            index = start + size + 2
-            if index >= data.count { break }
-        }
-        return out
-    }
-}
+/// The end-to-end tests' client and its responses: the tests' one raw client (LiveListTestSupport).
+typealias Client = RawHTTP
+typealias Response = RawHTTPResponse
 
 /// An open event stream: reads events as they arrive.
 final class EventStream {
