@@ -108,7 +108,11 @@ let package = Package(
         // The engine alone: lists, versions, change logs, fan-out, sessions, the stores' contract.
         .testTarget(name: "LiveListEngineTests", dependencies: ["LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
-        .testTarget(name: "LiveListPostgresTests", dependencies: ["LiveListPostgres"], swiftSettings: strict),
+        .testTarget(
+            name: "LiveListPostgresTests",
+            dependencies: ["LiveListPostgres", "LiveListEngine", "LiveListTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // End to end: starts the real `livelist` binary on a free loopback port.
         .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], swiftSettings: strict),
     ],

@@ -1,0 +1,167 @@
+import Dispatch
+import Glibc
+import Foundation
+import LiveListEngine
+import LiveListPostgres
+import LiveListTestSupport
+import Logging
+import Testing
+
+/// The PostgreSQL that these tests use: `LIVELIST_TEST_DATABASE_URL` (Scripts/with-postgres.sh starts
+/// a throwaway one and sets it, with `LIVELIST_TEST_PSQL` to make a fresh database per check and
+/// `LIVELIST_TEST_PGCTL` to stop and start it). Without it the tests are skipped, unless
+/// `LIVELIST_REQUIRE_POSTGRES=1` (Scripts/test, CI), where its absence fails the run.
+enum TestDatabase {
+    static let environment = ProcessInfo.processInfo.environment
+    static let url = setting("LIVELIST_TEST_DATABASE_URL")
+    static let psql = setting("LIVELIST_TEST_PSQL")
+    static let pgctl = setting("LIVELIST_TEST_PGCTL")
+    static let isRequired = environment["LIVELIST_REQUIRE_POSTGRES"] == "1"
+
+    private static func setting(_ name: String) -> String? {
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// A small history, so that its bound is reached in a few writes.
+    static let options: PostgresListStore.Options = {
+        var options = PostgresListStore.Options()
+        options.keptVersions = 4
+        options.largestKeptContent = 1_024
+        options.maximumConnections = 4
+        return options
+    }()
+
+    static let logger: Logger = {
+        var logger = Logger(label: "livelist.postgres-contract-tests")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// Storage for one check: a database of its own when `psql` is at hand (a fresh schema, dropped
+    /// afterwards), else the given database itself (the checks' list names never collide).
+    static func storage() async throws -> ContractStorage {
+        guard let text = url else {
+            throw SetupError("set LIVELIST_TEST_DATABASE_URL, e.g. run under Scripts/with-postgres.sh")
+        }
+        let psql = Self.psql
+        var target = try DatabaseURL(text)
+        var created: String?
+        if let psql {
+            let name = "livelist_contract_\(ProcessInfo.processInfo.processIdentifier)_\(UInt32.random(in: 0 ... UInt32.max))"
+            try await run(psql, [text, "-qc", "CREATE DATABASE \(name)"])
+            target.database = name
+            created = name
+        }
+        let (database, made) = (target, created)
+        return ContractStorage(
+            open: { try await PostgresListStore.connect(url: database, options: TestDatabase.options, logger: TestDatabase.logger) },
+            close: { store in
+                if let postgres = store as? PostgresListStore {
+                    postgres.close()
+                }
+            },
+            remove: {
+                if let made, let psql {
+                    // FORCE: the closed stores' connections may not have ended yet.
+                    try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(made) WITH (FORCE)"])
+                }
+            })
+    }
+
+    /// Runs `tool` with `arguments` to its end, on a thread of its own; throws unless it exits 0. Its
+    /// output goes to the test's.
+    static func run(_ tool: String, _ arguments: [String]) async throws {
+        let status: Int32 = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: spawnAndWait(tool, arguments))
+            }
+        }
+        guard status == 0 else {
+            throw SetupError("\(tool) \(arguments.dropFirst().joined(separator: " ")) exited with status \(status)")
+        }
+    }
+
+    /// Runs `tool` and waits for it with `waitpid`: its exit status, or -1 when it cannot start.
+    /// (Foundation's `Process` missed the exit of the script that starts the database, whose daemon
+    /// outlives it, and waited forever.)
+    private static func spawnAndWait(_ tool: String, _ arguments: [String]) -> Int32 {
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, tool, &actions, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return -1 }
+        }
+        // Exited normally: its exit code; killed by a signal: the raw status, never 0.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : status
+    }
+
+    struct SetupError: Error, CustomStringConvertible {
+        var description: String
+
+        init(_ description: String) {
+            self.description = description
+        }
+    }
+}
+
+/// PostgresListStore against the ListStore contract: the checks of every store, and those of a shared
+/// one. Serialized: the restart test stops the database that the others use.
+@Suite(.serialized) struct PostgresListStoreContractTests {
+    static let contract = ListStoreContract(
+        "PostgresListStore", keptVersions: TestDatabase.options.keptVersions,
+        largestKeptContent: TestDatabase.options.largestKeptContent
+    ) {
+        try await TestDatabase.storage()
+    }
+
+    /// Under Scripts/test (CI) a missing database fails the run instead of skipping these tests.
+    @Test func aDatabaseIsGivenWhereOneIsRequired() {
+        if TestDatabase.isRequired && TestDatabase.url == nil {
+            Issue.record("LIVELIST_REQUIRE_POSTGRES=1 but LIVELIST_TEST_DATABASE_URL is not set: set LIVELIST_TEST_DATABASE_URL, e.g. run under Scripts/with-postgres.sh")
+        }
+    }
+
+    @Test(
+        .enabled(if: TestDatabase.url != nil, "set LIVELIST_TEST_DATABASE_URL, e.g. run under Scripts/with-postgres.sh"),
+        arguments: ListStoreContract.Check.allCases)
+    func everyStore(_ check: ListStoreContract.Check) async throws {
+        try await Self.contract.run(check)
+    }
+
+    @Test(
+        .enabled(if: TestDatabase.url != nil, "set LIVELIST_TEST_DATABASE_URL, e.g. run under Scripts/with-postgres.sh"),
+        arguments: ListStoreContract.SharedCheck.allCases)
+    func sharedStore(_ check: ListStoreContract.SharedCheck) async throws {
+        try await Self.contract.run(check)
+    }
+
+    /// Stops and starts the database (`LIVELIST_TEST_PGCTL`): some seconds.
+    @Test(.enabled(
+        if: TestDatabase.url != nil && TestDatabase.pgctl != nil,
+        "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PGCTL, e.g. run under Scripts/with-postgres.sh"))
+    func aRestartOfTheDatabaseIsRiddenOut() async throws {
+        let pgctl = try #require(TestDatabase.pgctl)
+        try await Self.contract.checkReconnection(
+            stopDatabase: { try await TestDatabase.run(pgctl, ["stop"]) },
+            startDatabase: { try await TestDatabase.run(pgctl, ["start"]) })
+    }
+
+    /// An unreachable database fails `connect` with a message naming it, rather than hanging.
+    @Test(.enabled(if: TestDatabase.url != nil, "set LIVELIST_TEST_DATABASE_URL, e.g. run under Scripts/with-postgres.sh"))
+    func connectingToAMissingDatabaseFails() async throws {
+        var url = try DatabaseURL(try #require(TestDatabase.url))
+        url.database = "livelist_missing_\(UInt32.random(in: 0 ... UInt32.max))"
+        let target = url
+        let error = await #expect(throws: StoreError.self) {
+            _ = try await PostgresListStore.connect(url: target, options: TestDatabase.options, logger: TestDatabase.logger)
+        }
+        #expect(error?.description.contains(target.database) == true, "\(String(describing: error))")
+    }
+}
