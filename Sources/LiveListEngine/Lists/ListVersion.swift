@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The versions of lists: integers that only grow and are never reused (docs/PROTOCOL.md, "Versions").
 public enum ListVersion {
     /// The largest version a list may reach: 2^53 − 1, the largest integer a JavaScript client holds
