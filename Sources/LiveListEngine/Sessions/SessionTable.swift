@@ -17,13 +17,10 @@ package final class SessionTable: Sendable {
     /// The most list names remembered per session, so one session cannot grow without bound.
     package static let maximumListsPerSession = 64
 
-    package let capacity: Int
-    package let idleTimeout: Duration
     private let table: Mutex<Table>
 
+    /// A table of at most `capacity` sessions (at least one), idle ones expiring after `idleTimeout`.
     package init(capacity: Int, idleTimeout: Duration) {
-        self.capacity = max(1, capacity)
-        self.idleTimeout = idleTimeout
         table = Mutex(Table(capacity: max(1, capacity), idleTimeout: idleTimeout))
     }
 

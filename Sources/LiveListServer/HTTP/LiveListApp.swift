@@ -228,12 +228,8 @@ public final class LiveListApp: Sendable {
 
 /// Holds the running HTTP server for `/metrics` and `stop()`.
 final class ServerBox: Sendable {
-    private struct Held {
-        var server: HTTPServer?
-    }
+    private let server = Mutex<HTTPServer?>(nil)
 
-    private let held = Mutex(Held())
-
-    func set(_ server: HTTPServer) { held.withLock { $0.server = server } }
-    func get() -> HTTPServer? { held.withLock { held in held.server } }
+    func set(_ server: HTTPServer) { self.server.withLock { $0 = server } }
+    func get() -> HTTPServer? { server.withLock { $0 } }
 }

@@ -6,11 +6,7 @@ import Synchronization
 /// stored, under the exact cookie text; the token is derived from the id as it always is. Bounded:
 /// past `capacity` entries the table starts over.
 final class VerifiedSessions: Sendable {
-    private struct Held {
-        var entries: [String: PageViewer] = [:]
-    }
-
-    private let held = Mutex(Held())
+    private let entries = Mutex<[String: PageViewer]>([:])
     private let capacity: Int
 
     init(capacity: Int = 4_096) {
@@ -19,18 +15,18 @@ final class VerifiedSessions: Sendable {
 
     /// The viewer of the cookie value `cookie`, or nil when it does not verify.
     func viewer(cookie: String, keys: SessionKeys) -> PageViewer? {
-        if let known = held.withLock({ held in held.entries[cookie] }) {
+        if let known = entries.withLock({ $0[cookie] }) {
             return known
         }
         guard let id = keys.sessionID(fromCookie: cookie) else { return nil }
         let viewer = PageViewer(session: id, token: keys.csrfTokenBytes(for: id))
-        held.withLock { held in
-            if held.entries.count >= capacity { held.entries.removeAll(keepingCapacity: true) }
-            held.entries[cookie] = viewer
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[cookie] = viewer
         }
         return viewer
     }
 
     /// Entries held now (for tests).
-    var count: Int { held.withLock { held in held.entries.count } }
+    var count: Int { entries.withLock { $0.count } }
 }
