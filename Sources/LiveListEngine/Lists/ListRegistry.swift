@@ -155,11 +155,14 @@ public actor ListRegistry {
     }
 
     /// Registers an app list under `name` (see ``claimForApp(_:make:)``), made by `make` at the name's
-    /// version, and runs its first render; the streams that waited on the name then catch up on it.
+    /// version with `custom` (or the registry's configuration), and runs its first render; the streams
+    /// that waited on the name then catch up on it.
     private func hostApp<List: ServedList>(
-        _ name: ListName, make: (_ version: Int) throws -> List, first: (List) async throws -> Void
+        _ name: ListName, configuration custom: ListConfiguration?,
+        make: (_ version: Int, _ configuration: ListConfiguration) throws -> List, first: (List) async throws -> Void
     ) async throws -> List {
-        let (hosted, moved) = try await claimForApp(name, make: make)
+        let configuration = custom ?? configuration
+        let (hosted, moved) = try await claimForApp(name) { version in try make(version, configuration) }
         do {
             try await first(hosted)
         } catch {
@@ -176,8 +179,8 @@ public actor ListRegistry {
     ///
     /// - Throws: when the name is taken, or the sections are bad input.
     public func hostApp(_ name: ListName, configuration: ListConfiguration? = nil, sections: [Section]) async throws -> AppList {
-        try await hostApp(name, make: { version in
-            AppList(name: name, version: version, configuration: configuration ?? self.configuration, store: store)
+        try await hostApp(name, configuration: configuration, make: { version, configuration in
+            AppList(name: name, version: version, configuration: configuration, store: store)
         }, first: { hosted in _ = try await hosted.render(sections) })
     }
 
@@ -200,8 +203,8 @@ public actor ListRegistry {
             }
             highWater[name.rawValue] = max(highWater[name.rawValue] ?? 0, stored.version)
         }
-        return try await hostApp(name, make: { [state] version in
-            try StateList(name: name, version: version, configuration: configuration ?? self.configuration, store: store, state: state, render: render)
+        return try await hostApp(name, configuration: configuration, make: { [state] version, configuration in
+            try StateList(name: name, version: version, configuration: configuration, store: store, state: state, render: render)
         }, first: { hosted in try await hosted.host() })
     }
 
@@ -212,8 +215,8 @@ public actor ListRegistry {
     public func hostApp(
         _ name: ListName, configuration: ListConfiguration? = nil, perViewer render: @escaping @Sendable (Viewer) -> [Section]
     ) async throws -> PerViewerList {
-        try await hostApp(name, make: { version in
-            PerViewerList(name: name, version: version, configuration: configuration ?? self.configuration, store: store, render: render)
+        try await hostApp(name, configuration: configuration, make: { version, configuration in
+            PerViewerList(name: name, version: version, configuration: configuration, store: store, render: render)
         }, first: { hosted in _ = try await hosted.refresh() })
     }
 
@@ -240,8 +243,9 @@ public actor ListRegistry {
         custom.adapter = renderer.adapter
         custom.options = renderer.updater.options
         let renders = ServedRenders(onError: onError)
-        let make = { version in AppList(name: name, version: version, configuration: custom, store: self.store) }
-        return try await hostApp(name, make: make, first: { hosted in
+        return try await hostApp(name, configuration: custom, make: { version, configuration in
+            AppList(name: name, version: version, configuration: configuration, store: store)
+        }, first: { hosted in
             let observing = renderer.observe { sections, adapter, updater in
                 guard renders.post(.init(sections: sections, adapter: adapter, options: updater.options)) else { return }
                 Task {

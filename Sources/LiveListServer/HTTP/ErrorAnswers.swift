@@ -19,9 +19,9 @@ func errorResponse(_ error: HTTPError, headers: HTTPHeaders = HTTPHeaders()) -> 
 /// status from its kind (``ListWriteError/Kind/status``); an app's refusal of an action is 422 with the
 /// app's code.
 enum ErrorCode: String {
-    /// no list of that name.
+    /// No list of that name.
     case notFound = "not_found"
-    /// a body that is not JSON.
+    /// A body that is not JSON.
     case malformedJSON = "malformed_json"
     /// `since` that is not a version or a version vector.
     case malformedSince = "malformed_since"
@@ -31,35 +31,35 @@ enum ErrorCode: String {
     case malformedIfNoneMatch = "malformed_if_none_match"
     /// `If-Match` and `If-None-Match` together.
     case conflictingPreconditions = "conflicting_preconditions"
-    /// a multiplexed stream that names no list.
+    /// A multiplexed stream that names no list.
     case missingList = "missing_list"
-    /// a multiplexed stream that names more lists than it may (the engine's `too_many_lists`, the limit of JSON lists, is 422 by its kind).
+    /// A multiplexed stream that names more lists than it may (the engine's `too_many_lists`, the limit of JSON lists, is 422 by its kind).
     case tooManyLists = "too_many_lists"
-    /// a missing or wrong write token.
+    /// A missing or wrong write token.
     case unauthorized = "unauthorized"
-    /// a write from outside loopback without a write token configured.
+    /// A write from outside loopback without a write token configured.
     case writesNeedToken = "writes_need_token"
     /// `/metrics` from outside loopback without a token configured.
     case metricsNeedToken = "metrics_need_token"
-    /// an action whose CSRF token is missing, stale or forged.
+    /// An action whose CSRF token is missing, stale or forged.
     case csrfFailed = "csrf_failed"
-    /// a body past the route's limit.
+    /// A body past the route's limit.
     case bodyTooLarge = "body_too_large"
-    /// a body of a type the route does not read.
+    /// A body of a type the route does not read.
     case unsupportedMediaType = "unsupported_media_type"
-    /// an action field of the wrong JSON type.
+    /// An action field of the wrong JSON type.
     case invalidType = "invalid_type"
-    /// an action without its `type`.
+    /// An action without its `type`.
     case missingField = "missing_field"
-    /// a visibility report naming more cells than one report may.
+    /// A visibility report naming more cells than one report may.
     case tooManyCells = "too_many_cells"
-    /// an action type the list does not declare.
+    /// An action type the list does not declare.
     case unknownAction = "unknown_action"
-    /// an action about a cell the list does not show.
+    /// An action about a cell the list does not show.
     case unknownCell = "unknown_cell"
-    /// actions past the session's or the address's pace.
+    /// Actions past the session's or the address's pace.
     case tooManyActions = "too_many_actions"
-    /// an action handler that failed (logged).
+    /// An action handler that failed (logged).
     case actionFailed = "action_failed"
 
     /// The status that answers this error.

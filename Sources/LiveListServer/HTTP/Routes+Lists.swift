@@ -25,7 +25,7 @@ extension LiveListApp {
     }
 
     /// The list named by the route's `:name`, or the 404 answer.
-    func hostedList(_ request: HTTPRequest) async -> Result<any ServedList, HTTPError> {
+    func hostedList(_ request: HTTPRequest) -> Result<any ServedList, HTTPError> {
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
             return .failure(ErrorCode.notFound.error("no list named \(quoted(request.pathParameters["name"] ?? ""))"))
         }
@@ -43,7 +43,7 @@ extension LiveListApp {
     /// cut template (PageCache) with the viewer's token joined in, under header fields encoded once.
     func page(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch await hostedList(request) {
+        switch hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }
@@ -185,7 +185,7 @@ extension LiveListApp {
     /// `GET /lists/NAME/changes?since=V`: one changeset from V to now.
     func changes(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch await hostedList(request) {
+        switch hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }
@@ -204,7 +204,7 @@ extension LiveListApp {
     /// `GET /lists/NAME/events[?since=V]`: the list's changesets as Server-Sent Events.
     func events(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch await hostedList(request) {
+        switch hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }

@@ -176,7 +176,7 @@ extension LiveListApp {
     /// show, is answered 422.
     func action(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch await hostedList(request) {
+        switch hostedList(request) {
         case let .success(found): list = found
         case let .failure(answer): return answer.response
         }

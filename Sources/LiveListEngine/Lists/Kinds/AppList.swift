@@ -43,11 +43,9 @@ public actor AppList: ServedList, AppHostedList {
     public func render(_ sections: [Section]) throws -> ListChangeset? {
         try core.reserveNextVersion(&reservedVersion)
         let first = !exists
-        guard let changeset = try core.renderer.render(sections) else {
-            core.setExists(true)
-            return nil
-        }
+        let rendered = try core.renderer.render(sections)
         core.setExists(true)
+        guard let changeset = rendered else { return nil }
         let published = first ? core.firstRendering(changeset) : changeset
         core.publish(published)
         return published
