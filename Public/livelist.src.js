@@ -347,17 +347,33 @@
       try { c = JSON.parse(m.data) } catch (_) { return }
       for (const s of ss) (one || s.name == c.list) && apply(s.root, c);
     });
+    // Access to a list was revoked: clear it, stop asking for it, tell the page; the rest go on.
+    e.addEventListener('denied', m => {
+      let c;
+      try { c = JSON.parse(m.data) } catch (_) { return }
+      for (const s of ss) (one || s.name == c.list) && deny(s);
+      S.size ? connect() : (stopped = 1, close(), shown('offline'));
+    });
     e.onerror = () => {
       all('reconnecting'); lost();
       if (e.readyState != 2 || es != e) return; // the browser reconnects by itself
       es = null;
       const d = Math.min(L.max, L.delay * 2 ** tries++) * (.75 + Math.random() / 2), again = () => { timer = setTimeout(connect, d) };
       if (!one) return again();
-      // EventSource hides the status: ask once; 204 and 404 mean the list is gone for good.
+      // EventSource hides the status: ask once; 204 and 404 mean the list is gone for good, 401 that
+      // its viewer may no longer see it.
       const ac = new AbortController();
       fetch(u, { signal: ac.signal, headers: { Accept: 'text/event-stream' } })
-        .then(r => { ac.abort(); r.status == 204 || r.status == 404 ? (stopped = 1, shown('offline')) : again() }, again);
+        .then(r => {
+          ac.abort();
+          r.status == 401 && deny(one);
+          r.status == 204 || r.status == 404 || r.status == 401 ? (stopped = 1, shown('offline')) : again();
+        }, again);
     };
+  }
+
+  function deny(s) {
+    S.delete(s.root); s.root.replaceChildren(); emit(s.root, 'denied');
   }
 
   // When the person last scrolled (capture: scroll events do not bubble): changes are not animated

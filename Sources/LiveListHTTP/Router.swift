@@ -13,6 +13,7 @@ public struct Router: Sendable {
     private struct Route: Sendable {
         var method: HTTPMethod
         var pattern: [Segment]
+        var text: String
         var handler: HTTPHandler
     }
 
@@ -39,7 +40,13 @@ public struct Router: Sendable {
             if part.hasPrefix("*") { return .rest(String(part.dropFirst())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, pattern: segments, handler: handler))
+        routes.append(Route(method: method, pattern: segments, text: pattern, handler: handler))
+    }
+
+    /// Every route's method and pattern, in the order added: what a test that must cover every route
+    /// (also those added later) enumerates.
+    package var patterns: [(method: HTTPMethod, pattern: String)] {
+        routes.map { ($0.method, $0.text) }
     }
 
     /// Adds a route answered synchronously on the event loop.

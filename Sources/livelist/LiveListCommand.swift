@@ -27,7 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve live lists: HTML pages kept in sync over Server-Sent Events, JSON for scripts.",
         discussion: """
             Every option falls back to an environment variable (LIVELIST_HOST, LIVELIST_PORT, LIVELIST_PUBLIC,
-            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_DATABASE_URL, LIVELIST_WRITE_TOKEN, LIVELIST_METRICS_TOKEN,
+            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_DATABASE_URL, LIVELIST_WRITE_TOKEN, LIVELIST_READ_TOKEN, LIVELIST_METRICS_TOKEN,
             LIVELIST_LOG_LEVEL), then to its default. With a database URL, several livelist processes share
             their lists on one PostgreSQL (docs/DEPLOYMENT.md). Without a write token, only loopback clients that came through no proxy may PUT
             or DELETE; without a metrics token, only they may read /metrics.
@@ -57,6 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Bearer token required for PUT and DELETE (env LIVELIST_WRITE_TOKEN).")
     var writeToken: String?
+
+    @Option(help: "Bearer token required to read JSON-driven lists; browsers sign in once at /signin (env LIVELIST_READ_TOKEN).")
+    var readToken: String?
 
     @Option(help: "Bearer token required for GET /metrics (env LIVELIST_METRICS_TOKEN).")
     var metricsToken: String?
@@ -136,6 +139,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.templatesDirectory = (templatesDirectory ?? env("LIVELIST_TEMPLATES")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.dataDirectory = dataDirectory
         configuration.writeToken = (writeToken ?? env("LIVELIST_WRITE_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
+        configuration.readToken = (readToken ?? env("LIVELIST_READ_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.metricsToken = (metricsToken ?? env("LIVELIST_METRICS_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.maximumBodyBytes = maxBody
@@ -217,6 +221,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         let banner = "\(storeDescription), writes \(configuration.writeToken == nil ? "from loopback only" : "with the write token")"
+            + (configuration.readToken == nil ? "" : ", reads of JSON lists with the read token")
         let listenHost = configuration.host
         let scheme = configuration.tlsCertificate == nil ? "http" : "https"
         try await app.run { port in

@@ -22,7 +22,8 @@ import LiveListEngine
 /// over real sockets (EndToEndTests/StreamTests, LiveListHTTPTests/StreamAndShutdownTests).
 final class RouteClient: Sendable {
     let app: LiveListApp
-    let handler: HTTPHandler
+    /// The app's handler, built for each request so that routes the app adds later are served.
+    var handler: HTTPHandler { app.handler }
     /// The data directory, removed when the client goes.
     let dataDirectory: String
 
@@ -43,7 +44,6 @@ final class RouteClient: Sendable {
         } else {
             app = try await LiveListApp(configuration: configuration)
         }
-        handler = app.handler
     }
 
     deinit {

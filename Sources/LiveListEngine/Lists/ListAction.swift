@@ -9,12 +9,15 @@ public struct ListAction: Sendable, Equatable {
     public var fields: [String: String]
     /// The session that sent it.
     public var session: String?
+    /// Who sent it, as the app's `authenticate` says; nil when the app has none.
+    public var identity: Identity?
 
-    public init(type: String, cell: String? = nil, fields: [String: String] = [:], session: String? = nil) {
+    public init(type: String, cell: String? = nil, fields: [String: String] = [:], session: String? = nil, identity: Identity? = nil) {
         self.type = type
         self.cell = cell
         self.fields = fields
         self.session = session
+        self.identity = identity
     }
 }
 

@@ -88,17 +88,33 @@ extension ListRegistry {
         }
     }
 
+    /// Takes one list out of an open multiplexed stream (its viewer may no longer see it); the stream
+    /// goes on with the others.
+    package func leave(_ stream: MultiplexedStream, _ name: ListName) async {
+        let id = ObjectIdentifier(stream.sink)
+        if waiting[name]?.removeValue(forKey: id) != nil {
+            if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
+            return
+        }
+        guard let hosted = known(name) else { return }
+        await hosted.unsubscribe(stream.sink)
+        await retireIfUnused(hosted)
+    }
+
+    /// Sends a multiplexed stream, for each of `names`, the empty reset of a list that has never
+    /// existed, without subscribing it: what a name its viewer may not see gets.
+    nonisolated package func refuse(_ stream: MultiplexedStream, names: [ListName], since: [String: Int]) {
+        for name in names {
+            let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: 0, animate: false,
+                                      operations: [.reset(html: "", sections: [])])
+            stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: 0)))
+        }
+    }
+
     /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
     package func forget(_ stream: MultiplexedStream) async {
-        let id = ObjectIdentifier(stream.sink)
         for name in stream.names.compactMap(ListName.init) {
-            if waiting[name]?.removeValue(forKey: id) != nil {
-                if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
-                continue
-            }
-            guard let hosted = known(name) else { continue }
-            await hosted.unsubscribe(stream.sink)
-            await retireIfUnused(hosted)
+            await leave(stream, name)
         }
     }
 }

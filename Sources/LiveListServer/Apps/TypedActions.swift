@@ -22,6 +22,9 @@ public struct TypedAction<Kind: ListActions>: Sendable {
     public var fields: [String: String]
     /// The session that sent it.
     public var session: String?
+    /// Who sent it, as the app's `authenticate` says (``LiveListApp/authenticate(_:)``); nil when the
+    /// app has none.
+    public var identity: Identity?
 
     /// The typed form of `action`; nil when its type is not one of `Kind`'s.
     public init?(_ action: ListAction) {
@@ -30,6 +33,7 @@ public struct TypedAction<Kind: ListActions>: Sendable {
         cell = action.cell.flatMap { $0.isEmpty ? nil : $0 }
         fields = action.fields
         session = action.session
+        identity = action.identity
     }
 
     /// The cell's key read as `ID` (`action.cell(as: Int.self)`); nil without a cell or when it does not parse.

@@ -4,7 +4,7 @@ extension ServerConfiguration {
     /// The configuration that the `LIVELIST_*` environment variables describe, as the `livelist`
     /// executable reads them (the README's table), for an app that has no flags of its own:
     /// `LIVELIST_HOST`, `LIVELIST_PORT`, `LIVELIST_DATA`, `LIVELIST_PUBLIC`, `LIVELIST_TEMPLATES`,
-    /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_METRICS_TOKEN`, `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
+    /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_READ_TOKEN`, `LIVELIST_METRICS_TOKEN`, `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
     /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`,
     /// `LIVELIST_ACTION_RATE` and `LIVELIST_ACTION_BURST` (the actions' pace; a rate of 0 sets none).
     /// An unset or empty variable leaves its default.
@@ -36,6 +36,7 @@ extension ServerConfiguration {
         configuration.publicDirectory = value("LIVELIST_PUBLIC")
         configuration.templatesDirectory = value("LIVELIST_TEMPLATES")
         configuration.writeToken = value("LIVELIST_WRITE_TOKEN")
+        configuration.readToken = value("LIVELIST_READ_TOKEN")
         configuration.metricsToken = value("LIVELIST_METRICS_TOKEN")
         configuration.isSecure = value("LIVELIST_SECURE_COOKIES") == "1"
         configuration.tlsCertificate = value("LIVELIST_TLS_CERT")

@@ -17,6 +17,13 @@ public struct ServerConfiguration: Sendable {
     /// When set, writes need `Authorization: Bearer TOKEN`; when nil, only loopback clients that came
     /// through no proxy may write.
     public var writeToken: String?
+    /// When set, reading a JSON-driven list (its page, snapshot, changes and streams) needs
+    /// `Authorization: Bearer TOKEN`, or the cookie that the token sign-in page (`/signin`) sets for a
+    /// browser; the app's own lists keep their rules.
+    public var readToken: String?
+    /// How often every open event stream's access is checked again (the app's `authenticate` and the
+    /// lists' rules, or the read token). Default 60 s; a revocation re-checks at once.
+    public var accessRecheckInterval: Duration = .seconds(60)
     /// When set, `/metrics` needs `Authorization: Bearer TOKEN`; when nil, only loopback clients that
     /// came through no proxy may read it.
     public var metricsToken: String?

@@ -37,6 +37,11 @@ enum ErrorCode: String {
     case tooManyLists = "too_many_lists"
     /// A missing or wrong write token.
     case unauthorized = "unauthorized"
+    /// Not signed in (or no read token) where the list's rule asks for a viewer: 401, the same for a
+    /// list that does not exist.
+    case signInRequired = "sign_in_required"
+    /// Signed in and allowed to view the list but not to act on it.
+    case actNotAllowed = "act_not_allowed"
     /// A write from outside loopback without a write token configured.
     case writesNeedToken = "writes_need_token"
     /// `/metrics` from outside loopback without a token configured.
@@ -61,6 +66,8 @@ enum ErrorCode: String {
     case tooManyActions = "too_many_actions"
     /// An action handler that failed (logged).
     case actionFailed = "action_failed"
+    /// A route of the app's own threw an error that is not an HTTP answer.
+    case routeFailed = "route_failed"
 
     /// The status that answers this error.
     var status: HTTPStatus {
@@ -74,6 +81,8 @@ enum ErrorCode: String {
         case .missingList: .badRequest
         case .tooManyLists: .badRequest
         case .unauthorized: .unauthorized
+        case .signInRequired: .unauthorized
+        case .actNotAllowed: .forbidden
         case .writesNeedToken: .forbidden
         case .metricsNeedToken: .forbidden
         case .csrfFailed: .forbidden
@@ -86,6 +95,7 @@ enum ErrorCode: String {
         case .unknownCell: .unprocessableContent
         case .tooManyActions: .tooManyRequests
         case .actionFailed: .internalServerError
+        case .routeFailed: .internalServerError
         }
     }
 

@@ -33,6 +33,12 @@ public final class LiveListApp: Sendable {
     let sessionCookiePrefix = SessionKeys.cookieName + "="
     let sessionCookieAttributes: String
     let serverBox = ServerBox()
+    /// Decides who may view and act on each list: the one place (``AccessGate``).
+    let gate: AccessGate
+    /// The event streams open on this node, for revocation and re-checks.
+    let openStreams = OpenStreams()
+    /// Routes of the app's own (``route(_:_:csrf:paced:maximumBodyBytes:_:)``).
+    let appRoutes = AppRoutes()
 
     /// Opens the data directory, loads the templates and the stored lists.
     ///
@@ -46,6 +52,7 @@ public final class LiveListApp: Sendable {
         let store = try store ?? FileListStore(directory: configuration.dataDirectory)
         registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
         keys = SessionKeys(secret: try store.secret())
+        gate = AccessGate(readToken: configuration.readToken, secret: keys.secret, trustedProxies: configuration.trustedProxies, registry: registry)
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
         actionPacer = configuration.actionPace.map { ActionPacer(pace: $0) }
         templates = try await Templates(directory: configuration.templatesDirectory)
@@ -73,9 +80,16 @@ public final class LiveListApp: Sendable {
         return "/\(file)?v=\(contentHash(bytes))"
     }
 
-    /// The HTTP handler of every route (also usable without sockets, in tests).
-    public var handler: HTTPHandler {
+    /// The routes: the app's own, then the server's (docs/PROTOCOL.md).
+    package var router: Router {
         var router = Router(errorFormatter: liveListErrorFormatter)
+        // The app's routes first: the app may take `/` (no other path of the server's own: `route`).
+        for route in appRoutes.all {
+            router.add(route.method, route.pattern, route.handler)
+        }
+        if gate.hasReadToken {
+            addTokenSignIn(to: &router)
+        }
         router.on(.GET, "/") { [self] request in await index(request) }
         if registry.isStoreShared {
             router.on(.GET, "/healthz") { [self] _ in storeHealthz() }
@@ -120,6 +134,11 @@ public final class LiveListApp: Sendable {
             return nil
         }.acceptingBodies(upTo: configuration.maximumActionBodyBytes))
         router.fallback = staticFiles
+        return router
+    }
+
+    /// The HTTP handler of every route (also usable without sockets, in tests).
+    public var handler: HTTPHandler {
         let routes = router.handler
         let metrics = self.metrics
         let accessLog = configuration.accessLog
@@ -182,9 +201,11 @@ public final class LiveListApp: Sendable {
         let registry = self.registry
         let errorLog = configuration.errorLog
         let follower = Task { await registry.followStore { line in errorLog?(line) } }
+        let rechecks = Task { [self] in await recheckPeriodically() }
         onStart(server.port)
         await server.waitUntilStopped()
         follower.cancel()
+        rechecks.cancel()
     }
 
     /// The event loop backend the running server chose (`epoll` or `poll`); nil before `run` started it.

@@ -9,6 +9,36 @@ final class Metrics: Sendable {
         var streams = 0
         var streamsTotal = 0
         var paced = 0
+        var refusedUnauthenticated = 0
+        var refusedDenied = 0
+        var revocations = 0
+        var streamsDenied = 0
+    }
+
+    /// Why the gate refused a request.
+    enum Refusal {
+        case unauthenticated, denied
+    }
+
+    func refused(_ refusal: Refusal) {
+        held.withLock { held in
+            switch refusal {
+            case .unauthenticated: held.refusedUnauthenticated += 1
+            case .denied: held.refusedDenied += 1
+            }
+        }
+    }
+
+    func revoked() {
+        held.withLock { held in held.revocations += 1 }
+    }
+
+    func streamDenied() {
+        held.withLock { held in held.streamsDenied += 1 }
+    }
+
+    var access: (unauthenticated: Int, denied: Int, revocations: Int, streamsDenied: Int) {
+        held.withLock { held in (held.refusedUnauthenticated, held.refusedDenied, held.revocations, held.streamsDenied) }
     }
 
     private let held = Mutex(Held())
@@ -99,6 +129,11 @@ extension LiveListApp {
         metric("livelist_stream_queued_bytes", "gauge", "Bytes queued for event streams (bytes that streams share counted once).", [("", serverBox.get()?.streamBytesQueued ?? 0)])
         metric("livelist_request_body_bytes", "gauge", "Bytes of request bodies held.", [("", serverBox.get()?.bodyBytesHeld ?? 0)])
         metric("livelist_actions_paced_total", "counter", "Actions refused for their pace (429).", [("", metrics.pacedActions)])
+        let access = metrics.access
+        metric("livelist_access_refusals_total", "counter", "Requests refused by a list's access rule or the read token, by kind (paced: actions refused for their pace).",
+               [("{kind=\"unauthenticated\"}", access.unauthenticated), ("{kind=\"denied\"}", access.denied), ("{kind=\"paced\"}", metrics.pacedActions)])
+        metric("livelist_revocations_total", "counter", "Revocations the app asked for (identity, list, session).", [("", access.revocations)])
+        metric("livelist_streams_denied_total", "counter", "Lists of open streams ended by a revocation or a re-check.", [("", access.streamsDenied)])
         metric("livelist_changesets_total", "counter", "Changesets published.", [("", totals.changesets)])
         metric("livelist_patches_sent_total", "counter", "Events written to streams.", [("", totals.eventsSent)])
         metric("livelist_patch_bytes_sent_total", "counter", "Bytes of changeset JSON written to streams (without the event framing).", [("", totals.bytesSent)])

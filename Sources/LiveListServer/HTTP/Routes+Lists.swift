@@ -7,8 +7,10 @@ extension LiveListApp {
     /// `GET /`: the index page of the lists being served.
     func index(_ request: HTTPRequest) async -> HTTPResponse {
         var lists: [[String: Any]] = []
+        let subject = await gate.subject(request)
         for name in await registry.names() {
-            guard let list = registry.existingList(name) else { continue }
+            // Only what the viewer may view.
+            guard case .allowed = await gate.decide(subject, name), let list = registry.existingList(name) else { continue }
             let snapshot = await list.snapshot()
             lists.append([
                 "name": name.rawValue,
@@ -24,17 +26,6 @@ extension LiveListApp {
         return response
     }
 
-    /// The list named by the route's `:name`, or the 404 answer.
-    func hostedList(_ request: HTTPRequest) -> Result<any ServedList, HTTPError> {
-        guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
-            return .failure(ErrorCode.notFound.error("no list named \(quoted(request.pathParameters["name"] ?? ""))"))
-        }
-        guard let list = registry.existingList(name) else {
-            return .failure(ErrorCode.notFound.error("no list named \(name)"))
-        }
-        return .success(list)
-    }
-
     /// `GET /lists/NAME`: the page, rendered server-side (complete without JavaScript), or the snapshot
     /// as JSON when `Accept` ranks JSON above HTML.
     ///
@@ -43,13 +34,14 @@ extension LiveListApp {
     /// cut template (PageCache) with the viewer's token joined in, under header fields encoded once.
     func page(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch hostedList(request) {
-        case let .success(found): list = found
+        let identity: Identity?
+        switch await guardedList(request, navigable: true) {
+        case let .success(found): (list, identity) = (found.list, found.identity)
         case let .failure(answer): return answer.response
         }
         if request.prefersJSON {
             let viewer = request.cookie(SessionKeys.cookieName).flatMap { pageCache.viewers.viewer(cookie: $0, keys: keys) }
-            let (version, bytes) = await list.versionedSnapshotJSON(for: Viewer(session: viewer?.session))
+            let (version, bytes) = await list.versionedSnapshotJSON(for: Viewer(session: viewer?.session, identity: identity))
             if list.rendersPerViewer {
                 return Self.snapshotResponse(bytes)
             }
@@ -60,7 +52,7 @@ extension LiveListApp {
         // The template is rendered once per list version, cut where the root and the session's CSRF
         // token go (PageCache): a page view costs no template rendering, only joining bytes.
         if list.rendersPerViewer {
-            let (html, version) = await list.pageHTML(for: Viewer(session: viewer.session))
+            let (html, version) = await list.pageHTML(for: Viewer(session: viewer.session, identity: identity))
             let parts: PageParts
             if let cached = pageCache.parts(list.name, version: version) {
                 parts = cached
@@ -76,7 +68,7 @@ extension LiveListApp {
             parts = cached
         } else {
             let html: String
-            (html, version) = await list.pageHTML(for: Viewer(session: viewer.session))
+            (html, version) = await list.pageHTML(for: Viewer(session: viewer.session, identity: identity))
             parts = renderPage(list, version: version).filling(root: Array(html.utf8))
             pageCache.store(list.name, version: version, parts: parts)
         }
@@ -85,11 +77,12 @@ extension LiveListApp {
 
     /// `GET /lists/NAME` answered on the event loop, without a task, when all it needs is at hand: a
     /// list shown alike to every viewer whose page (or JSON snapshot) is cached at the version it is at
-    /// now (read without awaiting). Nil sends the request to ``page(_:)``. The bytes are those
+    /// now (read without awaiting), and that nothing guards (no authenticate, rule or read token: the
+    /// gate is never skipped). Nil sends the request to ``page(_:)``. The bytes are those
     /// ``page(_:)`` would answer.
     func cachedPage(_ request: HTTPRequest) -> HTTPResponse? {
         guard let raw = request.pathParameters["name"], let name = ListName(raw),
-            let list = registry.existingList(name), !list.rendersPerViewer
+            let list = registry.existingList(name), !list.rendersPerViewer, gate.isUnguarded(list)
         else { return nil }
         let version = list.currentVersion
         if request.prefersJSON {
@@ -185,8 +178,9 @@ extension LiveListApp {
     /// `GET /lists/NAME/changes?since=V`: one changeset from V to now.
     func changes(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch hostedList(request) {
-        case let .success(found): list = found
+        let identity: Identity?
+        switch await guardedList(request) {
+        case let .success(found): (list, identity) = (found.list, found.identity)
         case let .failure(answer): return answer.response
         }
         guard let text = request.queryValue("since") else {
@@ -195,7 +189,7 @@ extension LiveListApp {
         guard let since = ListVersion.parse(text) else {
             return errorResponse(.malformedSince, "since: \(quoted(text)) is not a version (a non-negative integer)")
         }
-        let viewer = Viewer(session: keys.session(from: request))
+        let viewer = Viewer(session: keys.session(from: request), identity: identity)
         var response = HTTPResponse.json(await list.changes(since: since, for: viewer).encodedJSON())
         response.headers.set("Cache-Control", "no-store")
         return response
@@ -204,8 +198,9 @@ extension LiveListApp {
     /// `GET /lists/NAME/events[?since=V]`: the list's changesets as Server-Sent Events.
     func events(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch hostedList(request) {
-        case let .success(found): list = found
+        let identity: Identity?
+        switch await guardedList(request) {
+        case let .success(found): (list, identity) = (found.list, found.identity)
         case let .failure(answer): return answer.response
         }
         var since: Int?
@@ -223,19 +218,22 @@ extension LiveListApp {
         let sessions = self.sessions
         let metrics = self.metrics
         let resume = since
-        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { stream in
+        let openStreams = self.openStreams
+        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self] stream in
             metrics.streamOpened()
             if let session {
                 _ = sessions.streamOpened(session, lists: [list.name.rawValue])
             }
+            trackStream(stream, request: request, identity: identity, session: session, multiplexed: nil, names: [list.name])
             stream.onClose { _ in
                 metrics.streamClosed()
+                openStreams.remove(stream)
                 if let session {
                     sessions.streamClosed(session)
                 }
                 Task { await list.unsubscribe(stream) }
             }
-            Task { await list.subscribe(stream, since: resume, viewer: Viewer(session: session)) }
+            Task { await list.subscribe(stream, since: resume, viewer: Viewer(session: session, identity: identity)) }
         }
     }
 
@@ -267,27 +265,55 @@ extension LiveListApp {
         if let lastEventID = request.headers["Last-Event-ID"] {
             since = MultiplexedStream.parseVector(lastEventID) ?? Dictionary(uniqueKeysWithValues: names.map { ($0.rawValue, -1) })
         }
+        // Each list is decided on its own: the stream carries those its viewer may see, and answers
+        // the others as names of no list (an empty reset, never joined). Nobody signed in and no list
+        // allowed: 401, as the single-list routes answer.
+        let subject = await gate.subject(request)
+        var allowed: [ListName] = []
+        var refused: [ListName] = []
+        var signInRule: String?
+        for name in names {
+            switch await gate.decide(subject, name) {
+            case .allowed: allowed.append(name)
+            case let .signInNeeded(rule):
+                signInRule = signInRule ?? rule
+                refused.append(name)
+            case .denied:
+                refused.append(name)
+            }
+        }
+        if allowed.isEmpty, let signInRule {
+            return signInAnswer(request, rule: signInRule, navigable: false)
+        }
+        if !refused.isEmpty {
+            metrics.refused(subject.identity == nil ? .unauthenticated : .denied)
+        }
         let session = keys.session(from: request)
         let listNames = names
         let registry = self.registry
         let sessions = self.sessions
         let metrics = self.metrics
+        let openStreams = self.openStreams
         let resume = since
-        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { stream in
+        let viewer = Viewer(session: session, identity: subject.identity)
+        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self, allowed, refused] stream in
             metrics.streamOpened()
             let multiplexed = MultiplexedStream(sink: stream, names: listNames.map(\.rawValue), versions: resume)
             if let session {
                 _ = sessions.streamOpened(session, lists: listNames.map(\.rawValue))
             }
+            trackStream(stream, request: request, identity: subject.identity, session: session, multiplexed: multiplexed, names: allowed)
             stream.onClose { _ in
                 metrics.streamClosed()
+                openStreams.remove(stream)
                 if let session {
                     sessions.streamClosed(session)
                 }
                 // Leaves every list the stream named, and forgets the names only it waited on.
                 Task { await registry.forget(multiplexed) }
             }
-            Task { await registry.subscribe(multiplexed, names: listNames, since: resume, viewer: Viewer(session: session)) }
+            registry.refuse(multiplexed, names: refused, since: resume)
+            Task { await registry.subscribe(multiplexed, names: allowed, since: resume, viewer: viewer) }
         }
     }
 }

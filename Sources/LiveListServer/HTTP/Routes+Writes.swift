@@ -109,14 +109,15 @@ extension LiveListApp {
     /// longer shows is passed over (it was deleted while the report was on its way); more than
     /// ``maximumReportedCells`` is refused (422 `too_many_cells`).
     private func reportVisibility(
-        _ type: String, of joined: String, fields: [String: String], session: String, on list: any ServedList, isForm: Bool, _ request: HTTPRequest
+        _ type: String, of joined: String, fields: [String: String], session: String, identity: Identity?, on list: any ServedList, isForm: Bool,
+        _ request: HTTPRequest
     ) async -> HTTPResponse {
         let keys = joined.split(separator: "\0", omittingEmptySubsequences: true)
         guard keys.count <= Self.maximumReportedCells else {
             return errorResponse(.tooManyCells, "cells: \(keys.count) cells, more than the \(Self.maximumReportedCells) one report may name")
         }
         for key in keys {
-            _ = await list.perform(ListAction(type: type, cell: String(key), fields: fields, session: session))
+            _ = await list.perform(ListAction(type: type, cell: String(key), fields: fields, session: session, identity: identity))
         }
         return actionTaken(on: list, isForm: isForm, request)
     }
@@ -140,8 +141,19 @@ extension LiveListApp {
     /// when the action may go on (and it is counted). Visibility reports are not paced: a page
     /// scrolled quickly sends many, and they change nothing.
     func pace(_ type: String, session: String, _ request: HTTPRequest) -> HTTPResponse? {
-        guard let actionPacer, !Self.isVisibilityReport(type) else { return nil }
-        var keys = ["s:" + session]
+        guard !Self.isVisibilityReport(type) else { return nil }
+        return pace(session: session, request, what: "actions", from: "page")
+    }
+
+    /// 429 when the session (if any), or the client's address, goes faster than the pace allows; nil
+    /// when the request may go on (and it is counted). Actions and the app's paced routes (sign-in
+    /// attempts) share the one pacer.
+    func pace(session: String?, _ request: HTTPRequest, what: String, from: String) -> HTTPResponse? {
+        guard let actionPacer else { return nil }
+        var keys: [String] = []
+        if let session {
+            keys.append("s:" + session)
+        }
         if let address = Self.clientAddress(request, trustedProxies: configuration.trustedProxies) {
             keys.append("a:" + address)
         }
@@ -149,7 +161,7 @@ extension LiveListApp {
         metrics.actionPaced()
         let pace = actionPacer.pace
         return errorResponse(.tooManyActions,
-                             "more than \(pace.burst) actions at once or \(pace.rate == pace.rate.rounded() ? String(Int(pace.rate)) : String(pace.rate)) a second from this page or address; wait \(seconds) s",
+                             "more than \(pace.burst) \(what) at once or \(pace.rate == pace.rate.rounded() ? String(Int(pace.rate)) : String(pace.rate)) a second from this \(from) or address; wait \(seconds) s",
                              headers: ["Retry-After": String(seconds)])
     }
 
@@ -176,8 +188,10 @@ extension LiveListApp {
     /// show, is answered 422.
     func action(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
-        switch hostedList(request) {
-        case let .success(found): list = found
+        let access: Access
+        let identity: Identity?
+        switch await guardedList(request) {
+        case let .success(found): (list, access, identity) = found
         case let .failure(answer): return answer.response
         }
         let isForm = request.contentMediaType == "application/x-www-form-urlencoded"
@@ -218,15 +232,20 @@ extension LiveListApp {
         guard let type = fields.removeValue(forKey: "type"), !type.isEmpty else {
             return errorResponse(.missingField, "type: missing")
         }
+        // A visibility report is part of viewing; anything else needs the rule's `act`.
+        guard access.contains(.act) || Self.isVisibilityReport(type) else {
+            metrics.refused(.denied)
+            return errorResponse(.actNotAllowed, "you may view \(list.name) but not act on it")
+        }
         sessions.touch(session)
         if let refusal = pace(type, session: session, request) {
             return refusal
         }
         if Self.isVisibilityReport(type), let joined = fields.removeValue(forKey: "cells") {
-            return await reportVisibility(type, of: joined, fields: fields, session: session, on: list, isForm: isForm, request)
+            return await reportVisibility(type, of: joined, fields: fields, session: session, identity: identity, on: list, isForm: isForm, request)
         }
         let cell = fields.removeValue(forKey: "cell")
-        switch await list.perform(ListAction(type: type, cell: cell, fields: fields, session: session)) {
+        switch await list.perform(ListAction(type: type, cell: cell, fields: fields, session: session, identity: identity)) {
         case .handled:
             break
         case .unknownType:

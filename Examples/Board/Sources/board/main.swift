@@ -1,0 +1,90 @@
+import Foundation
+import LiveListServer
+import Synchronization
+
+// Users from BOARD_USERS ("alice:secret1,bob:secret2"); a sign-in is a signed cookie naming the user
+// and a random nonce that this process remembers, so that signing out ends it for good.
+let users = Dictionary((ProcessInfo.processInfo.environment["BOARD_USERS"] ?? "alice:secret1,bob:secret2")
+    .split(separator: ",").compactMap { pair in pair.split(separator: ":", maxSplits: 1).map(String.init) }
+    .filter { $0.count == 2 }.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
+let signedIn = Mutex<Set<String>>([])
+
+enum BoardAction: String, ListActions { case post, enter, remove }
+
+struct Note: IdentifiableComponent, Codable, Equatable {
+    var id: Int, text: String, author: String
+    var body: some HTML {
+        span(.class("title")) { text }
+        span(.class("detail")) { author }
+        actionButton(BoardAction.remove, cell: id, .aria("label", "Remove \(text)")) { "✕" }
+    }
+}
+
+let app = try await LiveListApp()
+// Who the viewer is: the user a valid, still signed-in cookie names.
+app.authenticate { head in
+    guard let value = head.cookie("board_user").flatMap(app.verified), let colon = value.firstIndex(of: ":"),
+        signedIn.withLock({ $0.contains(value) }) else { return nil }
+    return Identity(id: String(value[..<colon]))
+}
+try app.signIn(at: "/login")
+
+// `team`: every signed-in user views and acts; `notes-USER`: only that user.
+func board(_ name: String, title: String, rule: @escaping AccessRule) async throws {
+    let list = try await app.host(name, state: [Note]()) { notes in
+        Section(id: "notes", header: Header(title), footer: TextEntry(BoardAction.post, field: "text", label: "New note", button: "Post")) { notes }
+    }
+    await list.onAction(BoardAction.self, changing: [Note].self) { action, notes in
+        switch action.kind {
+        case .post, .enter:
+            guard let text = try action.text("text", maxCharacters: 200, maxBytes: 800), notes.count < 200 else { return }
+            notes.append(Note(id: (notes.map(\.id).max() ?? 0) + 1, text: text, author: action.identity?.name ?? "?"))
+        case .remove:
+            notes.removeAll { $0.id == action.cell(as: Int.self) }
+        }
+    }
+    try await app.access(name, rule)
+}
+try await board("team", title: "Team") { identity in identity == nil ? .none : .all }
+for user in users.keys {
+    try await board("notes-\(user)", title: "\(user)'s notes") { identity in identity?.id == user ? .all : .none }
+}
+
+try app.route(.GET, "/login") { request in
+    .page("""
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head><body>
+        <h1>Sign in</h1><form method="post" action="/login">\(request.csrfField)
+        <input type="hidden" name="next" value="\(escapeHTML(request.nextPath(or: "/lists/team")))">
+        <label>User <input name="user" autocomplete="username" required></label>
+        <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+        <button>Sign in</button></form></body></html>
+        """)
+}
+try app.route(.POST, "/login", paced: true) { request in
+    let form = request.form
+    guard let user = form["user"], let password = form["password"], let expected = users[user],
+        Data(expected.utf8) == Data(password.utf8) else {
+        return .page("<!doctype html><title>Sign in</title><p>Wrong user or password. <a href=\"/login\">Try again</a>", status: .unauthorized)
+    }
+    let value = "\(user):\(UUID().uuidString)"
+    signedIn.withLock { _ = $0.insert(value) }
+    var response = HTTPResponse.redirect(to: request.nextPath(or: "/lists/team"))
+    response.setCookie(Cookie("board_user", app.signed(value), maxAge: 86_400))
+    return response
+}
+try app.route(.POST, "/logout") { request in
+    if let value = request.cookie("board_user").flatMap(app.verified) {
+        signedIn.withLock { _ = $0.remove(value) }
+        app.endStreams(ofSessionIn: request.http)
+        await app.revoke(identity: String(value.prefix { $0 != ":" }))
+    }
+    var response = HTTPResponse.redirect(to: "/login")
+    response.clearCookie("board_user")
+    return response
+}
+// A small JSON API: who am I.
+try app.route(.GET, "/api/me") { request in
+    guard let identity = request.identity else { throw HTTPError(.unauthorized, code: "sign_in_required", detail: "sign in first") }
+    return try .json(encoding: ["id": identity.id])
+}
+try await app.run { port in print("board: http://127.0.0.1:\(port)/login", terminator: "\n") }

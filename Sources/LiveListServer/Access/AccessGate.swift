@@ -1,0 +1,155 @@
+import Synchronization
+public import LiveListEngine
+import LiveListHTTP
+
+/// The app's authentication: who the request's viewer is, or nil for nobody signed in. It runs for
+/// every request that reads or acts on a list, and again whenever a stream's access is re-checked
+/// (``LiveListApp/revoke(identity:)``, the re-check interval, every reconnect). A throw counts as
+/// nobody signed in.
+public typealias Authenticate = @Sendable (RequestHead) async throws -> Identity?
+
+/// A list's access rule: what `identity` (nil when nobody is signed in) may do with the list. A rule
+/// that throws grants nothing.
+public typealias AccessRule = @Sendable (Identity?) async throws -> Access
+
+/// The one place that decides who may view or act on a list (docs/PROTOCOL.md, "Access"). Every route
+/// that reads or acts on a list asks it before it looks the list up, so that a refusal never depends
+/// on whether the list exists; no cache or second route answers without it (the page cached on the
+/// event loop is answered there only for lists that nothing guards: ``isUnguarded(_:)``).
+///
+/// - Without an `authenticate`, a list without a rule is public, as before apps had users.
+/// - With one, a list without a rule is refused.
+/// - With a read token, every list that is not the app's own (JSON-driven lists, and names of no list)
+///   needs the token as well: `Authorization: Bearer TOKEN`, or the cookie of the token sign-in page.
+final class AccessGate: Sendable {
+    private struct Rules {
+        var authenticate: Authenticate?
+        var perList: [ListName: AccessRule] = [:]
+        var signInPath: String?
+    }
+
+    /// Who asks: the identity the app's `authenticate` gave, and whether the request carries the read
+    /// token.
+    struct Subject: Sendable {
+        var identity: Identity?
+        var isReader: Bool
+    }
+
+    enum Verdict: Sendable {
+        /// Goes on, with what the rule grants.
+        case allowed(Access, Identity?)
+        /// Nobody signed in (or no read token) where one is needed: 401, or a page navigation is sent
+        /// to the sign-in route. `rule` names what refused, for the log.
+        case signInNeeded(rule: String)
+        /// Signed in but not allowed: answered exactly as a list that does not exist.
+        case denied(rule: String)
+    }
+
+    private let rules = Mutex(Rules())
+    private let readToken: [UInt8]?
+    /// The value of the token sign-in page's cookie for this token: a MAC of it under the session secret,
+    /// so that a new token (or secret) makes old cookies worthless.
+    let readerCookieValue: String?
+    private let trustedProxies: Set<String>
+    private let registry: ListRegistry
+
+    /// The cookie that the token sign-in page sets.
+    static let readerCookieName = "livelist_reader"
+    /// Where the bare server's token sign-in page is, when a read token is set.
+    static let tokenSignInPath = "/signin"
+
+    init(readToken: String?, secret: [UInt8], trustedProxies: Set<String>, registry: ListRegistry) {
+        self.readToken = readToken.map { Array($0.utf8) }
+        readerCookieValue = readToken.map { hmacSHA256(key: secret, message: Array("livelist-reader:\($0)".utf8)) }
+        self.trustedProxies = trustedProxies
+        self.registry = registry
+    }
+
+    var hasReadToken: Bool { readToken != nil }
+
+    func setAuthenticate(_ authenticate: @escaping Authenticate) {
+        rules.withLock { $0.authenticate = authenticate }
+    }
+
+    func setRule(_ rule: @escaping AccessRule, for name: ListName) {
+        rules.withLock { $0.perList[name] = rule }
+    }
+
+    func setSignInPath(_ path: String?) {
+        rules.withLock { $0.signInPath = path }
+    }
+
+    /// Whether the app authenticates viewers.
+    var authenticates: Bool {
+        rules.withLock { $0.authenticate != nil }
+    }
+
+    /// Where a page navigation refused for want of a viewer goes: the app's sign-in route, else the
+    /// token sign-in page when a read token guards the list.
+    func signInPath(readTokenRefused: Bool) -> String? {
+        if let path = rules.withLock({ $0.signInPath }) { return path }
+        return readTokenRefused && readToken != nil ? Self.tokenSignInPath : nil
+    }
+
+    /// Whether nothing guards `list`: no authenticate, no rule, no read token over it. Only such a list
+    /// may be answered without asking (the page cached on the event loop).
+    func isUnguarded(_ list: any ServedList) -> Bool {
+        let ruled = rules.withLock { $0.authenticate != nil || $0.perList[list.name] != nil }
+        return !ruled && !readTokenGuards(list.name)
+    }
+
+    /// Who asks: runs the app's `authenticate` (a throw is nobody) and checks the read token.
+    func subject(_ request: HTTPRequest) async -> Subject {
+        let authenticate = rules.withLock { $0.authenticate }
+        var identity: Identity?
+        if let authenticate {
+            identity = try? await authenticate(RequestHead(request, trustedProxies: trustedProxies))
+        }
+        return Subject(identity: identity, isReader: isReader(request))
+    }
+
+    /// What `subject` may do with the list `name`. Allowed means at least viewing; a route that acts
+    /// checks the access for ``Access/act`` itself.
+    func decide(_ subject: Subject, _ name: ListName) async -> Verdict {
+        if readTokenGuards(name), !subject.isReader {
+            return .signInNeeded(rule: "read-token")
+        }
+        let (authenticates, rule) = rules.withLock { ($0.authenticate != nil, $0.perList[name]) }
+        let granted: Access
+        if let rule {
+            granted = (try? await rule(subject.identity)) ?? .none
+        } else {
+            // No rule: public unless the app authenticates, then refused (deny by mistake).
+            granted = authenticates ? .none : .all
+        }
+        // Acting needs viewing: a rule that grants `act` alone grants nothing.
+        if granted.contains(.view) {
+            return .allowed(granted, subject.identity)
+        }
+        if subject.identity == nil, authenticates || rule != nil {
+            return .signInNeeded(rule: name.rawValue)
+        }
+        return .denied(rule: name.rawValue)
+    }
+
+    /// Both steps for one list.
+    func decide(_ request: HTTPRequest, _ name: ListName) async -> Verdict {
+        await decide(await subject(request), name)
+    }
+
+    /// Whether the read token guards `name`: set, and the name is not one of the app's own lists.
+    private func readTokenGuards(_ name: ListName) -> Bool {
+        readToken != nil && registry.existingList(name)?.owner != .app
+    }
+
+    private func isReader(_ request: HTTPRequest) -> Bool {
+        guard let readToken else { return false }
+        if let credentials = request.headers["Authorization"].flatMap(HeaderParsing.bearerCredentials) {
+            return constantTimeEqual(readToken, Array(credentials.utf8))
+        }
+        if let cookie = request.cookie(Self.readerCookieName), let expected = readerCookieValue {
+            return constantTimeEqual(Array(expected.utf8), Array(cookie.utf8))
+        }
+        return false
+    }
+}

@@ -1,0 +1,225 @@
+import LiveListEngine
+public import LiveListHTTP
+
+extension LiveListApp {
+    // MARK: - What apps call
+
+    /// Tells the server who a request's viewer is. Once set, every list needs a rule
+    /// (``access(_:_:)``): a list without one is refused, as is a list whose rule throws. Every route
+    /// that reads or acts on a list runs `body` (docs/PROTOCOL.md, "Access"), and so does every
+    /// re-check of an open stream.
+    ///
+    ///     app.authenticate { head in
+    ///         head.cookie("board_user").flatMap(app.verified).map { Identity(id: $0) }
+    ///     }
+    public func authenticate(_ body: @escaping Authenticate) {
+        gate.setAuthenticate(body)
+    }
+
+    /// Gives the list `name` its access rule: what an identity (nil when nobody is signed in) may do.
+    /// A rule may be given before the list exists; giving one again replaces it and re-checks the
+    /// list's open streams.
+    ///
+    ///     try await app.access("team") { identity in identity == nil ? .none : .all }
+    ///
+    /// - Throws: `StartupError` when `name` is not a list name.
+    public func access(_ name: String, _ rule: @escaping AccessRule) async throws {
+        guard let listName = ListName(name) else {
+            throw StartupError("\"\(name)\" is not a list name: names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+        }
+        gate.setRule(rule, for: listName)
+        await recheck(openStreams.select { $0.names.withLock { $0.contains(listName) } })
+    }
+
+    /// The app's sign-in route (`/login`): a page navigation that a rule refuses for want of a viewer is
+    /// redirected there with `next=` (the path it asked for, same-origin only) instead of 401.
+    ///
+    /// - Throws: `StartupError` when `path` is not an absolute path of this origin.
+    public func signIn(at path: String) throws {
+        guard Self.isSameOriginPath(path) else {
+            throw StartupError("\"\(path)\" is not a path of this server (it must start with one \"/\")")
+        }
+        gate.setSignInPath(path)
+    }
+
+    /// Says that what `identity` may see changed: its open streams on this node are re-checked at once
+    /// (the app's `authenticate` and the lists' rules run again) and those no longer allowed are told
+    /// `denied` and closed.
+    public func revoke(identity: String) async {
+        metrics.revoked()
+        await recheck(openStreams.select { $0.identityID == identity })
+    }
+
+    /// Says that who may see the list `name` changed: its open streams are re-checked at once.
+    public func revoke(list name: String) async {
+        guard let listName = ListName(name) else { return }
+        metrics.revoked()
+        await recheck(openStreams.select { $0.names.withLock { $0.contains(listName) } })
+    }
+
+    /// Re-checks every open stream now (what the re-check interval does).
+    public func recheckAllStreams() async {
+        await recheck(openStreams.select { _ in true })
+    }
+
+    /// Ends the streams of the browser session that `request` carries, whatever the rules say: what
+    /// signing out does. Its pages are told `denied`; their next connection asks again.
+    public func endStreams(ofSessionIn request: HTTPRequest) {
+        guard let session = keys.session(from: request) else { return }
+        metrics.revoked()
+        for entry in openStreams.select({ $0.session == session }) {
+            for name in entry.names.withLock({ $0 }) {
+                deny(entry, name)
+            }
+        }
+    }
+
+    // MARK: - What the routes ask
+
+    /// The list the route's `:name` names, if the request may see it: the gate decides first, so that
+    /// a refusal never depends on whether the list exists. A viewer signed in but refused gets exactly
+    /// the answer of a list that does not exist; nobody signed in gets 401 (or, for a page navigation,
+    /// the sign-in route).
+    func guardedList(_ request: HTTPRequest, navigable: Bool = false) async -> Result<(list: any ServedList, access: Access, identity: Identity?), RefusedAnswer> {
+        guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
+            return .failure(RefusedAnswer(missingList(request.pathParameters["name"] ?? "")))
+        }
+        switch await gate.decide(request, name) {
+        case let .signInNeeded(rule):
+            return .failure(RefusedAnswer(signInAnswer(request, rule: rule, navigable: navigable)))
+        case let .denied(rule):
+            return .failure(RefusedAnswer(deniedAnswer(request, name, rule: rule)))
+        case let .allowed(access, identity):
+            guard let list = registry.existingList(name) else {
+                return .failure(RefusedAnswer(missingList(name.rawValue)))
+            }
+            return .success((list, access, identity))
+        }
+    }
+
+    /// The answer for a name that no list has.
+    func missingList(_ name: String) -> HTTPResponse {
+        if let listName = ListName(name) {
+            return errorResponse(.notFound, "no list named \(listName)")
+        }
+        return errorResponse(.notFound, "no list named \(quoted(name))")
+    }
+
+    /// A viewer signed in but refused: the answer of a missing list, byte for byte.
+    func deniedAnswer(_ request: HTTPRequest, _ name: ListName, rule: String) -> HTTPResponse {
+        metrics.refused(.denied)
+        logRefusal(request, kind: "denied", rule: rule)
+        return missingList(name.rawValue)
+    }
+
+    /// Nobody signed in where a rule needs someone: 401, or for a page navigation a redirect to the
+    /// sign-in route with the path asked for as `next`. The answer is the same whether the list exists.
+    func signInAnswer(_ request: HTTPRequest, rule: String, navigable: Bool) -> HTTPResponse {
+        metrics.refused(.unauthenticated)
+        logRefusal(request, kind: "unauthenticated", rule: rule)
+        let isReadToken = rule == "read-token"
+        if navigable, request.method == .GET || request.method == .HEAD, request.prefersHTML,
+            let path = gate.signInPath(readTokenRefused: isReadToken)
+        {
+            var response = HTTPResponse(status: .seeOther)
+            response.headers.set("Location", path + "?next=" + Self.percentEncoded(Self.sameOriginNext(request.target)))
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
+        let challenge = isReadToken ? "Bearer realm=\"livelist\"" : "Session realm=\"livelist\""
+        return errorResponse(.signInRequired, isReadToken ? "this list needs the read token: Authorization: Bearer TOKEN" : "sign in to see this list",
+                             headers: ["WWW-Authenticate": challenge, "Cache-Control": "no-store"])
+    }
+
+    private func logRefusal(_ request: HTTPRequest, kind: String, rule: String) {
+        guard let accessLog = configuration.accessLog else { return }
+        let client = Self.clientAddress(request, trustedProxies: configuration.trustedProxies) ?? "-"
+        accessLog("\(client) refused \(kind) by rule \(rule): \(Self.accessLine(request, HTTPResponse(status: .notFound), trustedProxies: configuration.trustedProxies))")
+    }
+
+    // MARK: - Streams
+
+    /// Records an event stream for revocation and re-checks; it leaves when it closes.
+    func trackStream(_ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, multiplexed: MultiplexedStream?, names: [ListName]) {
+        var head = request
+        head.body = []
+        openStreams.add(OpenStreams.Entry(request: head, identityID: identity?.id, session: session, stream: stream, multiplexed: multiplexed, names: names))
+    }
+
+    /// Runs the gate again for each stream and list, and ends what it no longer allows.
+    func recheck(_ entries: [OpenStreams.Entry]) async {
+        for entry in entries where !entry.stream.isClosed {
+            let subject = await gate.subject(entry.request)
+            for name in entry.names.withLock({ $0 }) {
+                if case .allowed = await gate.decide(subject, name) { continue }
+                deny(entry, name)
+            }
+        }
+    }
+
+    /// Tells the stream's page that `name` is refused, and stops sending it; a stream left with no list
+    /// ends.
+    func deny(_ entry: OpenStreams.Entry, _ name: ListName) {
+        let remaining = entry.names.withLock { names -> Int? in
+            guard let index = names.firstIndex(of: name) else { return nil }
+            names.remove(at: index)
+            return names.count
+        }
+        guard let remaining else { return }
+        metrics.streamDenied()
+        _ = entry.stream.write(ServerSentEvent(event: "denied", data: "{\"list\":\"\(name.rawValue)\"}").encoded)
+        if remaining == 0 {
+            entry.stream.close()
+        } else if let multiplexed = entry.multiplexed {
+            let registry = self.registry
+            Task { await registry.leave(multiplexed, name) }
+        }
+    }
+
+    /// Re-checks every open stream at the configured interval, until cancelled.
+    func recheckPeriodically() async {
+        let interval = configuration.accessRecheckInterval
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            if Task.isCancelled { return }
+            if gate.authenticates || gate.hasReadToken {
+                await recheckAllStreams()
+            }
+        }
+    }
+
+    // MARK: - Paths
+
+    /// Whether `path` is an absolute path on this origin: one leading `/`, no backslash, no control.
+    static func isSameOriginPath(_ path: String) -> Bool {
+        path.hasPrefix("/") && !path.hasPrefix("//") && !path.contains("\\") && !path.unicodeScalars.contains { $0.value < 0x21 || $0.value == 0x7F }
+    }
+
+    /// `target` when it is a same-origin path, else `/`.
+    static func sameOriginNext(_ target: String) -> String {
+        isSameOriginPath(target) ? target : "/"
+    }
+
+    /// `text` percent-encoded for a query value.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E, 0x2F:
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+}
+
+/// A route's refusal, carried out of ``LiveListApp/guardedList(_:navigable:)``.
+struct RefusedAnswer: Error {
+    let response: HTTPResponse
+
+    init(_ response: HTTPResponse) {
+        self.response = response
+    }
+}

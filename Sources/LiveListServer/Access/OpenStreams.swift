@@ -1,0 +1,46 @@
+import Synchronization
+import LiveListEngine
+import LiveListHTTP
+
+/// The event streams open on this node, with what their access was decided on: the request's head
+/// (to run `authenticate` again), the identity it gave, the session, and the lists still granted.
+/// Revocation and the periodic re-check read it; a stream leaves it when it closes.
+final class OpenStreams: Sendable {
+    final class Entry: Sendable {
+        /// The stream's request, without a body (streams have none).
+        let request: HTTPRequest
+        let identityID: String?
+        let session: String?
+        let stream: HTTPStream
+        /// Set for a multiplexed stream.
+        let multiplexed: MultiplexedStream?
+        /// The lists the stream is still granted.
+        let names: Mutex<[ListName]>
+
+        init(request: HTTPRequest, identityID: String?, session: String?, stream: HTTPStream, multiplexed: MultiplexedStream?, names: [ListName]) {
+            self.request = request
+            self.identityID = identityID
+            self.session = session
+            self.stream = stream
+            self.multiplexed = multiplexed
+            self.names = Mutex(names)
+        }
+    }
+
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    func add(_ entry: Entry) {
+        entries.withLock { $0[ObjectIdentifier(entry.stream)] = entry }
+    }
+
+    func remove(_ stream: HTTPStream) {
+        _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    /// The open streams that `include` selects.
+    func select(_ include: (Entry) -> Bool) -> [Entry] {
+        entries.withLock { entries in entries.values.filter(include) }
+    }
+
+    var count: Int { entries.withLock { $0.count } }
+}

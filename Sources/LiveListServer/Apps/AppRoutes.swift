@@ -1,0 +1,276 @@
+import Foundation
+import Synchronization
+public import LiveListEngine
+public import LiveListHTTP
+
+/// A request to a route of the app's own (``LiveListApp/route(_:_:csrf:paced:maximumBodyBytes:_:)``):
+/// its head and body, its path parameters, the viewer's identity, and the CSRF token that a form of the
+/// page must carry back.
+public struct AppRequest: Sendable {
+    /// The whole request.
+    public let http: HTTPRequest
+    /// What `authenticate` sees of it.
+    public let head: RequestHead
+    /// Who the app's `authenticate` says the viewer is; nil when nobody is signed in or the app has none.
+    public let identity: Identity?
+    /// The CSRF token of the request's browser session: put it in a form's `csrf` field (``csrfField``)
+    /// or a script's `X-CSRF-Token` header. A `GET` without a session gets one, its cookie set by the
+    /// response; other methods never mint one.
+    public let csrfToken: String
+
+    /// The value of the path parameter `name` (`:name` in the route's pattern).
+    public func parameter(_ name: String) -> String? {
+        http.pathParameters[name]
+    }
+
+    /// The first value of the query parameter `name`.
+    public func query(_ name: String) -> String? {
+        http.queryValue(name)
+    }
+
+    /// The value of the cookie `name`.
+    public func cookie(_ name: String) -> String? {
+        http.cookie(name)
+    }
+
+    /// The fields of a form body (`application/x-www-form-urlencoded`); empty for any other body.
+    public var form: [String: String] {
+        guard http.contentMediaType == "application/x-www-form-urlencoded" else { return [:] }
+        return HeaderParsing.form(http.body)
+    }
+
+    /// The JSON body decoded as `type`.
+    ///
+    /// - Throws: `HTTPError`: 415 when the body is not `application/json`, 400 when it does not decode
+    ///   (the route answers it as thrown).
+    public func json<T: Decodable>(_ type: T.Type) throws(HTTPError) -> T {
+        guard http.contentMediaType == "application/json" else {
+            throw ErrorCode.unsupportedMediaType.error("Content-Type: \(quoted(http.headers["Content-Type"] ?? "")); send application/json")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(http.body))
+        } catch {
+            throw ErrorCode.malformedJSON.error("body: not a \(T.self): \(error)")
+        }
+    }
+
+    /// A hidden form field that carries ``csrfToken``: `<input type="hidden" name="csrf" value="…">`.
+    public var csrfField: String {
+        "<input type=\"hidden\" name=\"csrf\" value=\"\(csrfToken)\">"
+    }
+
+    /// The `next=` query parameter when it is a path of this server (`/lists/team`), else `fallback`:
+    /// where a sign-in form goes after it succeeds, never another origin.
+    public func nextPath(or fallback: String = "/") -> String {
+        guard let next = http.queryValue("next") ?? form["next"], LiveListApp.isSameOriginPath(next) else { return fallback }
+        return next
+    }
+}
+
+/// A cookie that an app route sets (``HTTPResponse/setCookie(_:)``). Served over TLS (or with
+/// `isSecure`), every cookie an app route sets is `Secure`.
+public struct Cookie: Sendable {
+    /// `SameSite`: `Lax` (the default) sends it on top-level navigations from elsewhere, `Strict` never
+    /// from elsewhere, `None` always (which needs `Secure`).
+    public enum SameSite: String, Sendable {
+        case lax = "Lax", strict = "Strict", none = "None"
+    }
+
+    public var name: String
+    public var value: String
+    public var path: String
+    /// Seconds until it expires; nil for a cookie that ends with the browser session.
+    public var maxAge: Int?
+    /// Whether scripts may not read it. Default true.
+    public var httpOnly: Bool
+    /// Whether it is sent over HTTPS only. Default false; the server adds it when served over TLS.
+    public var secure: Bool
+    public var sameSite: SameSite
+
+    public init(_ name: String, _ value: String, path: String = "/", maxAge: Int? = nil, httpOnly: Bool = true, secure: Bool = false, sameSite: SameSite = .lax) {
+        self.name = name
+        self.value = value
+        self.path = path
+        self.maxAge = maxAge
+        self.httpOnly = httpOnly
+        self.secure = secure
+        self.sameSite = sameSite
+    }
+
+    /// The `Set-Cookie` value. Bytes that would break the field (`;`, `,`, blanks, controls, quotes,
+    /// backslashes) are percent-encoded in the value, and the name keeps token characters only.
+    var headerValue: String {
+        let safeName = String(name.unicodeScalars.filter { $0.value > 0x20 && $0.value < 0x7F && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains($0) })
+        var safeValue = ""
+        for byte in value.utf8 {
+            if byte > 0x20, byte < 0x7F, byte != 0x22, byte != 0x2C, byte != 0x3B, byte != 0x5C, byte != 0x25 {
+                safeValue.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                safeValue += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        var text = "\(safeName)=\(safeValue); Path=\(LiveListApp.isSameOriginPath(path) ? path : "/")"
+        if let maxAge { text += "; Max-Age=\(max(0, maxAge))" }
+        if httpOnly { text += "; HttpOnly" }
+        if secure || sameSite == .none { text += "; Secure" }
+        text += "; SameSite=\(sameSite.rawValue)"
+        return text
+    }
+}
+
+extension HTTPResponse {
+    /// An HTML page of the app's own: `text/html; charset=utf-8`, not cached.
+    public static func page(_ html: String, status: HTTPStatus = .ok) -> HTTPResponse {
+        var response = HTTPResponse.html(Array(html.utf8), status: status)
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// A redirect to a path of this server (`303 See Other` by default: the answer to a form post).
+    /// A location that is not a same-origin path goes to `/` instead.
+    public static func redirect(to location: String, status: HTTPStatus = .seeOther) -> HTTPResponse {
+        var response = HTTPResponse(status: status)
+        response.headers.set("Location", LiveListApp.isSameOriginPath(location) ? location : "/")
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// JSON of an `Encodable` value (keys sorted).
+    public static func json(encoding value: some Encodable, status: HTTPStatus = .ok) throws -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var response = HTTPResponse.json(Array(try encoder.encode(value)), status: status)
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// Adds a `Set-Cookie` field.
+    public mutating func setCookie(_ cookie: Cookie) {
+        headers.add("Set-Cookie", cookie.headerValue)
+    }
+
+    /// Adds a `Set-Cookie` field that removes the cookie `name`.
+    public mutating func clearCookie(_ name: String, path: String = "/") {
+        setCookie(Cookie(name, "", path: path, maxAge: 0))
+    }
+}
+
+/// The app's routes, added to the router when the server starts.
+final class AppRoutes: Sendable {
+    struct Route: Sendable {
+        var method: HTTPMethod
+        var pattern: String
+        var handler: HTTPHandler
+    }
+
+    private let routes = Mutex<[Route]>([])
+
+    func add(_ route: Route) {
+        routes.withLock { $0.append(route) }
+    }
+
+    var all: [Route] { routes.withLock { $0 } }
+}
+
+extension LiveListApp {
+    /// Paths whose first segment the server's own routes own.
+    static let reservedSegments: Set<String> = ["lists", "events", "healthz", "readyz", "metrics", "signin"]
+
+    /// Adds a route of the app's own, served by the same server with its limits, budgets, HTML error
+    /// pages and access log. Patterns are literal segments, `:name` parameters and a last `*rest`
+    /// (`/users/:id`); `GET` routes also answer `HEAD`. The app may take `/` (the index page) but no
+    /// path under the server's own routes (`/lists`, `/events`, `/healthz`, `/readyz`, `/metrics`,
+    /// `/signin`). Add routes before ``run(onStart:)``.
+    ///
+    /// - Parameters:
+    ///   - csrf: for methods other than `GET` and `HEAD`, whether the request must carry the CSRF token
+    ///     of its browser session (a form's `csrf` field or `X-CSRF-Token`); refused with 403
+    ///     otherwise. Default true; a webhook says false.
+    ///   - paced: whether the request counts against the actions' pace (per session and client
+    ///     address), refused with 429 past it: what a sign-in form wants.
+    ///   - maximumBodyBytes: the largest body; larger ones are answered 413 from their head. Default
+    ///     the actions' limit (64 KiB).
+    ///   - handler: the answer. A thrown `HTTPError` is answered as it says; any other error is
+    ///     logged and answered 500.
+    /// - Throws: `StartupError` for a pattern under the server's own routes.
+    public func route(
+        _ method: HTTPMethod, _ pattern: String, csrf: Bool = true, paced: Bool = false, maximumBodyBytes: Int? = nil,
+        _ handler: @escaping @Sendable (AppRequest) async throws -> HTTPResponse
+    ) throws {
+        guard pattern.hasPrefix("/") else {
+            throw StartupError("the route \"\(pattern)\" must start with \"/\"")
+        }
+        if let first = pattern.split(separator: "/").first, Self.reservedSegments.contains(String(first)) {
+            throw StartupError("the route \"\(pattern)\" is under the server's own /\(first)")
+        }
+        let checksToken = csrf && method != .GET && method != .HEAD && method != .OPTIONS
+        let limit = maximumBodyBytes ?? configuration.maximumActionBodyBytes
+        let serve = HTTPHandler.async { [self] request in
+            await answerAppRoute(request, checksToken: checksToken, paced: paced, handler)
+        }.checkingHeads { [self] head in
+            // A post without a session cannot carry a valid token: refused before its body is read.
+            guard checksToken, keys.session(from: head) == nil else { return nil }
+            return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
+        }.acceptingBodies(upTo: limit)
+        appRoutes.add(AppRoutes.Route(method: method, pattern: pattern, handler: serve))
+    }
+
+    private func answerAppRoute(
+        _ request: HTTPRequest, checksToken: Bool, paced: Bool, _ handler: @Sendable (AppRequest) async throws -> HTTPResponse
+    ) async -> HTTPResponse {
+        var session = keys.session(from: request)
+        var setCookie: String?
+        if checksToken {
+            let token = request.headers["X-CSRF-Token"] ?? (request.contentMediaType == "application/x-www-form-urlencoded" ? HeaderParsing.form(request.body)["csrf"] : nil)
+            guard let session, let token, keys.verify(token: token, sessionID: session) else {
+                return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
+            }
+        } else if session == nil, request.method == .GET || request.method == .HEAD {
+            let (id, cookie) = keys.mintSession()
+            session = id
+            setCookie = sessionCookiePrefix + cookie + sessionCookieAttributes
+        }
+        if paced, let refusal = pace(session: session, request, what: "requests", from: "browser") {
+            return refusal
+        }
+        let subject = await gate.subject(request)
+        let appRequest = AppRequest(http: request, head: RequestHead(request, trustedProxies: configuration.trustedProxies), identity: subject.identity,
+                                    csrfToken: session.map { keys.csrfToken(for: $0) } ?? "")
+        var response: HTTPResponse
+        do {
+            response = try await handler(appRequest)
+        } catch let error as HTTPError {
+            response = errorResponse(error)
+        } catch {
+            configuration.errorLog?("\(request.method) \(request.path): the app's route failed: \(error)")
+            response = errorResponse(.routeFailed, "the server could not complete this request; its log says why")
+        }
+        if configuration.isSecure {
+            // Over TLS every cookie an app route sets is Secure.
+            let cookies = response.headers.values("Set-Cookie")
+            response.headers.remove("Set-Cookie")
+            for cookie in cookies {
+                response.headers.add("Set-Cookie", cookie.lowercased().contains("; secure") ? cookie : cookie + "; Secure")
+            }
+        }
+        if let setCookie {
+            response.headers.add("Set-Cookie", setCookie)
+        }
+        return response
+    }
+
+    /// Signs `value` with the server's secret (HMAC-SHA256), for a cookie of the app's own that
+    /// browsers must not forge: `VALUE.TAG`. Anyone can read the value; put nothing secret in it.
+    public func signed(_ value: String) -> String {
+        value + "." + hmacSHA256(key: keys.secret, message: Array("livelist-app:\(value)".utf8))
+    }
+
+    /// The value of a ``signed(_:)`` text, or nil when its tag does not match (forged, altered, or
+    /// signed under another secret).
+    public func verified(_ signedValue: String) -> String? {
+        guard let dot = signedValue.lastIndex(of: ".") else { return nil }
+        let value = String(signedValue[..<dot])
+        let expected = signed(value)
+        return constantTimeEqual(Array(expected.utf8), Array(signedValue.utf8)) ? value : nil
+    }
+}
