@@ -73,7 +73,9 @@ public struct Cookie: Sendable {
     /// `SameSite`: `Lax` (the default) sends it on top-level navigations from elsewhere, `Strict` never
     /// from elsewhere, `None` always (which needs `Secure`).
     public enum SameSite: String, Sendable {
-        case lax = "Lax", strict = "Strict", none = "None"
+        case lax = "Lax"
+        case strict = "Strict"
+        case none = "None"
     }
 
     public var name: String
