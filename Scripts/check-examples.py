@@ -11,6 +11,12 @@
                                             (url-encoded, without the CSRF token) makes; SIGTERM stops it
                                             within 10 s, leaving only data/ behind
 
+    check-examples.py board DIR BINARY      runs Examples/Board the same way with BOARD_USERS=alice:secret1,bob:secret2:
+                                            refusals before sign-in (401, the sign-in redirect), a wrong password,
+                                            sign-in, both lists and a private list of another user refused as a
+                                            missing list, an action seen on the stream with its author, and
+                                            sign-out ending that stream with a denied event
+
 Prints one "ok" line per check; exit status 1 with the reason (and the example's output) on a failure.
 """
 import argparse
@@ -52,19 +58,9 @@ class Failure(Exception):
 
 def run(directory, binary, form):
     name = os.path.basename(directory.rstrip("/")).lower()
-    workdir = tempfile.mkdtemp()
-    print(f"-- {directory}: run from {workdir}", flush=True)
-    if os.path.realpath(workdir).startswith(ROOT):
-        sys.exit(f"check-examples {name}: {workdir} is inside the checkout; it must run outside it")
     # The example's own environment only: no folders of this checkout. A free port, handed over in
     # LIVELIST_PORT (the app's own output may be buffered, so it is not read for one).
-    port = tools.free_port()
-    env = {key: value for key, value in os.environ.items() if key not in ("LIVELIST_PUBLIC", "LIVELIST_TEMPLATES")}
-    env.update(LIVELIST_HOST=tools.HOST, LIVELIST_PORT=str(port))
-    server = subprocess.Popen([os.path.abspath(binary)], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env)
-    lines = []
-    threading.Thread(target=lambda: lines.extend(iter(server.stdout.readline, "")), daemon=True).start()
+    workdir, port, server, lines = start(directory, binary)
     try:
         check_example(name, port, server, form, workdir)
     except Failure as failure:
@@ -73,6 +69,129 @@ def run(directory, binary, form):
         tools.stop_process(server, 10, kill=True)
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"ok {name}: /, /lists/{name}, its script, an action seen on /lists/{name}/events, from {workdir}")
+
+
+def start(directory, binary, extra_env=None):
+    """The example started from a fresh empty directory outside the checkout on a free port."""
+    workdir = tempfile.mkdtemp()
+    print(f"-- {directory}: run from {workdir}", flush=True)
+    if os.path.realpath(workdir).startswith(ROOT):
+        sys.exit(f"check-examples: {workdir} is inside the checkout; it must run outside it")
+    port = tools.free_port()
+    env = {key: value for key, value in os.environ.items() if key not in ("LIVELIST_PUBLIC", "LIVELIST_TEMPLATES")}
+    env.update(LIVELIST_HOST=tools.HOST, LIVELIST_PORT=str(port), **(extra_env or {}))
+    server = subprocess.Popen([os.path.abspath(binary)], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=env)
+    lines = []
+    threading.Thread(target=lambda: lines.extend(iter(server.stdout.readline, "")), daemon=True).start()
+    return workdir, port, server, lines
+
+
+def board(directory, binary):
+    workdir, port, server, lines = start(directory, binary, {"BOARD_USERS": "alice:secret1,bob:secret2"})
+    try:
+        check_board(port, server, workdir)
+    except Failure as failure:
+        sys.exit(f"check-examples board: {failure}\n--- its output:\n{''.join(lines)}")
+    finally:
+        tools.stop_process(server, 10, kill=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"ok board: refusals, sign-in, team and notes lists, a private list refused, an action with its author, sign-out ending the stream, from {workdir}")
+
+
+def check_board(port, server, workdir):
+    def check(condition, message):
+        if not condition:
+            raise Failure(message)
+
+    try:
+        tools.wait_ready(port, "/healthz", server, seconds=30)
+    except RuntimeError:
+        raise Failure("it did not answer /healthz within 30 s")
+
+    def call(method, path, cookies=(), body=None, headers=None):
+        fields = dict(headers or {})
+        if cookies:
+            fields["Cookie"] = "; ".join(cookies)
+        if body is not None:
+            fields.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        status, response_headers, data = tools.request(port, method, path, body, fields, timeout=10)
+        return status, response_headers, data.decode()
+
+    def set_cookies(headers):
+        return [value.split(";")[0] for value in headers.get_all("Set-Cookie") or []]
+
+    # Nobody signed in: 401 for a list, whether it exists or not; a page navigation goes to /login.
+    for path in ("/lists/team", "/lists/team/events", "/lists/notes-alice", "/lists/nosuch"):
+        status, _, _ = call("GET", path)
+        check(status == 401, f"GET {path} before sign-in: {status}, not 401")
+    status, headers, _ = call("GET", "/lists/team", headers={"Accept": "text/html"})
+    check(status == 303 and headers.get("Location") == "/login?next=/lists/team", f"a navigation to /lists/team: {status} {headers.get('Location')}")
+
+    def sign_in(user, password):
+        status, headers, page = call("GET", "/login?next=/lists/team")
+        session = set_cookies(headers)
+        token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        check(status == 200 and session and token, f"GET /login: {status}, no session cookie or CSRF field")
+        form = f"csrf={token.group(1)}&next=%2Flists%2Fteam&user={user}&password={password}"
+        status, headers, _ = call("POST", "/login", session, form)
+        return status, headers, session + set_cookies(headers)
+
+    status, _, _ = sign_in("alice", "wrong")
+    check(status == 401, f"a wrong password: {status}, not 401")
+    status, headers, alice = sign_in("alice", "secret1")
+    check(status == 303 and headers.get("Location") == "/lists/team", f"signing in: {status} {headers.get('Location')}")
+    check(any(cookie.startswith("board_user=") for cookie in alice), "signing in set no board_user cookie")
+    _, _, bob = sign_in("bob", "secret2")
+
+    status, _, team = call("GET", "/lists/team", alice)
+    check(status == 200 and 'data-list="team"' in team, f"alice GET /lists/team: {status}")
+    status, _, _ = call("GET", "/lists/notes-alice", alice)
+    check(status == 200, f"alice GET /lists/notes-alice: {status}")
+    refused = call("GET", "/lists/notes-bob", alice)
+    missing = call("GET", "/lists/notes-nobody", alice)
+    check(refused[0] == 404 and refused[2] == missing[2].replace("notes-nobody", "notes-bob"),
+          f"alice GET /lists/notes-bob: {refused[0]} {refused[2]!r}, not the answer of a missing list")
+    status, _, me = call("GET", "/api/me", bob)
+    check(status == 200 and '"id":"bob"' in me, f"bob GET /api/me: {status} {me}")
+
+    token = re.search(r'<meta name="livelist-csrf" content="([^"]+)"', team)
+    check(token, "the team page has no CSRF token")
+    stream = tools.EventStream(tools.HOST, port, "/lists/team/events", {"Cookie": "; ".join(alice)}, error=Failure)
+    try:
+        check(stream.response.status == 200, f"alice GET /lists/team/events: {stream.response.status}")
+        status, _, _ = call("POST", "/lists/team/actions", alice, f"csrf={token.group(1)}&action=post%3A&text=Written+by+check-examples",
+                            {"LiveList-Action": "1"})
+        check(status == 204, f"alice's action on team: {status}")
+        deadline = time.monotonic() + 10
+        data = ""
+        while MARK not in data:
+            data = stream.next_event(max(0.01, deadline - time.monotonic()))[2] or ""
+        check("alice" in data, "the note does not name its author")
+        # Bob may not act on alice's notes: answered as a list that does not exist.
+        status, _, page = call("GET", "/", bob)
+        status, _, _ = call("POST", "/lists/notes-alice/actions", bob, f"csrf={token.group(1)}&action=post%3A&text=x")
+        check(status in (403, 404), f"bob's action on notes-alice: {status}")
+        # Signing out ends alice's stream with a denied event, and her cookie no longer signs her in.
+        status, _, home = call("GET", "/", alice)
+        logout = re.search(r'name="csrf" value="([0-9a-f]+)"', home)
+        check(status == 200 and logout and 'action="/logout"' in home, f"alice GET /: {status}, no sign-out form")
+        status, _, _ = call("POST", "/logout", alice, f"csrf={logout.group(1)}")
+        check(status == 303, f"POST /logout: {status}")
+        stream.next_event(5, kind="denied")
+    finally:
+        stream.close()
+    status, _, _ = call("GET", "/lists/team", alice)
+    check(status == 401, f"GET /lists/team after sign-out: {status}, not 401")
+
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        raise Failure("it did not stop within 10 s of SIGTERM")
+    left = sorted(os.listdir(workdir))
+    check(left == ["data"], f"it left {left} in its working directory, expected only data/")
 
 
 def check_example(name, port, server, form, workdir):
@@ -133,9 +252,14 @@ def main():
     runner.add_argument("directory", help="the example's package, e.g. Examples/Todo")
     runner.add_argument("binary", help="its built executable")
     runner.add_argument("form", help="the url-encoded form of an action of its page (without the CSRF token)")
+    boarder = commands.add_parser("board", help="run Examples/Board and check its users and access")
+    boarder.add_argument("directory", help="the example's package, Examples/Board")
+    boarder.add_argument("binary", help="its built executable")
     args = parser.parse_args()
     if args.command == "guide":
         guide()
+    elif args.command == "board":
+        board(args.directory, args.binary)
     else:
         run(args.directory, args.binary, args.form)
 

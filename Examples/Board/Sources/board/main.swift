@@ -54,7 +54,7 @@ try app.route(.GET, "/login") { request in
     .page("""
         <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head><body>
         <h1>Sign in</h1><form method="post" action="/login">\(request.csrfField)
-        <input type="hidden" name="next" value="\(escapeHTML(request.nextPath(or: "/lists/team")))">
+        <input type="hidden" name="next" value="\(escapeHTML(request.nextPath(or: "/")))">
         <label>User <input name="user" autocomplete="username" required></label>
         <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
         <button>Sign in</button></form></body></html>
@@ -62,15 +62,26 @@ try app.route(.GET, "/login") { request in
 }
 try app.route(.POST, "/login", paced: true) { request in
     let form = request.form
+    // Compared as MACs, so the time the comparison takes says nothing about the password.
     guard let user = form["user"], let password = form["password"], let expected = users[user],
-        Data(expected.utf8) == Data(password.utf8) else {
+        app.signed(password) == app.signed(expected) else {
         return .page("<!doctype html><title>Sign in</title><p>Wrong user or password. <a href=\"/login\">Try again</a>", status: .unauthorized)
     }
     let value = "\(user):\(UUID().uuidString)"
     signedIn.withLock { _ = $0.insert(value) }
-    var response = HTTPResponse.redirect(to: request.nextPath(or: "/lists/team"))
+    var response = HTTPResponse.redirect(to: request.nextPath(or: "/"))
     response.setCookie(Cookie("board_user", app.signed(value), maxAge: 86_400))
     return response
+}
+// Home: the lists this user may see, and a sign-out button.
+try app.route(.GET, "/") { request in
+    guard let user = request.identity?.id else { return .redirect(to: "/login") }
+    return .page("""
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Board</title></head><body>
+        <h1>Signed in as \(escapeHTML(user))</h1>
+        <p><a href="/lists/team">Team</a> · <a href="/lists/notes-\(escapeHTML(user))">My notes</a></p>
+        <form method="post" action="/logout">\(request.csrfField)<button>Sign out</button></form></body></html>
+        """)
 }
 try app.route(.POST, "/logout") { request in
     if let value = request.cookie("board_user").flatMap(app.verified) {
@@ -84,7 +95,11 @@ try app.route(.POST, "/logout") { request in
 }
 // A small JSON API: who am I.
 try app.route(.GET, "/api/me") { request in
-    guard let identity = request.identity else { throw HTTPError(.unauthorized, code: "sign_in_required", detail: "sign in first") }
+    guard let identity = request.identity else {
+        var refusal = try HTTPResponse.json(encoding: ["error": "sign_in_required"], status: .unauthorized)
+        refusal.headers.set("WWW-Authenticate", "Session realm=\"board\"")
+        return refusal
+    }
     return try .json(encoding: ["id": identity.id])
 }
 try await app.run { port in print("board: http://127.0.0.1:\(port)/login", terminator: "\n") }
