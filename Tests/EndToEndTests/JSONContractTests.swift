@@ -104,6 +104,33 @@ func snapshot(_ name: String, port: Int) throws -> (version: Int, model: ListMod
         }
     }
 
+    /// The read token guards every read of a JSON list on the real binary (snapshot, changes, both
+    /// stream routes, the page), names of no list too, and the access log names what refused.
+    @Test func theReadTokenGuardsEveryReadRoute() async throws {
+        try await offThePool {
+            let server = try LiveServer(arguments: ["--read-token", "r3ad", "--access-log"])
+            defer { server.stop(); server.removeData() }
+            #expect(try Client.put("/lists/feed", port: server.port, json: #"{"sections": []}"#).status == 201)
+            let bearer = [("Authorization", "Bearer r3ad")]
+            for path in ["/lists/feed", "/lists/feed/changes?since=0", "/lists/feed/events", "/events?list=feed", "/lists/none", "/lists/none/changes?since=0"] {
+                let refused = try Client.request("GET", path, port: server.port, headers: [("Accept", "application/json")])
+                #expect(refused.status == 401 && refused.text.contains("sign_in_required"), "\(path): \(refused.status)")
+                if !path.contains("events") {
+                    #expect(try Client.request("GET", path, port: server.port, headers: bearer + [("Accept", "application/json")]).status != 401, "\(path) with the token")
+                } else {
+                    // A stream is not read to its end: its head says it was accepted.
+                    let connection = try #require(RawHTTPConnection(port: server.port))
+                    #expect(connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer r3ad\r\n\r\n"))
+                    #expect(connection.readResponse(head: true)?.status == 200, "\(path) with the token")
+                }
+            }
+            let navigation = try Client.request("GET", "/lists/feed", port: server.port, headers: [("Accept", "text/html")])
+            #expect(navigation.status == 303 && navigation.header("Location") == "/signin?next=/lists/feed")
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(server.errorOutput.contains("refused unauthenticated by rule read-token"), "the access log names the rule")
+        }
+    }
+
     /// The access log names the client from X-Forwarded-For only when the peer is a trusted proxy.
     @Test func accessLogTrustsForwardedForOnlyFromTrustedProxies() async throws {
         try await offThePool {

@@ -88,9 +88,8 @@ extension ListRegistry {
         }
     }
 
-    /// Takes one list out of an open multiplexed stream (its viewer may no longer see it); the stream
-    /// goes on with the others.
-    package func leave(_ stream: MultiplexedStream, _ name: ListName) async {
+    /// Takes one list out of a multiplexed stream's lists.
+    private func leave(_ stream: MultiplexedStream, _ name: ListName) async {
         let id = ObjectIdentifier(stream.sink)
         if waiting[name]?.removeValue(forKey: id) != nil {
             if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }

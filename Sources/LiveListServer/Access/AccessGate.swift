@@ -19,8 +19,9 @@ public typealias AccessRule = @Sendable (Identity?) async throws -> Access
 ///
 /// - Without an `authenticate`, a list without a rule is public, as before apps had users.
 /// - With one, a list without a rule is refused.
-/// - With a read token, every list that is not the app's own (JSON-driven lists, and names of no list)
-///   needs the token as well: `Authorization: Bearer TOKEN`, or the cookie of the token sign-in page.
+/// - With a read token, every name without a rule needs the token first (JSON-driven lists, names of
+///   no list, and the app's lists that it gave no rule): `Authorization: Bearer TOKEN`, or the cookie
+///   of the token sign-in page. Whether it applies never depends on whether a list exists.
 final class AccessGate: Sendable {
     private struct Rules {
         var authenticate: Authenticate?
@@ -51,18 +52,29 @@ final class AccessGate: Sendable {
     /// so that a new token (or secret) makes old cookies worthless.
     let readerCookieValue: String?
     private let trustedProxies: Set<String>
-    private let registry: ListRegistry
+    /// The key of the MACs that the token is compared as.
+    private let macKey: [UInt8]
+    /// Counts revocations: a stream decided before one is decided again when it starts.
+    private let revocations = Mutex(0)
 
     /// The cookie that the token sign-in page sets.
     static let readerCookieName = "livelist_reader"
     /// Where the bare server's token sign-in page is, when a read token is set.
     static let tokenSignInPath = "/signin"
 
-    init(readToken: String?, secret: [UInt8], trustedProxies: Set<String>, registry: ListRegistry) {
+    init(readToken: String?, secret: [UInt8], trustedProxies: Set<String>) {
         self.readToken = readToken.map { Array($0.utf8) }
         readerCookieValue = readToken.map { hmacSHA256(key: secret, message: Array("livelist-reader:\($0)".utf8)) }
         self.trustedProxies = trustedProxies
-        self.registry = registry
+        macKey = secret
+    }
+
+    /// The number of revocations so far; a stream whose decision came before the current number is
+    /// decided again once tracked.
+    var revocationCount: Int { revocations.withLock { $0 } }
+
+    func countRevocation() {
+        revocations.withLock { $0 += 1 }
     }
 
     var hasReadToken: Bool { readToken != nil }
@@ -137,15 +149,17 @@ final class AccessGate: Sendable {
         await decide(await subject(request), name)
     }
 
-    /// Whether the read token guards `name`: set, and the name is not one of the app's own lists.
+    /// Whether the read token guards `name`: set, and the app gave the name no rule (a rule decides
+    /// alone). Never whether a list has the name: the answer must not tell.
     private func readTokenGuards(_ name: ListName) -> Bool {
-        readToken != nil && registry.existingList(name)?.owner != .app
+        readToken != nil && rules.withLock { $0.perList[name] == nil }
     }
 
     private func isReader(_ request: HTTPRequest) -> Bool {
         guard let readToken else { return false }
         if let credentials = request.headers["Authorization"].flatMap(HeaderParsing.bearerCredentials) {
-            return constantTimeEqual(readToken, Array(credentials.utf8))
+            // Compared as MACs of equal length, so that the time taken tells nothing of the token's length.
+            return constantTimeEqual(Array(hmacSHA256(key: macKey, message: readToken).utf8), Array(hmacSHA256(key: macKey, message: Array(credentials.utf8)).utf8))
         }
         if let cookie = request.cookie(Self.readerCookieName), let expected = readerCookieValue {
             return constantTimeEqual(Array(expected.utf8), Array(cookie.utf8))

@@ -28,6 +28,7 @@ extension LiveListApp {
             throw StartupError("\"\(name)\" is not a list name: names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
         }
         gate.setRule(rule, for: listName)
+        gate.countRevocation()
         await recheck(openStreams.select { $0.names.withLock { $0.contains(listName) } })
     }
 
@@ -47,6 +48,7 @@ extension LiveListApp {
     /// `denied` and closed.
     public func revoke(identity: String) async {
         metrics.revoked()
+        gate.countRevocation()
         await recheck(openStreams.select { $0.identityID == identity })
     }
 
@@ -54,11 +56,13 @@ extension LiveListApp {
     public func revoke(list name: String) async {
         guard let listName = ListName(name) else { return }
         metrics.revoked()
+        gate.countRevocation()
         await recheck(openStreams.select { $0.names.withLock { $0.contains(listName) } })
     }
 
     /// Re-checks every open stream now (what the re-check interval does).
     public func recheckAllStreams() async {
+        gate.countRevocation()
         await recheck(openStreams.select { _ in true })
     }
 
@@ -67,10 +71,9 @@ extension LiveListApp {
     public func endStreams(ofSessionIn request: HTTPRequest) {
         guard let session = keys.session(from: request) else { return }
         metrics.revoked()
+        gate.countRevocation()
         for entry in openStreams.select({ $0.session == session }) {
-            for name in entry.names.withLock({ $0 }) {
-                deny(entry, name)
-            }
+            deny(entry, entry.names.withLock { $0 })
         }
     }
 
@@ -108,15 +111,21 @@ extension LiveListApp {
     /// A viewer signed in but refused: the answer of a missing list, byte for byte.
     func deniedAnswer(_ request: HTTPRequest, _ name: ListName, rule: String) -> HTTPResponse {
         metrics.refused(.denied)
-        logRefusal(request, kind: "denied", rule: rule)
-        return missingList(name.rawValue)
+        let answer = missingList(name.rawValue)
+        logRefusal(request, answer, kind: "denied", rule: rule)
+        return answer
     }
 
     /// Nobody signed in where a rule needs someone: 401, or for a page navigation a redirect to the
     /// sign-in route with the path asked for as `next`. The answer is the same whether the list exists.
     func signInAnswer(_ request: HTTPRequest, rule: String, navigable: Bool) -> HTTPResponse {
+        let answer = signInResponse(request, rule: rule, navigable: navigable)
         metrics.refused(.unauthenticated)
-        logRefusal(request, kind: "unauthenticated", rule: rule)
+        logRefusal(request, answer, kind: "unauthenticated", rule: rule)
+        return answer
+    }
+
+    private func signInResponse(_ request: HTTPRequest, rule: String, navigable: Bool) -> HTTPResponse {
         let isReadToken = rule == "read-token"
         if navigable, request.method == .GET || request.method == .HEAD, request.prefersHTML,
             let path = gate.signInPath(readTokenRefused: isReadToken)
@@ -131,49 +140,64 @@ extension LiveListApp {
                              headers: ["WWW-Authenticate": challenge, "Cache-Control": "no-store"])
     }
 
-    private func logRefusal(_ request: HTTPRequest, kind: String, rule: String) {
+    private func logRefusal(_ request: HTTPRequest, _ answer: HTTPResponse, kind: String, rule: String) {
         guard let accessLog = configuration.accessLog else { return }
-        let client = Self.clientAddress(request, trustedProxies: configuration.trustedProxies) ?? "-"
-        accessLog("\(client) refused \(kind) by rule \(rule): \(Self.accessLine(request, HTTPResponse(status: .notFound), trustedProxies: configuration.trustedProxies))")
+        accessLog("refused \(kind) by rule \(rule): \(Self.accessLine(request, answer, trustedProxies: configuration.trustedProxies))")
     }
 
     // MARK: - Streams
 
-    /// Records an event stream for revocation and re-checks; it leaves when it closes.
-    func trackStream(_ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, multiplexed: MultiplexedStream?, names: [ListName]) {
+    /// Records an event stream for revocation and re-checks; it leaves when it closes. A stream decided
+    /// before a revocation that came since (`decidedAt`, the gate's count then) is decided again now,
+    /// so that none slips between its decision and its start.
+    func trackStream(
+        _ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, multiplexed: MultiplexedStream?, names: [ListName], decidedAt: Int
+    ) {
         var head = request
         head.body = []
-        openStreams.add(OpenStreams.Entry(request: head, identityID: identity?.id, session: session, stream: stream, multiplexed: multiplexed, names: names))
+        let entry = OpenStreams.Entry(request: head, identity: identity, session: session, stream: stream, multiplexed: multiplexed, names: names)
+        openStreams.add(entry)
+        if gate.revocationCount != decidedAt {
+            Task { await recheck([entry]) }
+        }
     }
 
-    /// Runs the gate again for each stream and list, and ends what it no longer allows.
+    /// Runs the gate again for each stream and list, and ends the streams with a list it no longer
+    /// allows, or whose viewer is now someone else (or has other roles).
     func recheck(_ entries: [OpenStreams.Entry]) async {
         for entry in entries where !entry.stream.isClosed {
             let subject = await gate.subject(entry.request)
-            for name in entry.names.withLock({ $0 }) {
+            let names = entry.names.withLock { $0 }
+            if subject.identity != entry.identity {
+                deny(entry, names)
+                continue
+            }
+            var refused: [ListName] = []
+            for name in names {
                 if case .allowed = await gate.decide(subject, name) { continue }
-                deny(entry, name)
+                refused.append(name)
+            }
+            if !refused.isEmpty {
+                deny(entry, refused)
             }
         }
     }
 
-    /// Tells the stream's page that `name` is refused, and stops sending it; a stream left with no list
-    /// ends.
-    func deny(_ entry: OpenStreams.Entry, _ name: ListName) {
-        let remaining = entry.names.withLock { names -> Int? in
-            guard let index = names.firstIndex(of: name) else { return nil }
-            names.remove(at: index)
-            return names.count
+    /// Tells the stream's page that `names` are refused, and ends the stream: nothing more is sent on
+    /// it, so no list can slip through before it leaves the list's subscribers. The page reconnects
+    /// for its other lists, and that connection is decided anew.
+    func deny(_ entry: OpenStreams.Entry, _ names: [ListName]) {
+        let denied = entry.names.withLock { held -> [ListName] in
+            let denied = names.filter(held.contains)
+            held.removeAll(where: denied.contains)
+            return denied
         }
-        guard let remaining else { return }
-        metrics.streamDenied()
-        _ = entry.stream.write(ServerSentEvent(event: "denied", data: "{\"list\":\"\(name.rawValue)\"}").encoded)
-        if remaining == 0 {
-            entry.stream.close()
-        } else if let multiplexed = entry.multiplexed {
-            let registry = self.registry
-            Task { await registry.leave(multiplexed, name) }
+        guard !denied.isEmpty else { return }
+        for name in denied {
+            metrics.streamDenied()
+            _ = entry.stream.write(ServerSentEvent(event: "denied", data: "{\"list\":\"\(name.rawValue)\"}").encoded)
         }
+        entry.stream.close()
     }
 
     /// Re-checks every open stream at the configured interval, until cancelled.

@@ -9,7 +9,9 @@ final class OpenStreams: Sendable {
     final class Entry: Sendable {
         /// The stream's request, without a body (streams have none).
         let request: HTTPRequest
-        let identityID: String?
+        /// The identity its access was decided for.
+        let identity: Identity?
+        var identityID: String? { identity?.id }
         let session: String?
         let stream: HTTPStream
         /// Set for a multiplexed stream.
@@ -17,9 +19,9 @@ final class OpenStreams: Sendable {
         /// The lists the stream is still granted.
         let names: Mutex<[ListName]>
 
-        init(request: HTTPRequest, identityID: String?, session: String?, stream: HTTPStream, multiplexed: MultiplexedStream?, names: [ListName]) {
+        init(request: HTTPRequest, identity: Identity?, session: String?, stream: HTTPStream, multiplexed: MultiplexedStream?, names: [ListName]) {
             self.request = request
-            self.identityID = identityID
+            self.identity = identity
             self.session = session
             self.stream = stream
             self.multiplexed = multiplexed

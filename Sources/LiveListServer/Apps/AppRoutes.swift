@@ -111,7 +111,9 @@ public struct Cookie: Sendable {
                 safeValue += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
             }
         }
-        var text = "\(safeName)=\(safeValue); Path=\(LiveListApp.isSameOriginPath(path) ? path : "/")"
+        // A path that could end the attribute (`;`, `,`) or is not of this origin is `/`.
+        let safePath = LiveListApp.isSameOriginPath(path) && !path.contains(";") && !path.contains(",") && path.allSatisfy(\.isASCII) ? path : "/"
+        var text = "\(safeName)=\(safeValue); Path=\(safePath)"
         if let maxAge { text += "; Max-Age=\(max(0, maxAge))" }
         if httpOnly { text += "; HttpOnly" }
         if secure || sameSite == .none { text += "; Secure" }
@@ -202,8 +204,11 @@ extension LiveListApp {
         guard pattern.hasPrefix("/") else {
             throw StartupError("the route \"\(pattern)\" must start with \"/\"")
         }
-        if let first = pattern.split(separator: "/").first, Self.reservedSegments.contains(String(first)) {
-            throw StartupError("the route \"\(pattern)\" is under the server's own /\(first)")
+        if let first = pattern.split(separator: "/").first {
+            // A parameter or a rest first would match the server's own paths too.
+            guard !Self.reservedSegments.contains(String(first)), !first.hasPrefix(":"), !first.hasPrefix("*") else {
+                throw StartupError("the route \"\(pattern)\" could answer the server's own paths (/lists, /events, /healthz, /readyz, /metrics, /signin): start it with a literal segment of its own")
+            }
         }
         let checksToken = csrf && method != .GET && method != .HEAD && method != .OPTIONS
         let limit = maximumBodyBytes ?? configuration.maximumActionBodyBytes

@@ -52,7 +52,7 @@ public final class LiveListApp: Sendable {
         let store = try store ?? FileListStore(directory: configuration.dataDirectory)
         registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
         keys = SessionKeys(secret: try store.secret())
-        gate = AccessGate(readToken: configuration.readToken, secret: keys.secret, trustedProxies: configuration.trustedProxies, registry: registry)
+        gate = AccessGate(readToken: configuration.readToken, secret: keys.secret, trustedProxies: configuration.trustedProxies)
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
         actionPacer = configuration.actionPace.map { ActionPacer(pace: $0) }
         templates = try await Templates(directory: configuration.templatesDirectory)

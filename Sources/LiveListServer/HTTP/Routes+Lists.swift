@@ -197,6 +197,7 @@ extension LiveListApp {
 
     /// `GET /lists/NAME/events[?since=V]`: the list's changesets as Server-Sent Events.
     func events(_ request: HTTPRequest) async -> HTTPResponse {
+        let decidedAt = gate.revocationCount
         let list: any ServedList
         let identity: Identity?
         switch await guardedList(request) {
@@ -224,7 +225,7 @@ extension LiveListApp {
             if let session {
                 _ = sessions.streamOpened(session, lists: [list.name.rawValue])
             }
-            trackStream(stream, request: request, identity: identity, session: session, multiplexed: nil, names: [list.name])
+            trackStream(stream, request: request, identity: identity, session: session, multiplexed: nil, names: [list.name], decidedAt: decidedAt)
             stream.onClose { _ in
                 metrics.streamClosed()
                 openStreams.remove(stream)
@@ -268,6 +269,7 @@ extension LiveListApp {
         // Each list is decided on its own: the stream carries those its viewer may see, and answers
         // the others as names of no list (an empty reset, never joined). Nobody signed in and no list
         // allowed: 401, as the single-list routes answer.
+        let decidedAt = gate.revocationCount
         let subject = await gate.subject(request)
         var allowed: [ListName] = []
         var refused: [ListName] = []
@@ -302,7 +304,7 @@ extension LiveListApp {
             if let session {
                 _ = sessions.streamOpened(session, lists: listNames.map(\.rawValue))
             }
-            trackStream(stream, request: request, identity: subject.identity, session: session, multiplexed: multiplexed, names: allowed)
+            trackStream(stream, request: request, identity: subject.identity, session: session, multiplexed: multiplexed, names: allowed, decidedAt: decidedAt)
             stream.onClose { _ in
                 metrics.streamClosed()
                 openStreams.remove(stream)
@@ -313,6 +315,11 @@ extension LiveListApp {
                 Task { await registry.forget(multiplexed) }
             }
             registry.refuse(multiplexed, names: refused, since: resume)
+            guard !allowed.isEmpty else {
+                // Nothing it may see: the refusals are all it gets.
+                stream.close()
+                return
+            }
             Task { await registry.subscribe(multiplexed, names: allowed, since: resume, viewer: viewer) }
         }
     }
