@@ -56,27 +56,32 @@ class Failure(Exception):
     pass
 
 
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
 def run(directory, binary, form):
     name = os.path.basename(directory.rstrip("/")).lower()
-    # The example's own environment only: no folders of this checkout. A free port, handed over in
-    # LIVELIST_PORT (the app's own output may be buffered, so it is not read for one).
-    workdir, port, server, lines = start(directory, binary)
-    try:
-        check_example(name, port, server, form, workdir)
-    except Failure as failure:
-        sys.exit(f"check-examples {name}: {failure}\n--- its output:\n{''.join(lines)}")
-    finally:
-        tools.stop_process(server, 10, kill=True)
-        shutil.rmtree(workdir, ignore_errors=True)
+    workdir = exercise(directory, binary, name, lambda port: check_example(name, port, form))
     print(f"ok {name}: /, /lists/{name}, its script, an action seen on /lists/{name}/events, from {workdir}")
 
 
-def start(directory, binary, extra_env=None):
-    """The example started from a fresh empty directory outside the checkout on a free port."""
+def board(directory, binary):
+    workdir = exercise(directory, binary, "board", check_board, {"BOARD_USERS": "alice:secret1,bob:secret2"})
+    print(f"ok board: refusals, sign-in, team and notes lists, a private list refused, an action with its author, sign-out ending the stream, from {workdir}")
+
+
+def exercise(directory, binary, label, checks, extra_env=None):
+    """Runs BINARY (the example in DIRECTORY) from a fresh empty directory outside the checkout, with the
+    example's own environment only (no folders of this checkout) and a free port handed over in
+    LIVELIST_PORT (the app's own output may be buffered, so it is not read for one). Once it answers
+    /healthz, `checks(port)` runs; then SIGTERM must stop it within 10 s, leaving only data/ behind.
+    Exits with the reason and the example's output on a failure; returns the directory it ran in."""
     workdir = tempfile.mkdtemp()
     print(f"-- {directory}: run from {workdir}", flush=True)
     if os.path.realpath(workdir).startswith(ROOT):
-        sys.exit(f"check-examples: {workdir} is inside the checkout; it must run outside it")
+        sys.exit(f"check-examples {label}: {workdir} is inside the checkout; it must run outside it")
     port = tools.free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("LIVELIST_PUBLIC", "LIVELIST_TEMPLATES")}
     env.update(LIVELIST_HOST=tools.HOST, LIVELIST_PORT=str(port), **(extra_env or {}))
@@ -84,31 +89,29 @@ def start(directory, binary, extra_env=None):
                               text=True, env=env)
     lines = []
     threading.Thread(target=lambda: lines.extend(iter(server.stdout.readline, "")), daemon=True).start()
-    return workdir, port, server, lines
-
-
-def board(directory, binary):
-    workdir, port, server, lines = start(directory, binary, {"BOARD_USERS": "alice:secret1,bob:secret2"})
     try:
-        check_board(port, server, workdir)
+        try:
+            tools.wait_ready(port, "/healthz", server, seconds=30)
+        except RuntimeError:
+            raise Failure("it did not answer /healthz within 30 s")
+        checks(port)
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            raise Failure("it did not stop within 10 s of SIGTERM")
+        left = sorted(os.listdir(workdir))
+        check(left == ["data"], f"it left {left} in its working directory, expected only data/")
     except Failure as failure:
-        sys.exit(f"check-examples board: {failure}\n--- its output:\n{''.join(lines)}")
+        sys.exit(f"check-examples {label}: {failure}\n--- its output:\n{''.join(lines)}")
     finally:
         tools.stop_process(server, 10, kill=True)
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"ok board: refusals, sign-in, team and notes lists, a private list refused, an action with its author, sign-out ending the stream, from {workdir}")
+    return workdir
 
 
-def check_board(port, server, workdir):
-    def check(condition, message):
-        if not condition:
-            raise Failure(message)
-
-    try:
-        tools.wait_ready(port, "/healthz", server, seconds=30)
-    except RuntimeError:
-        raise Failure("it did not answer /healthz within 30 s")
-
+def check_board(port):
     def call(method, path, cookies=(), body=None, headers=None):
         fields = dict(headers or {})
         if cookies:
@@ -169,7 +172,6 @@ def check_board(port, server, workdir):
             data = stream.next_event(max(0.01, deadline - time.monotonic()))[2] or ""
         check("alice" in data, "the note does not name its author")
         # Bob may not act on alice's notes: answered as a list that does not exist.
-        status, _, page = call("GET", "/", bob)
         status, _, _ = call("POST", "/lists/notes-alice/actions", bob, f"csrf={token.group(1)}&action=post%3A&text=x")
         check(status in (403, 404), f"bob's action on notes-alice: {status}")
         # Signing out ends alice's stream with a denied event, and her cookie no longer signs her in.
@@ -184,26 +186,8 @@ def check_board(port, server, workdir):
     status, _, _ = call("GET", "/lists/team", alice)
     check(status == 401, f"GET /lists/team after sign-out: {status}, not 401")
 
-    server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        raise Failure("it did not stop within 10 s of SIGTERM")
-    left = sorted(os.listdir(workdir))
-    check(left == ["data"], f"it left {left} in its working directory, expected only data/")
 
-
-def check_example(name, port, server, form, workdir):
-    def check(condition, message):
-        if not condition:
-            raise Failure(message)
-
-    try:
-        tools.wait_ready(port, "/healthz", server, seconds=30)
-    except RuntimeError:
-        raise Failure("it did not answer /healthz within 30 s")
-
+def check_example(name, port, form):
     def get(path, headers=None):
         status, response_headers, body = tools.request(port, "GET", path, headers=headers, timeout=10)
         return status, response_headers, body.decode()
@@ -233,15 +217,6 @@ def check_example(name, port, server, form, workdir):
             raise Failure("the event stream did not deliver the action's change within 10 s")
     finally:
         stream.close()
-
-    server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        raise Failure("it did not stop within 10 s of SIGTERM")
-    left = sorted(os.listdir(workdir))
-    check(left == ["data"], f"it left {left} in its working directory, expected only data/")
 
 
 def main():
