@@ -155,11 +155,17 @@ final class AccessGate: Sendable {
         readToken != nil && rules.withLock { $0.perList[name] == nil }
     }
 
-    private func isReader(_ request: HTTPRequest) -> Bool {
+    /// Whether `text` is the read token. Compared as MACs of equal length, so that the time taken tells
+    /// nothing of the token's length.
+    func isReadToken(_ text: String) -> Bool {
         guard let readToken else { return false }
+        return constantTimeEqual(Array(hmacSHA256(key: macKey, message: readToken).utf8), Array(hmacSHA256(key: macKey, message: Array(text.utf8)).utf8))
+    }
+
+    private func isReader(_ request: HTTPRequest) -> Bool {
+        guard readToken != nil else { return false }
         if let credentials = request.headers["Authorization"].flatMap(HeaderParsing.bearerCredentials) {
-            // Compared as MACs of equal length, so that the time taken tells nothing of the token's length.
-            return constantTimeEqual(Array(hmacSHA256(key: macKey, message: readToken).utf8), Array(hmacSHA256(key: macKey, message: Array(credentials.utf8)).utf8))
+            return isReadToken(String(credentials))
         }
         if let cookie = request.cookie(Self.readerCookieName), let expected = readerCookieValue {
             return constantTimeEqual(Array(expected.utf8), Array(cookie.utf8))

@@ -151,11 +151,11 @@ extension LiveListApp {
     /// before a revocation that came since (`decidedAt`, the gate's count then) is decided again now,
     /// so that none slips between its decision and its start.
     func trackStream(
-        _ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, multiplexed: MultiplexedStream?, names: [ListName], decidedAt: Int
+        _ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, names: [ListName], decidedAt: Int
     ) {
         var head = request
         head.body = []
-        let entry = OpenStreams.Entry(request: head, identity: identity, session: session, stream: stream, multiplexed: multiplexed, names: names)
+        let entry = OpenStreams.Entry(request: head, identity: identity, session: session, stream: stream, names: names)
         openStreams.add(entry)
         if gate.revocationCount != decidedAt {
             Task { await recheck([entry]) }

@@ -14,17 +14,14 @@ final class OpenStreams: Sendable {
         var identityID: String? { identity?.id }
         let session: String?
         let stream: HTTPStream
-        /// Set for a multiplexed stream.
-        let multiplexed: MultiplexedStream?
         /// The lists the stream is still granted.
         let names: Mutex<[ListName]>
 
-        init(request: HTTPRequest, identity: Identity?, session: String?, stream: HTTPStream, multiplexed: MultiplexedStream?, names: [ListName]) {
+        init(request: HTTPRequest, identity: Identity?, session: String?, stream: HTTPStream, names: [ListName]) {
             self.request = request
             self.identity = identity
             self.session = session
             self.stream = stream
-            self.multiplexed = multiplexed
             self.names = Mutex(names)
         }
     }

@@ -15,8 +15,8 @@ extension LiveListApp {
         router.on(.GET, AccessGate.tokenSignInPath) { [self] request in
             tokenSignInPage(request, failed: false)
         }
-        router.add(.POST, AccessGate.tokenSignInPath, HTTPHandler.async { [self] request in
-            await tokenSignIn(request)
+        router.add(.POST, AccessGate.tokenSignInPath, HTTPHandler.sync { [self] request in
+            tokenSignIn(request)
         }.acceptingBodies(upTo: 4_096))
     }
 
@@ -67,7 +67,7 @@ extension LiveListApp {
         return response
     }
 
-    private func tokenSignIn(_ request: HTTPRequest) async -> HTTPResponse {
+    private func tokenSignIn(_ request: HTTPRequest) -> HTTPResponse {
         guard request.contentMediaType == "application/x-www-form-urlencoded" else {
             return errorResponse(.unsupportedMediaType, "Content-Type: send the sign-in form")
         }
@@ -78,9 +78,7 @@ extension LiveListApp {
         if let refusal = pace(session: session, request, what: "sign-in attempts", from: "browser") {
             return refusal
         }
-        var probe = request
-        probe.headers.set("Authorization", "Bearer " + (fields["token"] ?? ""))
-        guard await gate.subject(probe).isReader, let value = gate.readerCookieValue else {
+        guard gate.isReadToken(fields["token"] ?? ""), let value = gate.readerCookieValue else {
             metrics.refused(.unauthenticated)
             return tokenSignInPage(request, failed: true)
         }

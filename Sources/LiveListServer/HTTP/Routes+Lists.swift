@@ -225,7 +225,7 @@ extension LiveListApp {
             if let session {
                 _ = sessions.streamOpened(session, lists: [list.name.rawValue])
             }
-            trackStream(stream, request: request, identity: identity, session: session, multiplexed: nil, names: [list.name], decidedAt: decidedAt)
+            trackStream(stream, request: request, identity: identity, session: session, names: [list.name], decidedAt: decidedAt)
             stream.onClose { _ in
                 metrics.streamClosed()
                 openStreams.remove(stream)
@@ -250,7 +250,7 @@ extension LiveListApp {
         var names: [ListName] = []
         for text in raw {
             guard let name = ListName(text) else {
-                return errorResponse(.notFound, "no list named \(quoted(text))")
+                return missingList(text)
             }
             if !names.contains(name) {
                 names.append(name)
@@ -304,7 +304,7 @@ extension LiveListApp {
             if let session {
                 _ = sessions.streamOpened(session, lists: listNames.map(\.rawValue))
             }
-            trackStream(stream, request: request, identity: subject.identity, session: session, multiplexed: multiplexed, names: allowed, decidedAt: decidedAt)
+            trackStream(stream, request: request, identity: subject.identity, session: session, names: allowed, decidedAt: decidedAt)
             stream.onClose { _ in
                 metrics.streamClosed()
                 openStreams.remove(stream)

@@ -63,7 +63,7 @@ extension LiveListApp {
             return refusal
         }
         guard let name = request.pathParameters["name"].flatMap(ListName.init) else {
-            return errorResponse(.notFound, "no list named \(quoted(request.pathParameters["name"] ?? ""))")
+            return missingList(request.pathParameters["name"] ?? "")
         }
         guard request.body.count <= configuration.maximumBodyBytes else {
             return errorResponse(.bodyTooLarge, "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
@@ -92,7 +92,7 @@ extension LiveListApp {
             return refusal
         }
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
-            return errorResponse(.notFound, "no list named \(quoted(request.pathParameters["name"] ?? ""))")
+            return missingList(request.pathParameters["name"] ?? "")
         }
         do {
             return HTTPResponse.json(try await registry.delete(name).json)
