@@ -33,11 +33,9 @@ public struct AppRequest: Sendable {
         http.cookie(name)
     }
 
-    /// The fields of a form body (`application/x-www-form-urlencoded`); empty for any other body.
-    public var form: [String: String] {
-        guard http.contentMediaType == "application/x-www-form-urlencoded" else { return [:] }
-        return HeaderParsing.form(http.body)
-    }
+    /// The fields of a form body (`application/x-www-form-urlencoded`), parsed once; empty for any
+    /// other body.
+    public let form: [String: String]
 
     /// The JSON body decoded as `type`.
     ///
@@ -225,10 +223,11 @@ extension LiveListApp {
     private func answerAppRoute(
         _ request: HTTPRequest, checksToken: Bool, paced: Bool, _ handler: @Sendable (AppRequest) async throws -> HTTPResponse
     ) async -> HTTPResponse {
+        let form = request.contentMediaType == "application/x-www-form-urlencoded" ? HeaderParsing.form(request.body) : [:]
         var session = keys.session(from: request)
         var setCookie: String?
         if checksToken {
-            let token = request.headers["X-CSRF-Token"] ?? (request.contentMediaType == "application/x-www-form-urlencoded" ? HeaderParsing.form(request.body)["csrf"] : nil)
+            let token = request.headers["X-CSRF-Token"] ?? form["csrf"]
             guard let session, let token, keys.verify(token: token, sessionID: session) else {
                 return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
             }
@@ -242,7 +241,7 @@ extension LiveListApp {
         }
         let subject = await gate.subject(request)
         let appRequest = AppRequest(http: request, head: RequestHead(request, trustedProxies: configuration.trustedProxies), identity: subject.identity,
-                                    csrfToken: session.map { keys.csrfToken(for: $0) } ?? "")
+                                    csrfToken: session.map { keys.csrfToken(for: $0) } ?? "", form: form)
         var response: HTTPResponse
         do {
             response = try await handler(appRequest)
