@@ -251,4 +251,24 @@ final class SharedMemoryStore: ListStore, Sendable {
         #expect(counter.items.count == 20, "no change overwrote another: \(counter.items)")
         #expect(await lists[0].snapshotJSON() == lists[1].snapshotJSON())
     }
+
+    /// A state change that renders as before (state the page does not show) still takes a version,
+    /// so that it is stored and every other node learns of it: before, it was stored under the
+    /// current version, which a shared store refuses as stale, forever.
+    @Test func aStateChangeThatRendersAsBeforeReachesEveryNode() async throws {
+        let database = SharedMemoryDatabase()
+        let (registries, followers) = try await nodes(2, database: database)
+        defer { followers.forEach { $0.cancel() }; database.close() }
+        let hidden: @Sendable (Counter) -> [Section] = { _ in [] }
+        var lists: [StateList<Counter>] = []
+        for registry in registries {
+            lists.append(try await registry.hostApp(listName("hidden"), state: Counter(), render: hidden))
+        }
+        let before = await lists[0].version
+        #expect(try await lists[0].updateState(Counter.self) { $0.items.append("unseen") })
+        #expect(await lists[0].version == before + 1)
+        #expect(await eventually { await lists[1].currentState.items == ["unseen"] })
+        #expect(try await lists[1].updateState(Counter.self) { $0.items.append("again") })
+        #expect(await eventually { await lists[0].currentState.items == ["unseen", "again"] })
+    }
 }

@@ -69,6 +69,10 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
         core.publish(core.firstRendering(changeset))
     }
 
+    /// The state as of this list's version on this process (with a shared store, other processes'
+    /// changes arrive here as the list follows them).
+    public var currentState: State { state }
+
     /// Changes the state in the list's ordered path: `change` runs on the current state; when the
     /// state changed, it is persisted with the list's new version, then rendered and published. An
     /// action on any viewer's page applies to the latest state, and no change overwrites another.
@@ -103,19 +107,19 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
         let current = core.version
         _ = try core.nextVersion()
         let previous = core.renderer.data
-        let changeset: ListChangeset?
+        let changeset: ListChangeset
         do {
-            changeset = try core.renderer.render(render(next))
-            try core.store.saveAppState(name: name.rawValue, version: changeset?.version ?? current, bytes: nextBytes)
+            // A state that renders as before still takes a version of its own (a changeset without
+            // operations): other processes of a shared store learn of a state by its version.
+            changeset = try core.renderer.render(render(next)) ?? core.renderer.updater.advanceVersion()
+            try core.store.saveAppState(name: name.rawValue, version: changeset.version, bytes: nextBytes)
         } catch {
             try? core.resetRenderer(to: previous, at: current)
             throw core.storageFailed("the state of \(name) could not be stored", error)
         }
         state = next
         bytes = nextBytes
-        if let changeset {
-            core.publish(changeset)
-        }
+        core.publish(changeset)
         return true
     }
 
