@@ -61,6 +61,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Bearer token required to read JSON-driven lists; browsers sign in once at /signin (env LIVELIST_READ_TOKEN).")
     var readToken: String?
 
+    @Option(help: "Seconds between re-checks of every open event stream's access (env LIVELIST_ACCESS_RECHECK; default 60).")
+    var accessRecheck: String?
+
     @Option(help: "Bearer token required for GET /metrics (env LIVELIST_METRICS_TOKEN).")
     var metricsToken: String?
 
@@ -142,6 +145,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.readToken = (readToken ?? env("LIVELIST_READ_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.metricsToken = (metricsToken ?? env("LIVELIST_METRICS_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
+        if let text = (accessRecheck ?? env("LIVELIST_ACCESS_RECHECK")).flatMap({ $0.isEmpty ? nil : $0 }) {
+            do {
+                configuration.accessRecheckInterval = try ServerConfiguration.accessRecheckInterval(text, name: "--access-recheck (LIVELIST_ACCESS_RECHECK)")
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
         configuration.maximumBodyBytes = maxBody
         configuration.maximumActionBodyBytes = maxActionBody
         do {

@@ -6,12 +6,15 @@ extension ServerConfiguration {
     /// `LIVELIST_HOST`, `LIVELIST_PORT`, `LIVELIST_DATA`, `LIVELIST_PUBLIC`, `LIVELIST_TEMPLATES`,
     /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_READ_TOKEN`, `LIVELIST_METRICS_TOKEN`, `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
     /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`,
-    /// `LIVELIST_ACTION_RATE` and `LIVELIST_ACTION_BURST` (the actions' pace; a rate of 0 sets none).
-    /// An unset or empty variable leaves its default.
+    /// `LIVELIST_ACTION_RATE` and `LIVELIST_ACTION_BURST` (the actions' pace; a rate of 0 sets none),
+    /// `LIVELIST_ACCESS_RECHECK` (seconds between re-checks of open streams' access).
+    /// An unset or empty variable leaves its default. The server's failures (``errorLog``) go to the
+    /// standard error, one line each.
     ///
     /// - Parameter environment: the variables; nil reads the process's environment.
     /// - Throws: `StartupError` when `LIVELIST_PORT` is not a port number, `LIVELIST_EVENT_LOOPS` not a
-    ///   number of loops (1 to 1024), the pace not a number, or only one of the TLS files is set.
+    ///   number of loops (1 to 1024), the pace or the re-check interval not a number, or only one of the
+    ///   TLS files is set.
     public static func fromEnvironment(_ environment: [String: String]? = nil) throws(StartupError) -> ServerConfiguration {
         let environment = environment ?? ProcessInfo.processInfo.environment
         func value(_ name: String) -> String? {
@@ -32,6 +35,9 @@ extension ServerConfiguration {
             configuration.eventLoops = loops
         }
         configuration.actionPace = try actionPace(rate: value("LIVELIST_ACTION_RATE"), burst: value("LIVELIST_ACTION_BURST"))
+        if let text = value("LIVELIST_ACCESS_RECHECK") {
+            configuration.accessRecheckInterval = try accessRecheckInterval(text)
+        }
         if let data = value("LIVELIST_DATA") { configuration.dataDirectory = data }
         configuration.publicDirectory = value("LIVELIST_PUBLIC")
         configuration.templatesDirectory = value("LIVELIST_TEMPLATES")
@@ -44,10 +50,23 @@ extension ServerConfiguration {
         guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
             throw StartupError("LIVELIST_TLS_CERT and LIVELIST_TLS_KEY go together")
         }
+        configuration.errorLog = { line in
+            FileHandle.standardError.write(Data("livelist: \(line)\n".utf8))
+        }
         configuration.trustedProxies = Set((value("LIVELIST_TRUSTED_PROXIES") ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty })
         return configuration
+    }
+
+    /// The re-check interval from its text, in seconds: 1 to 86,400.
+    ///
+    /// - Throws: `StartupError` naming the setting when the text is not a number of seconds in range.
+    package static func accessRecheckInterval(_ text: String, name: String = "LIVELIST_ACCESS_RECHECK") throws(StartupError) -> Duration {
+        guard let seconds = Double(text), seconds.isFinite, (1 ... 86_400).contains(seconds) else {
+            throw StartupError("\(name): \(text) is not a number of seconds from 1 to 86400")
+        }
+        return .milliseconds(Int(seconds * 1000))
     }
 
     /// The actions' pace from the text of a rate (per second; 0 for none) and a burst, each nil for
