@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 import Synchronization
 import Dispatch
+import Foundation
 
 /// A ``ListStore`` on PostgreSQL that several `livelist` processes (nodes) share: every node serves
 /// every list. See docs/DEPLOYMENT.md ("Several nodes on one PostgreSQL") for its schema and its
@@ -41,7 +42,7 @@ public final class PostgresListStore: ListStore, Sendable {
     }
 
     /// The schema version this release creates and understands.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
     /// The NOTIFY channel.
     static let channel = "livelist"
     /// Advisory lock keys: (namespace, key) pairs of `pg_advisory_xact_lock(int, int)`.
@@ -57,6 +58,8 @@ public final class PostgresListStore: ListStore, Sendable {
     private let state = Mutex(SharedState())
     private let noticeBox: NoticeQueue
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// This process among the store's: its own revocations are not read back.
+    private let origin = UUID().uuidString
 
     private struct SharedState {
         var reachable = true
@@ -69,7 +72,9 @@ public final class PostgresListStore: ListStore, Sendable {
     ///
     /// - Throws: ``StoreError`` when the database cannot be reached or its schema is newer than this
     ///   release understands.
-    public static func connect(url: DatabaseURL, options: Options = Options(), logger: Logger) async throws(StoreError) -> PostgresListStore {
+    public static func connect(
+        url: DatabaseURL, options: Options = Options(), logger: Logger = Logger(label: "livelist.postgres")
+    ) async throws(StoreError) -> PostgresListStore {
         let store = PostgresListStore(url: url, options: options, logger: logger)
         store.start()
         do {
@@ -151,6 +156,19 @@ public final class PostgresListStore: ListStore, Sendable {
                 try await drained(connection.query("CREATE TABLE livelist_meta (key text PRIMARY KEY, value bytea NOT NULL)", logger: logger))
                 try await drained(connection.query(PostgresQuery(unsafeSQL: Self.writeFunction), logger: logger))
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (1)", logger: logger))
+            }
+            if found < 2 {
+                // Version 2: revocations, which every node reads (see `revocations(after:)`).
+                try await drained(connection.query("""
+                    CREATE TABLE livelist_revocations (
+                        id bigserial PRIMARY KEY,
+                        origin text NOT NULL,
+                        kind text NOT NULL,
+                        subject text NOT NULL,
+                        recorded_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """, logger: logger))
+                try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (2)", logger: logger))
             }
         }
     }
@@ -384,6 +402,72 @@ public final class PostgresListStore: ListStore, Sendable {
                 default: throw error
                 }
             }
+        }
+    }
+
+    // MARK: - Revocations
+
+    /// How long revocations are kept for nodes that fall behind: an hour.
+    static let revocationRetention = "1 hour"
+    /// The most revocations one read returns.
+    static let revocationBatch = 500
+
+    /// Inserts the revocation, and drops those older than ``revocationRetention``.
+    public func recordRevocation(_ revocation: Revocation) throws(StoreError) {
+        let (kind, subject) = Self.row(revocation)
+        let origin = self.origin
+        try blocking("recording a revocation") { [client, logger] in
+            try await drained(client.query(
+                "INSERT INTO livelist_revocations (origin, kind, subject) VALUES (\(origin), \(kind), \(subject))", logger: logger))
+            try await drained(client.query(PostgresQuery(unsafeSQL:
+                "DELETE FROM livelist_revocations WHERE recorded_at < now() - interval '\(Self.revocationRetention)'"), logger: logger))
+        }
+    }
+
+    /// One statement: the revocations after `position` (at most ``revocationBatch``), each row with the
+    /// oldest id still kept, which says whether some after `position` were dropped.
+    public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
+        let origin = self.origin
+        return try blocking("reading revocations") { [client, logger] in
+            guard let position else {
+                var latest = 0
+                for try await id in try await client.query("SELECT coalesce(max(id), 0) FROM livelist_revocations", logger: logger).decode(Int.self) {
+                    latest = id
+                }
+                return RevocationBatch(revocations: [], position: latest)
+            }
+            var batch = RevocationBatch(revocations: [], position: position)
+            let rows = try await client.query("""
+                SELECT id, origin, kind, subject, (SELECT min(id) FROM livelist_revocations) FROM livelist_revocations
+                WHERE id > \(position) ORDER BY id LIMIT \(Self.revocationBatch)
+                """, logger: logger)
+            for try await (id, from, kind, subject, oldest) in rows.decode((Int, String, String, String, Int).self) {
+                batch.position = id
+                batch.isIncomplete = batch.isIncomplete || (position > 0 && oldest > position + 1)
+                if from != origin, let revocation = Self.revocation(kind: kind, subject: subject) {
+                    batch.revocations.append(revocation)
+                }
+            }
+            return batch
+        }
+    }
+
+    private static func row(_ revocation: Revocation) -> (kind: String, subject: String) {
+        switch revocation {
+        case let .identity(id): ("identity", id)
+        case let .list(name): ("list", name)
+        case let .session(digest): ("session", digest)
+        case .everything: ("everything", "")
+        }
+    }
+
+    private static func revocation(kind: String, subject: String) -> Revocation? {
+        switch kind {
+        case "identity": .identity(subject)
+        case "list": .list(subject)
+        case "session": .session(subject)
+        case "everything": .everything
+        default: nil
         }
     }
 

@@ -26,6 +26,9 @@ extension ListStoreContract {
         case concurrentOpening
         /// A lease is held by one store at a time, and passes on when its holder closes.
         case leases
+        /// The revocations one store records are read by another, in order, after the position it
+        /// started from; a store does not read back its own.
+        case revocations
     }
 
     /// Runs one of the checks of a shared store.
@@ -40,6 +43,7 @@ extension ListStoreContract {
         case .notices: try await checkNotices()
         case .concurrentOpening: try await checkConcurrentOpening(stores: 6)
         case .leases: try await checkLeases()
+        case .revocations: try await checkRevocations()
         }
     }
 
@@ -201,6 +205,30 @@ extension ListStoreContract {
                        "notices of \(name) are \(versions), not increasing versions of 1...3")
             try ensure(!notices.contains { if case let .changed(changed, _) = $0 { changed == refused } else { false } },
                        "a refused write was noticed: \(notices)")
+        }
+    }
+
+    func checkRevocations() async throws {
+        try await withSession { session in
+            let a = try await openShared(session)
+            let b = try await openShared(session)
+            let start = try await storeCall { try b.revocations(after: nil) }
+            try ensureEqual(start.revocations, [], "revocations(after: nil) of a fresh store")
+            let recorded: [Revocation] = [.identity("alice"), .list("team"), .session("0123abcd"), .everything, .identity("bob")]
+            for revocation in recorded {
+                try await storeCall { try a.recordRevocation(revocation) }
+            }
+            try await storeCall { try b.recordRevocation(.identity("b's own")) }
+            let read = try await storeCall { try b.revocations(after: start.position) }
+            try ensureEqual(read.revocations, recorded, "what another store reads after the position it started from")
+            try ensure(!read.isIncomplete, "a read after a kept position says revocations were dropped")
+            let again = try await storeCall { try b.revocations(after: read.position) }
+            try ensureEqual(again.revocations, [], "a second read after the last position")
+            try ensureEqual(again.position, read.position, "the position after nothing new")
+            let own = try await storeCall { try a.revocations(after: start.position) }
+            try ensureEqual(own.revocations, [.identity("b's own")], "what the recording store reads back (its own are left out)")
+            let latest = try await storeCall { try a.revocations(after: nil) }
+            try ensureEqual(latest.position, own.position, "revocations(after: nil) starts after the latest")
         }
     }
 

@@ -43,8 +43,9 @@ extension ListRegistry {
         await retireIfUnused(hosted)
     }
 
-    /// Every list catches up with the store (after notices may have been missed).
-    private func catchUpEverything(log: @Sendable (String) -> Void) async {
+    /// Every list catches up with the store (after notices may have been missed, and before a
+    /// revocation of another process is applied, so that its rules see what that process wrote first).
+    package func catchUpEverything(log: @Sendable (String) -> Void) async {
         let versions: [String: Int]
         do {
             versions = try store.versions()
@@ -55,6 +56,18 @@ extension ListRegistry {
         for (name, version) in versions.sorted(by: { $0.key < $1.key }) {
             await noticed(name, version: version, log: log)
         }
+    }
+
+    /// Keeps `revocation` for the other processes of a shared store (see ``ListStore/recordRevocation(_:)``).
+    /// Blocks while the store writes: call it off the cooperative pool.
+    package nonisolated func recordRevocation(_ revocation: Revocation) throws(StoreError) {
+        try store.recordRevocation(revocation)
+    }
+
+    /// The revocations of other processes after `position` (see ``ListStore/revocations(after:)``).
+    /// Blocks while the store reads: call it off the cooperative pool.
+    package nonisolated func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
+        try store.revocations(after: position)
     }
 
     // MARK: - Streams

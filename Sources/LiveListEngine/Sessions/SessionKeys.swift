@@ -51,6 +51,14 @@ package struct SessionKeys: Sendable {
     /// What a session id's tag authenticates before the id.
     private static let sessionTagPrefix = Array("livelist-session:".utf8)
     private static let csrfPrefix = Array("livelist-csrf:".utf8)
+    private static let revocationPrefix = Array("livelist-revoked-session:".utf8)
+
+    /// What names a session in a revocation that other nodes read (``Revocation/session(_:)``): 32 hex
+    /// digits of `HMAC-SHA256(secret, "livelist-revoked-session:" + id)`, the same on every node that
+    /// shares the secret, and never the session id itself.
+    package func revocationDigest(of session: String) -> String {
+        mac.withMAC(of: Self.revocationPrefix, session) { Self.hex($0.prefix(16)) }
+    }
 
     /// The session id that a session cookie's value carries, when the server minted it; nil for any
     /// other value (made up, altered, signed with another secret, or from before tags).

@@ -45,6 +45,13 @@ public protocol ListStore: Sendable {
     func holdsLease(_ name: String) -> Bool
     /// The store's state for `/healthz` and `/readyz`.
     var health: StoreHealth { get }
+    /// Keeps a revocation for the other processes of a shared store, durably; returns once they can
+    /// read it. A store of one process keeps nothing.
+    func recordRevocation(_ revocation: Revocation) throws(StoreError)
+    /// The revocations other processes recorded after `position`, in order; with nil, none, and the
+    /// position of the latest (where a process that starts begins). At most a bounded number per call:
+    /// ask again after the position returned while it moves.
+    func revocations(after position: Int?) throws(StoreError) -> RevocationBatch
 }
 
 extension ListStore {
@@ -54,6 +61,10 @@ extension ListStore {
     public func notices() -> AsyncStream<StoreNotice> { AsyncStream { $0.finish() } }
     public func holdsLease(_ name: String) -> Bool { true }
     public var health: StoreHealth { StoreHealth(isReachable: true, description: "embedded") }
+    public func recordRevocation(_ revocation: Revocation) throws(StoreError) {}
+    public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
+        RevocationBatch(revocations: [], position: position ?? 0)
+    }
 }
 
 /// What a shared store holds of one list beyond a version this process has: the versions in order, each

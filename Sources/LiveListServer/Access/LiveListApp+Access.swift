@@ -43,38 +43,44 @@ extension LiveListApp {
         gate.setSignInPath(path)
     }
 
-    /// Says that what `identity` may see changed: its open streams on this node are re-checked at once
-    /// (the app's `authenticate` and the lists' rules run again) and those no longer allowed are told
-    /// `denied` and closed.
+    /// Says that what `identity` may see changed: its open streams are re-checked at once (the app's
+    /// `authenticate` and the lists' rules run again) and those no longer allowed are told `denied`
+    /// and closed. With several nodes on one database, the revocation is kept there and every other
+    /// node re-checks within ``ServerConfiguration/revocationPollInterval`` of reading it, after it
+    /// has caught up with every write made before it: change what the rules read first, then revoke.
     public func revoke(identity: String) async {
         metrics.revoked()
-        gate.countRevocation()
-        await recheck(openStreams.select { $0.identityID == identity })
+        await revokeHere([.identity(identity)])
+        await share(.identity(identity))
     }
 
-    /// Says that who may see the list `name` changed: its open streams are re-checked at once.
+    /// Says that who may see the list `name` changed: its open streams are re-checked at once, on
+    /// every node (see ``revoke(identity:)``).
     public func revoke(list name: String) async {
         guard let listName = ListName(name) else { return }
         metrics.revoked()
-        gate.countRevocation()
-        await recheck(openStreams.select { $0.names.withLock { $0.contains(listName) } })
+        await revokeHere([.list(listName.rawValue)])
+        await share(.list(listName.rawValue))
     }
 
-    /// Re-checks every open stream now (what the re-check interval does).
+    /// Re-checks every open stream now, on every node (see ``revoke(identity:)``).
     public func recheckAllStreams() async {
-        gate.countRevocation()
-        await recheck(openStreams.select { _ in true })
+        await revokeHere([.everything])
+        await share(.everything)
     }
 
-    /// Ends the streams of the browser session that `request` carries, whatever the rules say: what
-    /// signing out does. Its pages are told `denied`; their next connection asks again.
+    /// Ends the streams of the browser session that `request` carries, whatever the rules say, on
+    /// every node: what signing out does. Its pages are told `denied`; their next connection asks
+    /// again. Other nodes end theirs within about a second (see ``revoke(identity:)``).
     public func endStreams(ofSessionIn request: HTTPRequest) {
         guard let session = keys.session(from: request) else { return }
         metrics.revoked()
+        let revocation = Revocation.session(keys.revocationDigest(of: session))
         gate.countRevocation()
         for entry in openStreams.select({ $0.session == session }) {
             deny(entry, entry.names.withLock { $0 })
         }
+        Task { await share(revocation) }
     }
 
     // MARK: - What the routes ask
@@ -207,7 +213,7 @@ extension LiveListApp {
             try? await Task.sleep(for: interval)
             if Task.isCancelled { return }
             if gate.authenticates || gate.hasReadToken {
-                await recheckAllStreams()
+                await revokeHere([.everything])
             }
         }
     }

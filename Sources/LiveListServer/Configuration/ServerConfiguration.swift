@@ -24,6 +24,10 @@ public struct ServerConfiguration: Sendable {
     /// How often every open event stream's access is checked again (the app's `authenticate` and the
     /// lists' rules, or the read token). Default 60 s; a revocation re-checks at once.
     public var accessRecheckInterval: Duration = .seconds(60)
+    /// With several nodes on one database, how often this node reads the revocations that the others
+    /// recorded there (``LiveListApp/revoke(identity:)`` and its kin). Default 0.5 s: a revocation on
+    /// one node closes the streams it refuses on the others within about a second.
+    public var revocationPollInterval: Duration = .milliseconds(500)
     /// When set, `/metrics` needs `Authorization: Bearer TOKEN`; when nil, only loopback clients that
     /// came through no proxy may read it.
     public var metricsToken: String?

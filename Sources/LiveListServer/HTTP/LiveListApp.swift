@@ -202,10 +202,12 @@ public final class LiveListApp: Sendable {
         let errorLog = configuration.errorLog
         let follower = Task { await registry.followStore { line in errorLog?(line) } }
         let rechecks = Task { [self] in await recheckPeriodically() }
+        let revocations = Task { [self] in await followRevocations() }
         onStart(server.port)
         await server.waitUntilStopped()
         follower.cancel()
         rechecks.cancel()
+        revocations.cancel()
     }
 
     /// The event loop backend the running server chose (`epoll` or `poll`); nil before `run` started it.
