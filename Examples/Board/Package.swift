@@ -11,6 +11,10 @@ let package = Package(
     name: "BoardExample",
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "../..")],
-    targets: [.executableTarget(name: "board", dependencies: [.product(name: "LiveListServer", package: liveList)])],
+    targets: [.executableTarget(name: "board", dependencies: [
+        .product(name: "LiveListServer", package: liveList),
+        // Several nodes on one PostgreSQL (LIVELIST_DATABASE_URL): the only product that brings SwiftNIO.
+        .product(name: "LiveListPostgres", package: liveList),
+    ])],
     swiftLanguageModes: [.v6]
 )

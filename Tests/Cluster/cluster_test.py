@@ -7,13 +7,17 @@ alone at the end (it stops the one PostgreSQL). Everything started is stopped; t
 """
 
 import concurrent.futures
+import collections
 import json
 import os
 import random
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -21,6 +25,8 @@ sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py)
 
 BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
+# Examples/Board, an app with users (test_cluster.sh builds it; LIVELIST_BOARD_BINARY overrides).
+BOARD = os.environ.get("LIVELIST_BOARD_BINARY", os.path.join(ROOT, "Examples", "Board", ".build", "debug", "board"))
 DATABASE_URL = os.environ["LIVELIST_TEST_DATABASE_URL"]
 PGCTL = os.environ["LIVELIST_TEST_PGCTL"]
 PSQL = os.environ["LIVELIST_TEST_PSQL"]
@@ -238,6 +244,121 @@ def test_kill_9_of_a_node_loses_no_acknowledged_write(cluster):
     check(status == 201, f"b writes after a's death: {status}")
 
 
+class BoardNode:
+    """One Examples/Board process sharing `database`, started as its docs say: LIVELIST_HOST, LIVELIST_PORT,
+    LIVELIST_DATA, LIVELIST_DATABASE_URL and BOARD_USERS. Its output is kept for failure reports."""
+
+    def __init__(self, database):
+        self.data = tempfile.mkdtemp(prefix="livelist-board-")
+        self.port = tools.free_port()
+        env = dict(os.environ, LIVELIST_HOST=tools.HOST, LIVELIST_PORT=str(self.port), LIVELIST_DATA=self.data,
+                   LIVELIST_DATABASE_URL=database, BOARD_USERS="alice:secret1,bob:secret2")
+        self.lines = collections.deque(maxlen=200)
+        self.process = subprocess.Popen([BOARD], cwd=self.data, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        threading.Thread(target=lambda: [self.lines.append(line.decode(errors="replace"))
+                                         for line in iter(self.process.stdout.readline, b"")], daemon=True).start()
+        tools.wait_ready(self.port, "/healthz", self.process, seconds=60, interval=0.05, error=TestFailure)
+
+    def log_text(self, limit=3000):
+        return "".join(self.lines)[-limit:]
+
+    def call(self, method, path, cookies=(), body=None, headers=None):
+        fields = dict(headers or {})
+        if cookies:
+            fields["Cookie"] = "; ".join(cookies)
+        if body is not None:
+            fields.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        status, response_headers, data = tools.request(self.port, method, path, body, fields, timeout=10)
+        return status, response_headers, data.decode()
+
+    def csrf(self, path, cookies):
+        """The cookies (with the session one the page sets) and the CSRF field of the form at `path`."""
+        status, headers, page = self.call("GET", path, cookies)
+        token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        check(status == 200 and token, f"GET {path} on {self.port}: {status}, no CSRF field")
+        return list(cookies) + [v.split(";")[0] for v in headers.get_all("Set-Cookie") or []], token.group(1)
+
+    def sign_in(self, user, password):
+        cookies, token = self.csrf("/login", [])
+        status, headers, _ = self.call("POST", "/login", cookies, f"csrf={token}&user={user}&password={password}")
+        signed = [v.split(";")[0] for v in headers.get_all("Set-Cookie") or [] if v.startswith("board_user=")]
+        check(status == 303 and signed, f"{user} signing in on {self.port}: {status}")
+        return cookies, signed[0]
+
+    def post(self, cookies, text):
+        _, _, page = self.call("GET", "/lists/team", cookies, headers={"Accept": "text/html"})
+        token = re.search(r'<meta name="livelist-csrf" content="([^"]+)"', page)
+        check(token, f"the team page on {self.port} has no CSRF token")
+        status, _, _ = self.call("POST", "/lists/team/actions", cookies, f"csrf={token.group(1)}&action=post%3A&text={text}",
+                                 {"LiveList-Action": "1"})
+        check(status == 204, f"posting to team on {self.port}: {status}")
+
+    def stream(self, path, cookies):
+        stream = tools.EventStream(tools.HOST, self.port, path, {"Cookie": "; ".join(cookies)}, error=TestFailure)
+        check(stream.response.status == 200, f"GET {path} on {self.port}: {stream.response.status}")
+        return stream
+
+    def close(self):
+        tools.stop_process(self.process, 10, kill=True)
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+def wait_for_text(stream, text, seconds=10):
+    deadline = time.monotonic() + seconds
+    while True:
+        _, _, data = stream.next_event(max(0.01, deadline - time.monotonic()))
+        if text in (data or ""):
+            return
+
+
+def test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node(_):
+    """Examples/Board on three nodes: alice signs out on one node; her streams on all three (a list's
+    stream and the multiplexed one) get `denied` within 2 s, through the revocations kept in the
+    database, while bob's stream goes on, and her cookie is refused everywhere after."""
+    database = make_database()
+    nodes = []
+    streams = []
+    try:
+        for _ in range(3):
+            nodes.append(BoardNode(database))
+        a, b, c = nodes
+        _, alice = a.sign_in("alice", "secret1")
+        bob_session, bob = b.sign_in("bob", "secret2")
+        # Alice's streams carry her sign-in only (no browser session): only her identity's re-check ends them.
+        watched = [(a, "/lists/team/events"), (b, "/lists/team/events"), (c, "/events?list=team&list=notes-alice")]
+        for node, path in watched:
+            streams.append(node.stream(path, [alice]))
+        bobs = c.stream("/lists/team/events", [bob])
+        streams.append(bobs)
+        b.post(bob_session + [bob], "before")
+        for stream in streams:
+            wait_for_text(stream, "before")
+        cookies, token = c.csrf("/", [alice])
+        started = time.monotonic()
+        status, _, _ = c.call("POST", "/logout", cookies, f"csrf={token}")
+        check(status == 303, f"POST /logout on c: {status}")
+        latencies = []
+        for (node, path), stream in zip(watched, streams):
+            arrived, _, data = stream.next_event(5, kind="denied")
+            latencies.append(arrived - started)
+            check(arrived - started < 2.0, f"alice's {path} on {node.port} was denied after {arrived - started:.2f} s, not within 2 s")
+        print(f"  sign-out on c: alice's streams denied after {', '.join(f'{s * 1000:.0f} ms' for s in latencies)} (a, b, c)")
+        b.post(bob_session + [bob], "after")
+        wait_for_text(bobs, "after")
+        for node in nodes:
+            status, _, _ = node.call("GET", "/lists/team", [alice])
+            check(status == 401, f"alice's signed-out cookie on {node.port}: {status}, not 401")
+    except Exception as error:
+        logs = "\n".join(f"--- board {n.port}\n{n.log_text()}" for n in nodes)
+        raise TestFailure(f"{error}\n{logs}") from error
+    finally:
+        for stream in streams:
+            stream.close()
+        for node in nodes:
+            node.close()
+
+
 def session_of(node, name):
     """The session cookie and CSRF token of a page of `name` served by `node`."""
     status, headers, page = node.request("GET", f"/lists/{name}", headers={"Accept": "text/html"})
@@ -347,12 +468,15 @@ PARALLEL = [
     test_kill_9_of_a_node_loses_no_acknowledged_write,
     test_sessions_minted_by_one_node_are_accepted_by_another,
     test_demo_timers_run_on_one_node_and_the_todo_list_is_shared,
+    test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
 ]
+# Tests that start nodes of their own (no Cluster of livelist nodes).
+OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node)
 ALONE = [test_database_restart_is_survived]
 
 
 def run(test):
-    cluster = Cluster() if test is not test_demo_timers_run_on_one_node_and_the_todo_list_is_shared else None
+    cluster = Cluster() if test not in OWN_NODES else None
     start = time.monotonic()
     try:
         test(cluster)

@@ -1,13 +1,13 @@
 import Foundation
+import LiveListPostgres
 import LiveListServer
-import Synchronization
 
-// Users from BOARD_USERS ("alice:secret1,bob:secret2"); a sign-in is a signed cookie naming the user
-// and a random nonce that this process remembers, so that signing out ends it for good.
+// Users from BOARD_USERS ("alice:secret1,bob:secret2"). A sign-in is a signed cookie naming the user, a
+// random nonce and when it expires; signing out records the nonce among the sign-ins that ended.
 let users = Dictionary((ProcessInfo.processInfo.environment["BOARD_USERS"] ?? "alice:secret1,bob:secret2")
     .split(separator: ",").compactMap { pair in pair.split(separator: ":", maxSplits: 1).map(String.init) }
     .filter { $0.count == 2 }.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
-let signedIn = Mutex<Set<String>>([])
+let signInSeconds = 43_200
 
 enum BoardAction: String, ListActions { case post, enter, remove }
 
@@ -20,12 +20,23 @@ struct Note: IdentifiableComponent, Codable, Equatable {
     }
 }
 
-let app = try await LiveListApp()
-// Who the viewer is: the user a valid, still signed-in cookie names.
+// One node keeps its lists in LIVELIST_DATA; several nodes share one PostgreSQL (LIVELIST_DATABASE_URL).
+var store: PostgresListStore?
+if let url = ProcessInfo.processInfo.environment["LIVELIST_DATABASE_URL"], !url.isEmpty {
+    store = try await PostgresListStore.connect(url: DatabaseURL(url))
+}
+let app = try await LiveListApp(configuration: .fromEnvironment(), store: store)
+// Sign-ins that ended (nonce: when its cookie expires), kept by the store so that every node knows
+// them: a list that no rule lets anyone see. A bigger app keeps these in a table of its own.
+let signedOut = try await app.host("signed-out", state: [String: Int]()) { _ in [Section]() }
+try await app.access("signed-out") { _ in .none }
+// Who the viewer is: the user that a valid cookie names, unless it expired or was signed out.
 app.authenticate { head in
-    guard let value = head.cookie("board_user").flatMap(app.verified), let colon = value.firstIndex(of: ":"),
-        signedIn.withLock({ $0.contains(value) }) else { return nil }
-    return Identity(id: String(value[..<colon]))
+    guard let value = head.cookie("board_user").flatMap(app.verified) else { return nil }
+    let parts = value.split(separator: ":").map(String.init)
+    let ended = await signedOut.currentState
+    guard parts.count == 3, let until = Int(parts[2]), until > Int(Date().timeIntervalSince1970), ended[parts[1]] == nil else { return nil }
+    return Identity(id: parts[0])
 }
 try app.signIn(at: "/login")
 
@@ -67,10 +78,9 @@ try app.route(.POST, "/login", paced: true) { request in
         app.signed(password) == app.signed(expected) else {
         return .page("<!doctype html><title>Sign in</title><p>Wrong user or password. <a href=\"/login\">Try again</a>", status: .unauthorized)
     }
-    let value = "\(user):\(UUID().uuidString)"
-    signedIn.withLock { _ = $0.insert(value) }
+    let until = Int(Date().timeIntervalSince1970) + signInSeconds
     var response = HTTPResponse.redirect(to: request.nextPath(or: "/"))
-    response.setCookie(Cookie("board_user", app.signed(value), maxAge: 86_400))
+    response.setCookie(Cookie("board_user", app.signed("\(user):\(UUID().uuidString):\(until)"), maxAge: signInSeconds))
     return response
 }
 // Home: the lists this user may see, and a sign-out button.
@@ -84,10 +94,16 @@ try app.route(.GET, "/") { request in
         """)
 }
 try app.route(.POST, "/logout") { request in
-    if let value = request.cookie("board_user").flatMap(app.verified) {
-        signedIn.withLock { _ = $0.remove(value) }
+    let parts = request.cookie("board_user").flatMap(app.verified)?.split(separator: ":").map(String.init) ?? []
+    if parts.count == 3, let until = Int(parts[2]) {
+        // Recorded first (every node's rules then see it), then every node's streams are checked again.
+        let now = Int(Date().timeIntervalSince1970)
+        try await signedOut.updateState { ended in
+            ended = ended.filter { $0.value > now }
+            ended[parts[1]] = until
+        }
         app.endStreams(ofSessionIn: request.http)
-        await app.revoke(identity: String(value.prefix { $0 != ":" }))
+        await app.revoke(identity: parts[0])
     }
     var response = HTTPResponse.redirect(to: "/login")
     response.clearCookie("board_user")
