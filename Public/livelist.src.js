@@ -345,7 +345,9 @@
     e.addEventListener('patch', m => {
       let c;
       try { c = JSON.parse(m.data) } catch (_) { return }
-      for (const s of ss) (one || s.name == c.list) && apply(s.root, c);
+      // A reset to version 0 of a list held at a later one: its viewer may no longer see it (what a
+      // name without a list answers), as after a reconnect that a revocation refused.
+      for (const s of ss) (one || s.name == c.list) && (c.version || !ver(s) ? apply(s.root, c) : deny(s));
     });
     // Access to a list was revoked: clear it, stop asking for it, tell the page; the rest go on.
     e.addEventListener('denied', m => {
@@ -360,20 +362,20 @@
       es = null;
       const d = Math.min(L.max, L.delay * 2 ** tries++) * (.75 + Math.random() / 2), again = () => { timer = setTimeout(connect, d) };
       if (!one) return again();
-      // EventSource hides the status: ask once; 204 and 404 mean the list is gone for good, 401 that
-      // its viewer may no longer see it.
+      // EventSource hides the status: ask once; 204 means the list is gone for good, 404 that it is
+      // gone or refused to this viewer (alike on purpose), 401 that nobody signed in may see it.
       const ac = new AbortController();
       fetch(u, { signal: ac.signal, headers: { Accept: 'text/event-stream' } })
         .then(r => {
           ac.abort();
-          r.status == 401 && deny(one);
+          (r.status == 401 || r.status == 404) && deny(one);
           r.status == 204 || r.status == 404 || r.status == 401 ? (stopped = 1, shown('offline')) : again();
         }, again);
     };
   }
 
   function deny(s) {
-    S.delete(s.root); s.root.replaceChildren(); emit(s.root, 'denied');
+    S.delete(s.root) && (s.root.replaceChildren(), emit(s.root, 'denied'));
   }
 
   // When the person last scrolled (capture: scroll events do not bubble): changes are not animated

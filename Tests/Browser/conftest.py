@@ -176,8 +176,9 @@ def json_answer(document):
 
 
 def sse(events=(), retry=None, hold=0.6, closed=None):
-    """A text/event-stream handler: optional `retry:`, the `patch` events (id, changeset), then comment
-    heartbeats until `hold` seconds pass or the browser goes away (then `closed` gets the time)."""
+    """A text/event-stream handler: optional `retry:`, the events (id, changeset) of kind `patch`, or
+    (id, data, kind) of another kind (id None for none), then comment heartbeats until `hold` seconds
+    pass or the browser goes away (then `closed` gets the time)."""
     def handle(h, record):
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
@@ -186,8 +187,9 @@ def sse(events=(), retry=None, hold=0.6, closed=None):
         try:
             if retry is not None:
                 h.wfile.write(f"retry: {retry}\n\n".encode())
-            for event_id, changeset in events:
-                h.wfile.write(f"event: patch\nid: {event_id}\ndata: {json.dumps(changeset)}\n\n".encode())
+            for event_id, data, *kind in events:
+                field = "" if event_id is None else f"id: {event_id}\n"
+                h.wfile.write(f"event: {kind[0] if kind else 'patch'}\n{field}data: {json.dumps(data)}\n\n".encode())
             h.wfile.flush()
             end = time.time() + hold
             while time.time() < end:

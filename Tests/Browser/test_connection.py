@@ -20,7 +20,7 @@ def page_equals(browser, name, snapshot):
 
 
 RECORD_EVENTS = """window.__events = [];
-for (const t of ['open', 'patch', 'reconnecting', 'reset'])
+for (const t of ['open', 'patch', 'reconnecting', 'reset', 'denied'])
   document.addEventListener('livelist:' + t, e => __events.push([t, e.target.dataset.list, e.detail && e.detail.version]));"""
 
 
@@ -44,7 +44,7 @@ def test_a_single_list_streams_resumes_and_stops_on_204(browser, server, chains)
     assert requests[2]["headers"].get("Accept") == "text/event-stream"
 
 
-def test_errors_and_non_200_answers_back_off_and_reconnect_404_stops(browser, server, chains):
+def test_errors_and_non_200_answers_back_off_and_reconnect_and_a_404_clears_the_list(browser, server, chains):
     chain = interesting(chains)
     before, cs, after = chain["before"], chain["changeset"], chain["after"]
     name, v = before["list"], before["version"]
@@ -65,8 +65,35 @@ def test_errors_and_non_200_answers_back_off_and_reconnect_404_stops(browser, se
     assert requests[2]["time"] - requests[1]["time"] >= 0.07, "it backs off before reconnecting"
     assert requests[4]["headers"].get("Accept") == "text/event-stream"
     kinds = [e[0] for e in browser.execute_script("return __events")]
-    assert kinds[:2] == ["reconnecting", "open"] and "patch" in kinds and kinds[-1] == "reconnecting", kinds
+    # A 404 says the list is gone, or refused to this viewer (alike on purpose): emptied, and told.
+    assert kinds[:2] == ["reconnecting", "open"] and "patch" in kinds and kinds[-2:] == ["reconnecting", "denied"], kinds
+    assert browser.execute_script(f"return document.querySelector('[data-list=\"{name}\"]').children.length") == 0
     assert time.time() - start < 10
+
+
+def test_a_denied_list_is_emptied_and_the_others_go_on(browser, server, chains):
+    """A revocation on an open multiplexed stream (`denied`) and a refusal on reconnect (a reset to
+    version 0 of a list the page holds at a later one) each empty that list, dispatch livelist:denied,
+    and leave the page's other lists streaming."""
+    one, other, third = [c for c in chains if c["before"]["sections"]][:3]
+    first, second, last = one["before"], dict(other["before"], list="second.list"), dict(third["before"], list="third.list")
+    cs_third = dict(third["changeset"], list="third.list")
+    refused = {"protocol": 1, "list": "second.list", "from": second["version"], "version": 0, "animate": False,
+               "ops": [{"op": "reset", "html": "", "sections": []}]}
+    server.route("/events",
+                 sse([(None, {"list": first["list"]}, "denied")], hold=0.3),
+                 sse([("second.list:0", refused), ("third.list:" + str(cs_third["version"]), cs_third)], hold=3))
+    open_page(browser, server, "denied", root_html(first) + root_html(second) + root_html(last))
+    browser.execute_script(RECORD_EVENTS + "LiveList.options.delay = 50; LiveList.connect()")
+    wait_for(lambda: version_of(browser, "third.list") == str(cs_third["version"]), message="the third list's change")
+    count = "return document.querySelector(`[data-list=\"${arguments[0]}\"]`).children.length"
+    assert browser.execute_script(count, first["list"]) == 0 and browser.execute_script(count, "second.list") == 0
+    assert page_equals(browser, "third.list", dict(third["after"], list="third.list"))
+    events = browser.execute_script("return __events")
+    assert ["denied", first["list"], None] in events and ["denied", "second.list", None] in events, events
+    requests = server.requests_to("/events")
+    assert requests[1]["args"]["list"] == ["second.list", "third.list"], "the reconnect leaves the denied list out"
+    browser.execute_script("LiveList.close()")
 
 
 def test_one_multiplexed_stream_serves_every_list_of_the_page(browser, server, chains):

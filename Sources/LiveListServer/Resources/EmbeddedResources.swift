@@ -94,30 +94,30 @@ enum EmbeddedResources {
         bGUgc291cmNlOiBsaXZlbGlzdC5zcmMuanMgKi8KKCgpPT57J3VzZSBzdHJpY3QnO2NvbnN0IEQ9
         ZG9jdW1lbnQsVz13aW5kb3csVD1ELmNyZWF0ZUVsZW1lbnQoJ3RlbXBsYXRlJyksUz1uZXcgTWFw
         KCksQj1uZXcgV2Vha01hcCgpLE89bmV3IFdlYWtNYXAoKSxIPW5ldyBXZWFrTWFwKCksTD17bW92
-        ZUJlZm9yZTohMCxkZWxheToxMDAwLG1heDozMDAwMCxtczozMDB9O2xldCBHLGJiLGFnPTAsSz0w
+        ZUJlZm9yZTohMCxkZWxheToxMDAwLG1heDozMDAwMCxtczozMDB9O2xldCBHLGJiLGFoPTAsSz0w
         LE09JycsYTQ9LTFlOTtjb25zdCBRPW5ldyBNYXAoKTtjb25zdCBhcD1uPT4oRC5xdWVyeVNlbGVj
-        dG9yKGBtZXRhW25hbWU9IiR7bn0iXWApfHx7fSkuY29udGVudCxhTD1wPT4oYXAoJ2xpdmVsaXN0
-        LWJhc2UnKXx8JycpK3AsYWE9ZW5jb2RlVVJJQ29tcG9uZW50LGFtPShyLHQsYm4pPT5yLmRpc3Bh
+        dG9yKGBtZXRhW25hbWU9IiR7bn0iXWApfHx7fSkuY29udGVudCxhTT1wPT4oYXAoJ2xpdmVsaXN0
+        LWJhc2UnKXx8JycpK3AsYWI9ZW5jb2RlVVJJQ29tcG9uZW50LGFtPShyLHQsYm4pPT5yLmRpc3Bh
         dGNoRXZlbnQobmV3IEN1c3RvbUV2ZW50KCdsaXZlbGlzdDonK3Qse2J1YmJsZXM6ITAsZGV0YWls
         OmJufSkpLHo9KCk9Pnt0aHJvdyBFcnJvcignbGl2ZWxpc3Q6IG91dCBvZiBzeW5jJyl9LFA9aD0+
-        KFQuaW5uZXJIVE1MPWgsVC5jb250ZW50LmZpcnN0RWxlbWVudENoaWxkfHx6KCkpLGFEPWg9Pntj
-        b25zdCBlPVAoaCk7SC5zZXQoZSxoKTtyZXR1cm4gZX0sYWY9KGUsaCk9PmU/aCE9bnVsbCYmKEgu
+        KFQuaW5uZXJIVE1MPWgsVC5jb250ZW50LmZpcnN0RWxlbWVudENoaWxkfHx6KCkpLGFFPWg9Pntj
+        b25zdCBlPVAoaCk7SC5zZXQoZSxoKTtyZXR1cm4gZX0sYWc9KGUsaCk9PmU/aCE9bnVsbCYmKEgu
         Z2V0KGUpPT1ofHwoSC5nZXQoZSl8fGUub3V0ZXJIVE1MKT09UChoKS5vdXRlckhUTUwpOmg9PW51
-        bGwsYWg9cz0+K3Mucm9vdC5kYXRhc2V0LnZlcnNpb258fDAsTj0ocyxrKT0+cy5yb290LmRhdGFz
-        ZXRba109PSd0cnVlJyxhcj1lPT5lLnRhZ05hbWUrJy4nK2UuY2xhc3NOYW1lLEo9ZT0+ZS5nZXRC
-        b3VuZGluZ0NsaWVudFJlY3QoKSxSPShzLGspPT5zLnNlY3MuZ2V0KGspfHx6KCksWj0ocyxrKT0+
-        cy5jZWxscy5nZXQoayl8fHooKSxheD0oZSxhPUQuYWN0aXZlRWxlbWVudCk9PmUuY29udGFpbnMo
+        bGwsVj1zPT4rcy5yb290LmRhdGFzZXQudmVyc2lvbnx8MCxOPShzLGspPT5zLnJvb3QuZGF0YXNl
+        dFtrXT09J3RydWUnLGFyPWU9PmUudGFnTmFtZSsnLicrZS5jbGFzc05hbWUsSj1lPT5lLmdldEJv
+        dW5kaW5nQ2xpZW50UmVjdCgpLFI9KHMsayk9PnMuc2Vjcy5nZXQoayl8fHooKSxhYT0ocyxrKT0+
+        cy5jZWxscy5nZXQoayl8fHooKSxheT0oZSxhPUQuYWN0aXZlRWxlbWVudCk9PmUuY29udGFpbnMo
         YSkmJihhLmlzQ29udGVudEVkaXRhYmxlfHwvXihURVhUQVJFQXxTRUxFQ1QpJC8udGVzdChhLnRh
         Z05hbWUpfHxhLnRhZ05hbWU9PSdJTlBVVCcmJiEvXihjaGVja2JveHxyYWRpb3xidXR0b258c3Vi
-        bWl0fHJlc2V0fHJhbmdlfGNvbG9yfGZpbGUpJC8udGVzdChhLnR5cGUpKSxhST0oYWIsdCk9Pntj
-        b25zdCBlPUQuZ2V0RWxlbWVudEJ5SWQoYWIpO2UmJihlLnRleHRDb250ZW50PXQpfSxVPWs9Pntj
+        bWl0fHJlc2V0fHJhbmdlfGNvbG9yfGZpbGUpJC8udGVzdChhLnR5cGUpKSxhSj0oYWQsdCk9Pntj
+        b25zdCBlPUQuZ2V0RWxlbWVudEJ5SWQoYWQpO2UmJihlLnRleHRDb250ZW50PXQpfSxVPWs9Pntj
         b25zdCBlPUQuZ2V0RWxlbWVudEJ5SWQoJ2xpdmVsaXN0LXN0YXR1cycpLG49US5zaXplO009aztl
         JiYoZS5kYXRhc2V0LnN0YXRlPWssZS50ZXh0Q29udGVudD17Y29ubmVjdGVkOidDb25uZWN0ZWQn
         LHJlY29ubmVjdGluZzonUmVjb25uZWN0aW5n4oCmJyxvZmZsaW5lOidPZmZsaW5lJ31ba10rKG4/
-        YCDCtyAke259IG5vdCBzZW50IHlldGA6JycpKTt9LGFDPSgpPT5VKG5hdmlnYXRvci5vbkxpbmU/
+        YCDCtyAke259IG5vdCBzZW50IHlldGA6JycpKTt9LGFEPSgpPT5VKG5hdmlnYXRvci5vbkxpbmU/
         J3JlY29ubmVjdGluZyc6J29mZmxpbmUnKSxiZT1lPT57Y29uc3QgbD1lLnF1ZXJ5U2VsZWN0b3Io
         J1tkYXRhLWxhYmVsXScpO3JldHVybihsP2wuZGF0YXNldC5sYWJlbDplLnRleHRDb250ZW50KS50
-        cmltKCkuc2xpY2UoMCw4MCl9LGFFPSh4LGksZSk9PngmJngubltpXS5wdXNoKGJlKGUpKSxhNj0o
+        cmltKCkuc2xpY2UoMCw4MCl9LGFGPSh4LGksZSk9PngmJngubltpXS5wdXNoKGJlKGUpKSxhNj0o
         ZSxhPUQuYWN0aXZlRWxlbWVudCk9PmUuY29udGFpbnMoYSk/Wy4uLmUucXVlcnlTZWxlY3RvckFs
         bCgnKicpXS5pbmRleE9mKGEpOi0xLGEyPShuLGkpPT57Y29uc3QgYz1uJiZpPj0wJiZuLnF1ZXJ5
         U2VsZWN0b3JBbGwoJyonKVtpXTtjJiZjLmZvY3VzJiZjLmZvY3VzKHtwcmV2ZW50U2Nyb2xsOiEw
@@ -125,33 +125,33 @@ enum EmbeddedResources {
         Zj0+e2Zvcihjb25zdCB4IG9mIGJmKXtjb25zdCBlPXgudGFyZ2V0LGs9ZS5kYXRhc2V0LmNlbGws
         cz1TLmdldChlLmNsb3Nlc3QoJ1tkYXRhLWxpc3RdJykpLHY9eC5pc0ludGVyc2VjdGluZyxwPWs9
         PW51bGwmJmUucGFyZW50Tm9kZSxvPXA/e3NlY3Rpb246cC5kYXRhc2V0LnNlY3Rpb24scGFydDpl
-        Lm5leHRFbGVtZW50U2libGluZz8naGVhZGVyJzonZm9vdGVyJ306e2NlbGw6a30sYWI9cD9vLnBh
+        Lm5leHRFbGVtZW50U2libGluZz8naGVhZGVyJzonZm9vdGVyJ306e2NlbGw6a30sYWQ9cD9vLnBh
         cnQrJ1wwJytvLnNlY3Rpb246aztpZihzJiYocD9lLmlzQ29ubmVjdGVkJiZzLnNlY3MuZ2V0KG8u
-        c2VjdGlvbik9PXA6cy5jZWxscy5nZXQoayk9PWUpJiZ2IT1zLnNlZW4uaGFzKGFiKSl7dj9zLnNl
-        ZW4uYWRkKGFiKTpzLnNlZW4uZGVsZXRlKGFiKTtwP2FKKHMsdj8ndmlzaWJsZSc6J2hpZGRlbics
+        c2VjdGlvbik9PXA6cy5jZWxscy5nZXQoayk9PWUpJiZ2IT1zLnNlZW4uaGFzKGFkKSl7dj9zLnNl
+        ZW4uYWRkKGFkKTpzLnNlZW4uZGVsZXRlKGFkKTtwP2FLKHMsdj8ndmlzaWJsZSc6J2hpZGRlbics
         byk6YmoocyxrLHYpO319fSksYmo9KHMsayx2KT0+e2NvbnN0IGI9cy52aXN8fChzLnZpcz1uZXcg
         TWFwKCkpO2IuaGFzKGspP2IuZGVsZXRlKGspOmIuc2V0KGssdik7cy52aXNUfHwocy52aXNUPXNl
         dFRpbWVvdXQoKCk9Pntjb25zdCBtPXMudmlzO3MudmlzPXMudmlzVD0wO2Zvcihjb25zdCB2IG9m
         WyEwLCExXSl7Y29uc3QgYW89Wy4uLm1dLmZpbHRlcih4PT54WzFdPT12KS5tYXAoeD0+eFswXSk7
-        YW8ubGVuZ3RoJiZhSihzLHY/J3Zpc2libGUnOidoaWRkZW4nLGFvLmxlbmd0aD09MT97Y2VsbDph
+        YW8ubGVuZ3RoJiZhSyhzLHY/J3Zpc2libGUnOidoaWRkZW4nLGFvLmxlbmd0aD09MT97Y2VsbDph
         b1swXX06e2NlbGxzOmFvLmpvaW4oJ1wwJyl9KTt9fSw1MCkpO30sYWk9ZT0+YW4mJmUuZGF0YXNl
         dC52aXNpYmlsaXR5PT0ndHJ1ZScmJmFuLm9ic2VydmUoZSksYXM9ZT0+YW4mJmFuLnVub2JzZXJ2
         ZShlKTtjb25zdCBhdj1mPT5mJiZmLnRhZ05hbWU9PSdGT1JNJyYmL1wvYWN0aW9ucyQvLnRlc3Qo
         Zi5nZXRBdHRyaWJ1dGUoJ2FjdGlvbicpKSYmZi5nZXRBdHRyaWJ1dGUoJ2FjdGlvbicpO2Z1bmN0
-        aW9uIGFHKGYsZCxiKXtjb25zdCBhUT1uZXcgVVJMU2VhcmNoUGFyYW1zKGQpKycnO1EuZGVsZXRl
-        KGFRKTtmZXRjaChhdihmKSx7bWV0aG9kOidQT1NUJyxjcmVkZW50aWFsczonc2FtZS1vcmlnaW4n
+        aW9uIGFIKGYsZCxiKXtjb25zdCBhUj1uZXcgVVJMU2VhcmNoUGFyYW1zKGQpKycnO1EuZGVsZXRl
+        KGFSKTtmZXRjaChhdihmKSx7bWV0aG9kOidQT1NUJyxjcmVkZW50aWFsczonc2FtZS1vcmlnaW4n
         LGhlYWRlcnM6eydMaXZlTGlzdC1BY3Rpb24nOicxJywnQ29udGVudC1UeXBlJzonYXBwbGljYXRp
-        b24veC13d3ctZm9ybS11cmxlbmNvZGVkJ30sYm9keTphUX0pLnRoZW4ocj0+e2lmKCFyLm9rKXJl
-        dHVybiByLmpzb24oKS50aGVuKGo9PmouZGV0YWlsLCgpPT5yLnN0YXR1cykudGhlbih0PT5hSSgn
+        b24veC13d3ctZm9ybS11cmxlbmNvZGVkJ30sYm9keTphUn0pLnRoZW4ocj0+e2lmKCFyLm9rKXJl
+        dHVybiByLmpzb24oKS50aGVuKGo9PmouZGV0YWlsLCgpPT5yLnN0YXR1cykudGhlbih0PT5hSign
         bGl2ZWxpc3QtbmV3cycsJ05vdCBzYXZlZDogJyt0KSk7Zm9yKGNvbnN0IGUgb2YgZi5lbGVtZW50
         cylpZihlLmRhdGFzZXQucmVzZXQmJmUudmFsdWUmJmQuZ2V0KGUubmFtZSk9PWUudmFsdWUpe2Nv
         bnN0IGE9RC5hY3RpdmVFbGVtZW50O2UudmFsdWU9Jyc7KGE9PWJ8fGE9PUQuYm9keSkmJmUuZm9j
-        dXMoKTt9Ck0mJlUoTSk7TSYmTSE9J2Nvbm5lY3RlZCcmJiFLJiYoYWc9MCxGKCkpO30sKCk9PntR
-        LnNldChhUSxbZixkLGJdKTthQygpO3NldFRpbWVvdXQoYVQsNCpMLmRlbGF5KTthSSgnbGl2ZWxp
+        dXMoKTt9Ck0mJlUoTSk7TSYmTSE9J2Nvbm5lY3RlZCcmJiFLJiYoYWg9MCxGKCkpO30sKCk9PntR
+        LnNldChhUixbZixkLGJdKTthRCgpO3NldFRpbWVvdXQoYVQsNCpMLmRlbGF5KTthSignbGl2ZWxp
         c3QtbmV3cycsJ05vdCBzZW50IHlldDoga2VwdCB1bnRpbCB0aGUgc2VydmVyIGlzIGJhY2snKTt9
-        KTt9CmNvbnN0IGFUPSgpPT57Zm9yKGNvbnN0W2ssYV1vZlsuLi5RXSlRLmRlbGV0ZShrKSxhRygu
-        Li5hKX07ZnVuY3Rpb24gYUoocyxibyxvKXtjb25zdCBrPWFwKCdsaXZlbGlzdC1jc3JmJyk7ayYm
-        ZmV0Y2goYUwoYC9saXN0cy8ke2FhKHMubmFtZSl9L2FjdGlvbnNgKSx7bWV0aG9kOidQT1NUJyxj
+        KTt9CmNvbnN0IGFUPSgpPT57Zm9yKGNvbnN0W2ssYV1vZlsuLi5RXSlRLmRlbGV0ZShrKSxhSCgu
+        Li5hKX07ZnVuY3Rpb24gYUsocyxibyxvKXtjb25zdCBrPWFwKCdsaXZlbGlzdC1jc3JmJyk7ayYm
+        ZmV0Y2goYU0oYC9saXN0cy8ke2FiKHMubmFtZSl9L2FjdGlvbnNgKSx7bWV0aG9kOidQT1NUJyxj
         cmVkZW50aWFsczonc2FtZS1vcmlnaW4nLGtlZXBhbGl2ZTohMCxoZWFkZXJzOnsnQ29udGVudC1U
         eXBlJzonYXBwbGljYXRpb24vanNvbicsJ1gtQ1NSRi1Ub2tlbic6a30sYm9keTpKU09OLnN0cmlu
         Z2lmeSh7dHlwZTpibywuLi5vfSl9KS5jYXRjaCgoKT0+e30pO30KZnVuY3Rpb24gYTgocyl7Zm9y
@@ -159,14 +159,14 @@ enum EmbeddedResources {
         ZSkpO3Muc3VwPXMuc3VwfHxuZXcgU2V0KCk7Zm9yKGNvbnN0IHggb2Ygcy5zZWNzLnZhbHVlcygp
         KWZvcihjb25zdCBlIG9mW3guZmlyc3RFbGVtZW50Q2hpbGQseC5sYXN0RWxlbWVudENoaWxkXSkK
         ZSYmIXMuc3VwLmhhcyhlKSYmZS5kYXRhc2V0LnZpc2liaWxpdHk9PSd0cnVlJyYmKHMuc3VwLmFk
-        ZChlKSxhaShlKSk7fQpmdW5jdGlvbiBhSyhDKXtsZXQgcz1TLmdldChDKTtpZighcylTLnNldChD
+        ZChlKSxhaShlKSk7fQpmdW5jdGlvbiBhTChDKXtsZXQgcz1TLmdldChDKTtpZighcylTLnNldChD
         LHM9e3Jvb3Q6QyxuYW1lOkMuZGF0YXNldC5saXN0LGhlbGQ6bmV3IE1hcCgpLHNlZW46bmV3IFNl
         dCgpfSksYmQocyk7cmV0dXJuIHM7fQpmdW5jdGlvbiBiZChzKXtzLnNlY3M9bmV3IE1hcCgpO3Mu
         Y2VsbHM9bmV3IE1hcCgpO2Zvcihjb25zdCBlIG9mIHMucm9vdC5jaGlsZHJlbilpZihlLmRhdGFz
-        ZXQuc2VjdGlvbiE9bnVsbClzLnNlY3Muc2V0KGUuZGF0YXNldC5zZWN0aW9uLGUpLFYocyxlLDEp
+        ZXQuc2VjdGlvbiE9bnVsbClzLnNlY3Muc2V0KGUuZGF0YXNldC5zZWN0aW9uLGUpLFoocyxlLDEp
         O2Zvcihjb25zdCBlIG9mIHMucm9vdC5xdWVyeVNlbGVjdG9yQWxsKCdbZGF0YS1jZWxsXScpKXMu
         Y2VsbHMuc2V0KGUuZGF0YXNldC5jZWxsLGUpLEguc2V0KGUsZS5vdXRlckhUTUwpLGFpKGUpO2E4
-        KHMpO30KZnVuY3Rpb24gVihzLGUsYTUpe2xldCBiPUIuZ2V0KGUpO2NvbnN0IGM9ZS5jaGlsZHJl
+        KHMpO30KZnVuY3Rpb24gWihzLGUsYTUpe2xldCBiPUIuZ2V0KGUpO2NvbnN0IGM9ZS5jaGlsZHJl
         bixuPWMubGVuZ3RoO2lmKCFiKXtpZihuIT0yKWI9Y1tuPj4xXSxzLnNpZz1iJiZhcihiKTtlbHNl
         IGlmKCFhNSliPVsuLi5jXS5maW5kKHg9PngucXVlcnlTZWxlY3RvcignW2RhdGEtY2VsbF0nKXx8
         YXIoeCk9PXMuc2lnKXx8Y1tjWzBdLnRhZ05hbWU9PSdIRUFERVInPzE6MF07Yj9CLnNldChlLGIp
@@ -175,155 +175,156 @@ enum EmbeddedResources {
         Y3Rpb25FbmRdO2lmKEwubW92ZUJlZm9yZSYmcC5tb3ZlQmVmb3JlJiZlLmlzQ29ubmVjdGVkKXRy
         eXtyZXR1cm4gcC5tb3ZlQmVmb3JlKGUsYTEpfWNhdGNoKF8pe30KcC5pbnNlcnRCZWZvcmUoZSxh
         MSk7aWYoYVUmJkQuYWN0aXZlRWxlbWVudCE9YSl7YS5mb2N1cyh7cHJldmVudFNjcm9sbDohMH0p
-        O3RyeXthLnNldFNlbGVjdGlvblJhbmdlKC4uLmJrKX1jYXRjaChfKXt9fX0KY29uc3QgYUg9KHAs
+        O3RyeXthLnNldFNlbGVjdGlvblJhbmdlKC4uLmJrKX1jYXRjaChfKXt9fX0KY29uc3QgYUk9KHAs
         ZSxhKT0+KGEmJmEucGFyZW50Tm9kZSE9cCYmeigpLGFaKHAsZSxhP2EubmV4dFNpYmxpbmc6cC5m
-        aXJzdENoaWxkKSksYVY9KHMsbyxlKT0+YUgoVihzLFIocyxvLnNlY3Rpb24pKSxlLG8uYWZ0ZXI9
-        PW51bGw/bnVsbDpaKHMsby5hZnRlcikpO2Z1bmN0aW9uIGF5KHMsayxlKXtpZihzLmNlbGxzLmdl
-        dChrKT09ZSlzLmNlbGxzLmRlbGV0ZShrKSxzLmhlbGQuZGVsZXRlKGspLHMuc2Vlbi5kZWxldGUo
-        ayk7YXMoZSk7fQpmdW5jdGlvbiBhOShzLGssZSxoLHgpe2NvbnN0IG49YUQoaCksaT1hNihlKTth
-        cyhlKTtlLnJlcGxhY2VXaXRoKG4pO3MuY2VsbHMuc2V0KGssbik7cy5oZWxkLmRlbGV0ZShrKTth
-        aShuKTthMihuLGkpO3gmJnguZiYmTihzLCdhbmltYXRlUmVsb2FkcycpJiZhQShuLCdsaXZlbGlz
-        dC1yZWxvYWQnKTt9CmZ1bmN0aW9uIGEwKHgsZSxrKXtjb25zdCByPXguZiYmeC5mLmdldChrKTtp
-        ZihyJiZyLmJvdHRvbT4wJiZyLnRvcDxpbm5lckhlaWdodCl7Y29uc3QgZz1lLmNsb25lTm9kZSgh
-        MCk7Zy5zZXRBdHRyaWJ1dGUoJ2FyaWEtaGlkZGVuJywndHJ1ZScpO2cuY2xhc3NMaXN0LmFkZCgn
-        bGl2ZWxpc3QtZXhpdCcpO09iamVjdC5hc3NpZ24oZy5zdHlsZSx7cG9zaXRpb246J2ZpeGVkJyxt
-        YXJnaW46MCxsZWZ0OnIubGVmdCsncHgnLHRvcDpyLnRvcCsncHgnLHdpZHRoOnIud2lkdGgrJ3B4
-        JyxoZWlnaHQ6ci5oZWlnaHQrJ3B4J30pO0QuYm9keS5hcHBlbmQoZyk7c2V0VGltZW91dCgoKT0+
-        Zy5yZW1vdmUoKSxMLm1zKTt9CmUucmVtb3ZlKCk7fQpjb25zdCBhdT17ZGVsZXRlU2VjdGlvbihz
-        LG8seCl7Y29uc3QgZT1SKHMsby5zZWN0aW9uKTtmb3IoY29uc3QgYyBvZiBlLnF1ZXJ5U2VsZWN0
-        b3JBbGwoJ1tkYXRhLWNlbGxdJykpYXkocyxjLmRhdGFzZXQuY2VsbCxjKTtzLnNlY3MuZGVsZXRl
-        KG8uc2VjdGlvbik7YTAoeCxlLCdzJytvLnNlY3Rpb24pO30saW5zZXJ0U2VjdGlvbihzLG8pe2lm
-        KHMuc2Vjcy5oYXMoby5zZWN0aW9uKSl6KCk7Y29uc3QgZT1QKG8uaHRtbCksYj1lLmNoaWxkcmVu
-        W28uaGVhZGVyPT1udWxsPzA6MV18fHooKTtCLnNldChlLGIpO3Muc2lnPWFyKGIpO2FIKHMucm9v
-        dCxlLG8uYWZ0ZXI9PW51bGw/bnVsbDpSKHMsby5hZnRlcikpO3Muc2Vjcy5zZXQoby5zZWN0aW9u
-        LGUpO30sbW92ZVNlY3Rpb246KHMsbyk9PmFIKHMucm9vdCxSKHMsby5zZWN0aW9uKSxvLmFmdGVy
-        PT1udWxsP251bGw6UihzLG8uYWZ0ZXIpKSxyZWxvYWRTZWN0aW9uKHMsbyl7Y29uc3QgZT1SKHMs
-        by5zZWN0aW9uKSxiPVYocyxlKSxoPWIucHJldmlvdXNFbGVtZW50U2libGluZyxmPWIubmV4dEVs
-        ZW1lbnRTaWJsaW5nO2FmKGgsby5oZWFkZXIpfHwoaCYmaC5yZW1vdmUoKSxvLmhlYWRlciE9bnVs
-        bCYmYi5iZWZvcmUoUChvLmhlYWRlcikpKTthZihmLG8uZm9vdGVyKXx8KGYmJmYucmVtb3ZlKCks
-        by5mb290ZXIhPW51bGwmJmIuYWZ0ZXIoUChvLmZvb3RlcikpKTt9LGRlbGV0ZShzLG8seCl7Y29u
-        c3QgZT1aKHMsby5jZWxsKSxpPWE2KGUpLG49ZS5uZXh0RWxlbWVudFNpYmxpbmd8fGUucHJldmlv
-        dXNFbGVtZW50U2libGluZzthRSh4LDEsZSk7YXkocyxvLmNlbGwsZSk7YTAoeCxlLCdjJytvLmNl
-        bGwpO2EyKG4saSk7fSxpbnNlcnQocyxvLHgpe2lmKHMuY2VsbHMuaGFzKG8uY2VsbCkpeigpO2Nv
-        bnN0IGU9YUQoby5odG1sKTthVihzLG8sZSk7cy5jZWxscy5zZXQoby5jZWxsLGUpO2FpKGUpO2FF
-        KHgsMCxlKTt9LG1vdmU6KHMsbyx4KT0+KGFFKHgsMixaKHMsby5jZWxsKSksYVYocyxvLFoocyxv
-        LmNlbGwpKSkscmVsb2FkKHMsbyx4KXtjb25zdCBlPVoocyxvLmNlbGwpO2F4KGUpP3MuaGVsZC5z
-        ZXQoby5jZWxsLG8uaHRtbCk6YTkocyxvLmNlbGwsZSxvLmh0bWwseCl9LHJlc2V0KHMsbyl7Y29u
-        c3Qgcj1zLnJvb3QsYXE9bmV3IE1hcCgpLGFrPW5ldyBNYXAoKSxhTz0ocCxuLGkpPT5wLmNoaWxk
-        cmVuW2ldIT1uJiZhWihwLG4scC5jaGlsZHJlbltpXXx8bnVsbCk7by5zZWN0aW9ucy5mb3JFYWNo
-        KCh4LGkpPT57bGV0IGU9cy5zZWNzLmdldCh4LmtleSksYjtpZihlJiZlLnBhcmVudE5vZGU9PXIp
-        e2I9VihzLGUpO2FmKGIucHJldmlvdXNFbGVtZW50U2libGluZyx4LmhlYWRlcikmJmFmKGIubmV4
-        dEVsZW1lbnRTaWJsaW5nLHguZm9vdGVyKXx8YXUucmVsb2FkU2VjdGlvbihzLHtzZWN0aW9uOngu
-        a2V5LGhlYWRlcjp4LmhlYWRlcixmb290ZXI6eC5mb290ZXJ9KTt9ZWxzZSBlPVAoeC5odG1sKSxC
-        LnNldChlLGI9ZS5jaGlsZHJlblt4LmhlYWRlcj09bnVsbD8wOjFdfHx6KCkpLHMuc2lnPWFyKGIp
-        O2FxLnNldCh4LmtleSxlKTthTyhyLGUsaSk7eC5jZWxscy5mb3JFYWNoKChjLGopPT57bGV0IG49
-        cy5jZWxscy5nZXQoYy5rZXkpO24mJnIuY29udGFpbnMobil8fChuPTApO2lmKGFmKG4sYy5odG1s
-        KSlzLmhlbGQuZGVsZXRlKGMua2V5KTtlbHNlIGlmKG4mJmF4KG4pKXMuaGVsZC5zZXQoYy5rZXks
-        Yy5odG1sKTtlbHNle2NvbnN0IG09YUQoYy5odG1sKTtuJiYoYXMobiksbi5yZXBsYWNlV2l0aCht
-        KSk7YWkobj1tKX0KYWsuc2V0KGMua2V5LG4pO2FPKGIsbixqKTt9KTt9KTtmb3IoY29uc3Rbayxl
-        XW9mIHMuY2VsbHMpYWsuZ2V0KGspIT1lJiZheShzLGssZSk7Zm9yKGNvbnN0IGUgb2ZbLi4uci5j
-        aGlsZHJlbl0paWYoYXEuZ2V0KGUuZGF0YXNldC5zZWN0aW9uKSE9ZSllLnJlbW92ZSgpO2Zvcihj
-        b25zdCBlIG9mIGFxLnZhbHVlcygpKWZvcihjb25zdCBjIG9mWy4uLlYocyxlKS5jaGlsZHJlbl0p
-        YWsuZ2V0KGMuZGF0YXNldC5jZWxsKSE9YyYmYy5yZW1vdmUoKTtzLnNlY3M9YXE7cy5jZWxscz1h
-        azt9fTtmdW5jdGlvbiBhaihDLHcsYmMpe2NvbnN0IHM9YUsoQyksdj1haChzKSxhRj13Lm9wc3x8
-        W10sYTM9YUYubGVuZ3RoPT0xJiZhRlswXS5vcD09J3Jlc2V0JztpZighYmMpe2lmKHcudmVyc2lv
-        bjw9dilyZXR1cm4hMTtpZihzLmJhZHx8dy5mcm9tIT12JiYhYTMpcmV0dXJuIHMuYWhlYWQ9TWF0
-        aC5tYXgocy5haGVhZHx8MCx3LnZlcnNpb24pLGFlKHMpLCExO30KY29uc3QgeD1iaChzLHcpO3Ry
-        eXtmb3IoY29uc3QgbyBvZiBhRikoYXUuaGFzT3duUHJvcGVydHkoby5vcCk/YXVbby5vcF06eiko
-        cyxvLHgpfWNhdGNoKF8pe3MuYmFkPTE7YWUocyk7cmV0dXJuITF9CnMuYmFkPTA7Qy5kYXRhc2V0
-        LnZlcnNpb249dy52ZXJzaW9uO2E4KHMpO2JsKHMseCk7Y29uc3QgdD14Lm4ubWFwKChsLGkpPT5s
-        Lmxlbmd0aD9bJ0FkZGVkJywnUmVtb3ZlZCcsJ01vdmVkJ11baV0rJzogJysobC5sZW5ndGg+Mz9s
-        Lmxlbmd0aCsnIGl0ZW1zJzpsLmpvaW4oJywgJykpOicnKS5maWx0ZXIodD0+dCkuam9pbignLiAn
-        KTt0JiZhSSgnbGl2ZWxpc3QtbmV3cycsdCk7YW0oQywncGF0Y2gnLHcpO2EzJiZhbShDLCdyZXNl
-        dCcsdyk7cmV0dXJuITA7fQpmdW5jdGlvbiBiaShlKXtmb3IoO2U7ZT1lLnBhcmVudEVsZW1lbnQp
-        aWYoL2F1dG98c2Nyb2xsLy50ZXN0KGdldENvbXB1dGVkU3R5bGUoZSkub3ZlcmZsb3dZKSYmZS5z
-        Y3JvbGxIZWlnaHQ+ZS5jbGllbnRIZWlnaHQpcmV0dXJuIGU7cmV0dXJuIEQuc2Nyb2xsaW5nRWxl
-        bWVudDt9CmZ1bmN0aW9uIGJoKHMsdyl7Y29uc3QgeD17bjpbW10sW10sW11dfSxhVz1OKHMsJ2tl
-        ZXBPZmZzZXQnKSxBPShhV3x8TihzLCdzdGlja0JvdHRvbScpKSYmKHguc2M9Ymkocy5yb290KSk7
-        aWYody5hbmltYXRlIT09ITEmJk4ocywnYW5pbWF0ZScpJiYoTihzLCdhbmltYXRlU2Nyb2xsaW5n
-        Jyl8fHBlcmZvcm1hbmNlLm5vdygpLWE0PjE1MCkmJiFtYXRjaE1lZGlhKCcocHJlZmVycy1yZWR1
-        Y2VkLW1vdGlvbjogcmVkdWNlKScpLm1hdGNoZXMpe3guZj1uZXcgTWFwKCk7Zm9yKGNvbnN0W2ss
-        ZV1vZiBzLnNlY3MpeC5mLnNldCgncycrayxKKGUpKTtmb3IoY29uc3RbayxlXW9mIHMuY2VsbHMp
-        eC5mLnNldCgnYycrayxKKGUpKTt9CmlmKEEmJk4ocywnc3RpY2tCb3R0b20nKSYmQS5zY3JvbGxI
-        ZWlnaHQtQS5zY3JvbGxUb3AtQS5jbGllbnRIZWlnaHQ8Mil4LmVuZD0xO2Vsc2UgaWYoYVcpe2Nv
-        bnN0IGJtPUE9PUQuc2Nyb2xsaW5nRWxlbWVudD8wOkooQSkudG9wLGE9cy5yb290LnF1ZXJ5U2Vs
-        ZWN0b3JBbGwoJ1tkYXRhLWNlbGxdJyk7bGV0IGFkPTAsYUI9YS5sZW5ndGg7d2hpbGUoYWQ8YUIp
-        e2NvbnN0IG09YWQrYUI+PjE7SihhW21dKS5ib3R0b20+Ym0/YUI9bTphZD1tKzF9Cngua2VlcD1b
-        XS5zbGljZS5jYWxsKGEsYWQsYWQrOCkubWFwKGU9PltlLEooZSkudG9wXSk7fQpyZXR1cm4geDt9
-        CmZ1bmN0aW9uIGJsKHMseCl7Y29uc3QgQT14LnNjO2lmKHguZW5kKUEuc2Nyb2xsVG9wPUEuc2Ny
-        b2xsSGVpZ2h0O2Vsc2UgaWYoeC5rZWVwKWZvcihjb25zdFtlLHldb2YgeC5rZWVwKWlmKGUuaXND
-        b25uZWN0ZWQpe0Euc2Nyb2xsVG9wKz1KKGUpLnRvcC15O2JyZWFrfQppZigheC5mKXJldHVybjtj
-        b25zdCBtPVtdLGQ9bmV3IE1hcCgpO2Zvcihjb25zdFtwLGJnXW9mW1sncycscy5zZWNzXSxbJ2Mn
-        LHMuY2VsbHNdXSlmb3IoY29uc3RbayxlXW9mIGJnKXtjb25zdCBhPXguZi5nZXQocCtrKSxiPWEm
-        JkooZSk7bS5wdXNoKGE/W2UsYS5sZWZ0LWIubGVmdCxhLnRvcC1iLnRvcF06W2VdKTt9CmNvbnN0
-        IGFZPW0uZmlsdGVyKChbZSxheixhU10pPT57aWYoYXo9PW51bGwpcmV0dXJuIGFBKGUsJ2xpdmVs
-        aXN0LWVudGVyJyksMDtjb25zdCBxPWQuZ2V0KGUucGFyZW50Tm9kZS5wYXJlbnROb2RlKXx8WzAs
-        MF0sWD1hei1xWzBdLFk9YVMtcVsxXTtpZihNYXRoLmFicyhYKStNYXRoLmFicyhZKTwuNSlyZXR1
-        cm4gMDtkLnNldChlLFtheixhU10pO2FBKGUsJ2xpdmVsaXN0LW1vdmUnLGB0cmFuc2xhdGUoJHtY
-        fXB4LCR7WX1weClgKTtyZXR1cm4gMTt9KTtpZihhWS5sZW5ndGgpe0QuYm9keS5vZmZzZXRXaWR0
-        aDtmb3IoY29uc3RbZV1vZiBhWSllLmNsYXNzTGlzdC5hZGQoJ2xpdmVsaXN0LW1vdmUnKSxlLnN0
-        eWxlLnRyYW5zZm9ybT0nJ319CmZ1bmN0aW9uIGFBKGUsYyxiYSl7Y29uc3Qgbz1PLmdldChlKXx8
-        W2UuZ2V0QXR0cmlidXRlKCdjbGFzcycpLGUuZ2V0QXR0cmlidXRlKCdzdHlsZScpXSx0PW9bMl09
-        e307Ty5zZXQoZSxvKTtpZihiYSllLmNsYXNzTGlzdC5yZW1vdmUoYyksZS5zdHlsZS50cmFuc2Zv
-        cm09YmE7ZWxzZSBlLmNsYXNzTGlzdC5hZGQoYyk7c2V0VGltZW91dCgoKT0+e2lmKG9bMl0hPXQp
-        cmV0dXJuO08uZGVsZXRlKGUpO29bMF09PW51bGw/ZS5yZW1vdmVBdHRyaWJ1dGUoJ2NsYXNzJyk6
-        ZS5jbGFzc05hbWU9b1swXTtvWzFdPT1udWxsP2UuZ2V0QXR0cmlidXRlKCdzdHlsZScpK2UucmVt
-        b3ZlQXR0cmlidXRlKCdzdHlsZScpOmUuc3R5bGUuY3NzVGV4dD1vWzFdO30sTC5tcys1MCk7fQpm
-        dW5jdGlvbiBhZShzKXtpZihzLnN5bmN8fCFzLnJvb3QuaXNDb25uZWN0ZWQpcmV0dXJuO3Muc3lu
-        Yz0xO2NvbnN0IHY9YWgocyksYVA9cy5iYWQsbj1hTCgnL2xpc3RzLycrYWEocy5uYW1lKSk7ZmV0
-        Y2goYVA/bjpuKycvY2hhbmdlcz9zaW5jZT0nK3Yse2hlYWRlcnM6e0FjY2VwdDonYXBwbGljYXRp
-        b24vanNvbid9fSkudGhlbihyPT5yLm9rP3IuanNvbigpOlByb21pc2UucmVqZWN0KCkpLnRoZW4o
-        aj0+e3Muc3luYz0wO2FQP2FqKHMucm9vdCx7cHJvdG9jb2w6MSxsaXN0OmoubGlzdCxmcm9tOnYs
-        dmVyc2lvbjpqLnZlcnNpb24sb3BzOlt7b3A6J3Jlc2V0JyxzZWN0aW9uczpqLnNlY3Rpb25zfV19
-        LDEpOmFqKHMucm9vdCxqKTtzLmFoZWFkPmFoKHMpJiYhcy5iYWQmJmFlKHMpO30sKCk9PntzLnN5
-        bmM9MDtzZXRUaW1lb3V0KCgpPT5hZShzKSw0KkwuZGVsYXkpfSk7fQpmdW5jdGlvbiBhbCgpe2Ns
-        ZWFyVGltZW91dChiYik7RyYmRy5jbG9zZSgpO0c9bnVsbH0KZnVuY3Rpb24gRigpe2FsKCk7Y29u
-        c3QgRT1bLi4uUy52YWx1ZXMoKV0uZmlsdGVyKHM9PnMucm9vdC5pc0Nvbm5lY3RlZCksST1FLmxl
-        bmd0aD09MSYmRVswXTtpZihLfHwhRS5sZW5ndGh8fEQuaGlkZGVuKXJldHVybjtjb25zdCB1PWFM
-        KEk/YC9saXN0cy8ke2FhKEkubmFtZSl9L2V2ZW50cz9zaW5jZT0ke2FoKEkpfWA6Jy9ldmVudHM/
-        JytFLm1hcChzPT4nbGlzdD0nK2FhKHMubmFtZSkpLmpvaW4oJyYnKSsnJnNpbmNlPScrYWEoRS5t
-        YXAocz0+cy5uYW1lKyc6JythaChzKSkuam9pbignLCcpKSksZT1HPW5ldyBFdmVudFNvdXJjZSh1
-        KSxhTj10PT5FLmZvckVhY2gocz0+YW0ocy5yb290LHQpKTtlLm9ub3Blbj0oKT0+e2FnPTA7YU4o
+        aXJzdENoaWxkKSksYVY9KHMsbyxlKT0+YUkoWihzLFIocyxvLnNlY3Rpb24pKSxlLG8uYWZ0ZXI9
+        PW51bGw/bnVsbDphYShzLG8uYWZ0ZXIpKTtmdW5jdGlvbiBheihzLGssZSl7aWYocy5jZWxscy5n
+        ZXQoayk9PWUpcy5jZWxscy5kZWxldGUoaykscy5oZWxkLmRlbGV0ZShrKSxzLnNlZW4uZGVsZXRl
+        KGspO2FzKGUpO30KZnVuY3Rpb24gYTkocyxrLGUsaCx4KXtjb25zdCBuPWFFKGgpLGk9YTYoZSk7
+        YXMoZSk7ZS5yZXBsYWNlV2l0aChuKTtzLmNlbGxzLnNldChrLG4pO3MuaGVsZC5kZWxldGUoayk7
+        YWkobik7YTIobixpKTt4JiZ4LmYmJk4ocywnYW5pbWF0ZVJlbG9hZHMnKSYmYUIobiwnbGl2ZWxp
+        c3QtcmVsb2FkJyk7fQpmdW5jdGlvbiBhMCh4LGUsayl7Y29uc3Qgcj14LmYmJnguZi5nZXQoayk7
+        aWYociYmci5ib3R0b20+MCYmci50b3A8aW5uZXJIZWlnaHQpe2NvbnN0IGc9ZS5jbG9uZU5vZGUo
+        ITApO2cuc2V0QXR0cmlidXRlKCdhcmlhLWhpZGRlbicsJ3RydWUnKTtnLmNsYXNzTGlzdC5hZGQo
+        J2xpdmVsaXN0LWV4aXQnKTtPYmplY3QuYXNzaWduKGcuc3R5bGUse3Bvc2l0aW9uOidmaXhlZCcs
+        bWFyZ2luOjAsbGVmdDpyLmxlZnQrJ3B4Jyx0b3A6ci50b3ArJ3B4Jyx3aWR0aDpyLndpZHRoKydw
+        eCcsaGVpZ2h0OnIuaGVpZ2h0KydweCd9KTtELmJvZHkuYXBwZW5kKGcpO3NldFRpbWVvdXQoKCk9
+        PmcucmVtb3ZlKCksTC5tcyk7fQplLnJlbW92ZSgpO30KY29uc3QgYXU9e2RlbGV0ZVNlY3Rpb24o
+        cyxvLHgpe2NvbnN0IGU9UihzLG8uc2VjdGlvbik7Zm9yKGNvbnN0IGMgb2YgZS5xdWVyeVNlbGVj
+        dG9yQWxsKCdbZGF0YS1jZWxsXScpKWF6KHMsYy5kYXRhc2V0LmNlbGwsYyk7cy5zZWNzLmRlbGV0
+        ZShvLnNlY3Rpb24pO2EwKHgsZSwncycrby5zZWN0aW9uKTt9LGluc2VydFNlY3Rpb24ocyxvKXtp
+        ZihzLnNlY3MuaGFzKG8uc2VjdGlvbikpeigpO2NvbnN0IGU9UChvLmh0bWwpLGI9ZS5jaGlsZHJl
+        bltvLmhlYWRlcj09bnVsbD8wOjFdfHx6KCk7Qi5zZXQoZSxiKTtzLnNpZz1hcihiKTthSShzLnJv
+        b3QsZSxvLmFmdGVyPT1udWxsP251bGw6UihzLG8uYWZ0ZXIpKTtzLnNlY3Muc2V0KG8uc2VjdGlv
+        bixlKTt9LG1vdmVTZWN0aW9uOihzLG8pPT5hSShzLnJvb3QsUihzLG8uc2VjdGlvbiksby5hZnRl
+        cj09bnVsbD9udWxsOlIocyxvLmFmdGVyKSkscmVsb2FkU2VjdGlvbihzLG8pe2NvbnN0IGU9Uihz
+        LG8uc2VjdGlvbiksYj1aKHMsZSksaD1iLnByZXZpb3VzRWxlbWVudFNpYmxpbmcsZj1iLm5leHRF
+        bGVtZW50U2libGluZzthZyhoLG8uaGVhZGVyKXx8KGgmJmgucmVtb3ZlKCksby5oZWFkZXIhPW51
+        bGwmJmIuYmVmb3JlKFAoby5oZWFkZXIpKSk7YWcoZixvLmZvb3Rlcil8fChmJiZmLnJlbW92ZSgp
+        LG8uZm9vdGVyIT1udWxsJiZiLmFmdGVyKFAoby5mb290ZXIpKSk7fSxkZWxldGUocyxvLHgpe2Nv
+        bnN0IGU9YWEocyxvLmNlbGwpLGk9YTYoZSksbj1lLm5leHRFbGVtZW50U2libGluZ3x8ZS5wcmV2
+        aW91c0VsZW1lbnRTaWJsaW5nO2FGKHgsMSxlKTtheihzLG8uY2VsbCxlKTthMCh4LGUsJ2MnK28u
+        Y2VsbCk7YTIobixpKTt9LGluc2VydChzLG8seCl7aWYocy5jZWxscy5oYXMoby5jZWxsKSl6KCk7
+        Y29uc3QgZT1hRShvLmh0bWwpO2FWKHMsbyxlKTtzLmNlbGxzLnNldChvLmNlbGwsZSk7YWkoZSk7
+        YUYoeCwwLGUpO30sbW92ZToocyxvLHgpPT4oYUYoeCwyLGFhKHMsby5jZWxsKSksYVYocyxvLGFh
+        KHMsby5jZWxsKSkpLHJlbG9hZChzLG8seCl7Y29uc3QgZT1hYShzLG8uY2VsbCk7YXkoZSk/cy5o
+        ZWxkLnNldChvLmNlbGwsby5odG1sKTphOShzLG8uY2VsbCxlLG8uaHRtbCx4KX0scmVzZXQocyxv
+        KXtjb25zdCByPXMucm9vdCxhcT1uZXcgTWFwKCksYWs9bmV3IE1hcCgpLGFQPShwLG4saSk9PnAu
+        Y2hpbGRyZW5baV0hPW4mJmFaKHAsbixwLmNoaWxkcmVuW2ldfHxudWxsKTtvLnNlY3Rpb25zLmZv
+        ckVhY2goKHgsaSk9PntsZXQgZT1zLnNlY3MuZ2V0KHgua2V5KSxiO2lmKGUmJmUucGFyZW50Tm9k
+        ZT09cil7Yj1aKHMsZSk7YWcoYi5wcmV2aW91c0VsZW1lbnRTaWJsaW5nLHguaGVhZGVyKSYmYWco
+        Yi5uZXh0RWxlbWVudFNpYmxpbmcseC5mb290ZXIpfHxhdS5yZWxvYWRTZWN0aW9uKHMse3NlY3Rp
+        b246eC5rZXksaGVhZGVyOnguaGVhZGVyLGZvb3Rlcjp4LmZvb3Rlcn0pO31lbHNlIGU9UCh4Lmh0
+        bWwpLEIuc2V0KGUsYj1lLmNoaWxkcmVuW3guaGVhZGVyPT1udWxsPzA6MV18fHooKSkscy5zaWc9
+        YXIoYik7YXEuc2V0KHgua2V5LGUpO2FQKHIsZSxpKTt4LmNlbGxzLmZvckVhY2goKGMsaik9Pnts
+        ZXQgbj1zLmNlbGxzLmdldChjLmtleSk7biYmci5jb250YWlucyhuKXx8KG49MCk7aWYoYWcobixj
+        Lmh0bWwpKXMuaGVsZC5kZWxldGUoYy5rZXkpO2Vsc2UgaWYobiYmYXkobikpcy5oZWxkLnNldChj
+        LmtleSxjLmh0bWwpO2Vsc2V7Y29uc3QgbT1hRShjLmh0bWwpO24mJihhcyhuKSxuLnJlcGxhY2VX
+        aXRoKG0pKTthaShuPW0pfQphay5zZXQoYy5rZXksbik7YVAoYixuLGopO30pO30pO2Zvcihjb25z
+        dFtrLGVdb2Ygcy5jZWxscylhay5nZXQoaykhPWUmJmF6KHMsayxlKTtmb3IoY29uc3QgZSBvZlsu
+        Li5yLmNoaWxkcmVuXSlpZihhcS5nZXQoZS5kYXRhc2V0LnNlY3Rpb24pIT1lKWUucmVtb3ZlKCk7
+        Zm9yKGNvbnN0IGUgb2YgYXEudmFsdWVzKCkpZm9yKGNvbnN0IGMgb2ZbLi4uWihzLGUpLmNoaWxk
+        cmVuXSlhay5nZXQoYy5kYXRhc2V0LmNlbGwpIT1jJiZjLnJlbW92ZSgpO3Muc2Vjcz1hcTtzLmNl
+        bGxzPWFrO319O2Z1bmN0aW9uIGFqKEMsdyxiYyl7Y29uc3Qgcz1hTChDKSx2PVYocyksYUc9dy5v
+        cHN8fFtdLGEzPWFHLmxlbmd0aD09MSYmYUdbMF0ub3A9PSdyZXNldCc7aWYoIWJjKXtpZih3LnZl
+        cnNpb248PXYpcmV0dXJuITE7aWYocy5iYWR8fHcuZnJvbSE9diYmIWEzKXJldHVybiBzLmFoZWFk
+        PU1hdGgubWF4KHMuYWhlYWR8fDAsdy52ZXJzaW9uKSxhZihzKSwhMTt9CmNvbnN0IHg9Ymgocyx3
+        KTt0cnl7Zm9yKGNvbnN0IG8gb2YgYUcpKGF1Lmhhc093blByb3BlcnR5KG8ub3ApP2F1W28ub3Bd
+        OnopKHMsbyx4KX1jYXRjaChfKXtzLmJhZD0xO2FmKHMpO3JldHVybiExfQpzLmJhZD0wO0MuZGF0
+        YXNldC52ZXJzaW9uPXcudmVyc2lvbjthOChzKTtibChzLHgpO2NvbnN0IHQ9eC5uLm1hcCgobCxp
+        KT0+bC5sZW5ndGg/WydBZGRlZCcsJ1JlbW92ZWQnLCdNb3ZlZCddW2ldKyc6ICcrKGwubGVuZ3Ro
+        PjM/bC5sZW5ndGgrJyBpdGVtcyc6bC5qb2luKCcsICcpKTonJykuZmlsdGVyKHQ9PnQpLmpvaW4o
+        Jy4gJyk7dCYmYUooJ2xpdmVsaXN0LW5ld3MnLHQpO2FtKEMsJ3BhdGNoJyx3KTthMyYmYW0oQywn
+        cmVzZXQnLHcpO3JldHVybiEwO30KZnVuY3Rpb24gYmkoZSl7Zm9yKDtlO2U9ZS5wYXJlbnRFbGVt
+        ZW50KWlmKC9hdXRvfHNjcm9sbC8udGVzdChnZXRDb21wdXRlZFN0eWxlKGUpLm92ZXJmbG93WSkm
+        JmUuc2Nyb2xsSGVpZ2h0PmUuY2xpZW50SGVpZ2h0KXJldHVybiBlO3JldHVybiBELnNjcm9sbGlu
+        Z0VsZW1lbnQ7fQpmdW5jdGlvbiBiaChzLHcpe2NvbnN0IHg9e246W1tdLFtdLFtdXX0sYVc9Tihz
+        LCdrZWVwT2Zmc2V0JyksQT0oYVd8fE4ocywnc3RpY2tCb3R0b20nKSkmJih4LnNjPWJpKHMucm9v
+        dCkpO2lmKHcuYW5pbWF0ZSE9PSExJiZOKHMsJ2FuaW1hdGUnKSYmKE4ocywnYW5pbWF0ZVNjcm9s
+        bGluZycpfHxwZXJmb3JtYW5jZS5ub3coKS1hND4xNTApJiYhbWF0Y2hNZWRpYSgnKHByZWZlcnMt
+        cmVkdWNlZC1tb3Rpb246IHJlZHVjZSknKS5tYXRjaGVzKXt4LmY9bmV3IE1hcCgpO2Zvcihjb25z
+        dFtrLGVdb2Ygcy5zZWNzKXguZi5zZXQoJ3MnK2ssSihlKSk7Zm9yKGNvbnN0W2ssZV1vZiBzLmNl
+        bGxzKXguZi5zZXQoJ2MnK2ssSihlKSk7fQppZihBJiZOKHMsJ3N0aWNrQm90dG9tJykmJkEuc2Ny
+        b2xsSGVpZ2h0LUEuc2Nyb2xsVG9wLUEuY2xpZW50SGVpZ2h0PDIpeC5lbmQ9MTtlbHNlIGlmKGFX
+        KXtjb25zdCBibT1BPT1ELnNjcm9sbGluZ0VsZW1lbnQ/MDpKKEEpLnRvcCxhPXMucm9vdC5xdWVy
+        eVNlbGVjdG9yQWxsKCdbZGF0YS1jZWxsXScpO2xldCBhZT0wLGFDPWEubGVuZ3RoO3doaWxlKGFl
+        PGFDKXtjb25zdCBtPWFlK2FDPj4xO0ooYVttXSkuYm90dG9tPmJtP2FDPW06YWU9bSsxfQp4Lmtl
+        ZXA9W10uc2xpY2UuY2FsbChhLGFlLGFlKzgpLm1hcChlPT5bZSxKKGUpLnRvcF0pO30KcmV0dXJu
+        IHg7fQpmdW5jdGlvbiBibChzLHgpe2NvbnN0IEE9eC5zYztpZih4LmVuZClBLnNjcm9sbFRvcD1B
+        LnNjcm9sbEhlaWdodDtlbHNlIGlmKHgua2VlcClmb3IoY29uc3RbZSx5XW9mIHgua2VlcClpZihl
+        LmlzQ29ubmVjdGVkKXtBLnNjcm9sbFRvcCs9SihlKS50b3AteTticmVha30KaWYoIXguZilyZXR1
+        cm47Y29uc3QgbT1bXSxkPW5ldyBNYXAoKTtmb3IoY29uc3RbcCxiZ11vZltbJ3MnLHMuc2Vjc10s
+        WydjJyxzLmNlbGxzXV0pZm9yKGNvbnN0W2ssZV1vZiBiZyl7Y29uc3QgYT14LmYuZ2V0KHArayks
+        Yj1hJiZKKGUpO20ucHVzaChhP1tlLGEubGVmdC1iLmxlZnQsYS50b3AtYi50b3BdOltlXSk7fQpj
+        b25zdCBhWT1tLmZpbHRlcigoW2UsYUEsYVNdKT0+e2lmKGFBPT1udWxsKXJldHVybiBhQihlLCds
+        aXZlbGlzdC1lbnRlcicpLDA7Y29uc3QgcT1kLmdldChlLnBhcmVudE5vZGUucGFyZW50Tm9kZSl8
+        fFswLDBdLFg9YUEtcVswXSxZPWFTLXFbMV07aWYoTWF0aC5hYnMoWCkrTWF0aC5hYnMoWSk8LjUp
+        cmV0dXJuIDA7ZC5zZXQoZSxbYUEsYVNdKTthQihlLCdsaXZlbGlzdC1tb3ZlJyxgdHJhbnNsYXRl
+        KCR7WH1weCwke1l9cHgpYCk7cmV0dXJuIDE7fSk7aWYoYVkubGVuZ3RoKXtELmJvZHkub2Zmc2V0
+        V2lkdGg7Zm9yKGNvbnN0W2Vdb2YgYVkpZS5jbGFzc0xpc3QuYWRkKCdsaXZlbGlzdC1tb3ZlJyks
+        ZS5zdHlsZS50cmFuc2Zvcm09Jyd9fQpmdW5jdGlvbiBhQihlLGMsYmEpe2NvbnN0IG89Ty5nZXQo
+        ZSl8fFtlLmdldEF0dHJpYnV0ZSgnY2xhc3MnKSxlLmdldEF0dHJpYnV0ZSgnc3R5bGUnKV0sdD1v
+        WzJdPXt9O08uc2V0KGUsbyk7aWYoYmEpZS5jbGFzc0xpc3QucmVtb3ZlKGMpLGUuc3R5bGUudHJh
+        bnNmb3JtPWJhO2Vsc2UgZS5jbGFzc0xpc3QuYWRkKGMpO3NldFRpbWVvdXQoKCk9PntpZihvWzJd
+        IT10KXJldHVybjtPLmRlbGV0ZShlKTtvWzBdPT1udWxsP2UucmVtb3ZlQXR0cmlidXRlKCdjbGFz
+        cycpOmUuY2xhc3NOYW1lPW9bMF07b1sxXT09bnVsbD9lLmdldEF0dHJpYnV0ZSgnc3R5bGUnKStl
+        LnJlbW92ZUF0dHJpYnV0ZSgnc3R5bGUnKTplLnN0eWxlLmNzc1RleHQ9b1sxXTt9LEwubXMrNTAp
+        O30KZnVuY3Rpb24gYWYocyl7aWYocy5zeW5jfHwhcy5yb290LmlzQ29ubmVjdGVkKXJldHVybjtz
+        LnN5bmM9MTtjb25zdCB2PVYocyksYVE9cy5iYWQsbj1hTSgnL2xpc3RzLycrYWIocy5uYW1lKSk7
+        ZmV0Y2goYVE/bjpuKycvY2hhbmdlcz9zaW5jZT0nK3Yse2hlYWRlcnM6e0FjY2VwdDonYXBwbGlj
+        YXRpb24vanNvbid9fSkudGhlbihyPT5yLm9rP3IuanNvbigpOlByb21pc2UucmVqZWN0KCkpLnRo
+        ZW4oaj0+e3Muc3luYz0wO2FRP2FqKHMucm9vdCx7cHJvdG9jb2w6MSxsaXN0OmoubGlzdCxmcm9t
+        OnYsdmVyc2lvbjpqLnZlcnNpb24sb3BzOlt7b3A6J3Jlc2V0JyxzZWN0aW9uczpqLnNlY3Rpb25z
+        fV19LDEpOmFqKHMucm9vdCxqKTtzLmFoZWFkPlYocykmJiFzLmJhZCYmYWYocyk7fSwoKT0+e3Mu
+        c3luYz0wO3NldFRpbWVvdXQoKCk9PmFmKHMpLDQqTC5kZWxheSl9KTt9CmZ1bmN0aW9uIGFsKCl7
+        Y2xlYXJUaW1lb3V0KGJiKTtHJiZHLmNsb3NlKCk7Rz1udWxsfQpmdW5jdGlvbiBGKCl7YWwoKTtj
+        b25zdCBFPVsuLi5TLnZhbHVlcygpXS5maWx0ZXIocz0+cy5yb290LmlzQ29ubmVjdGVkKSxJPUUu
+        bGVuZ3RoPT0xJiZFWzBdO2lmKEt8fCFFLmxlbmd0aHx8RC5oaWRkZW4pcmV0dXJuO2NvbnN0IHU9
+        YU0oST9gL2xpc3RzLyR7YWIoSS5uYW1lKX0vZXZlbnRzP3NpbmNlPSR7VihJKX1gOicvZXZlbnRz
+        PycrRS5tYXAocz0+J2xpc3Q9JythYihzLm5hbWUpKS5qb2luKCcmJykrJyZzaW5jZT0nK2FiKEUu
+        bWFwKHM9PnMubmFtZSsnOicrVihzKSkuam9pbignLCcpKSksZT1HPW5ldyBFdmVudFNvdXJjZSh1
+        KSxhTz10PT5FLmZvckVhY2gocz0+YW0ocy5yb290LHQpKTtlLm9ub3Blbj0oKT0+e2FoPTA7YU8o
         J29wZW4nKTtVKCdjb25uZWN0ZWQnKTthVCgpO307ZS5hZGRFdmVudExpc3RlbmVyKCdwYXRjaCcs
         bT0+e2xldCBjO3RyeXtjPUpTT04ucGFyc2UobS5kYXRhKX1jYXRjaChfKXtyZXR1cm59CmZvcihj
-        b25zdCBzIG9mIEUpKEl8fHMubmFtZT09Yy5saXN0KSYmYWoocy5yb290LGMpO30pO2UuYWRkRXZl
-        bnRMaXN0ZW5lcignZGVuaWVkJyxtPT57bGV0IGM7dHJ5e2M9SlNPTi5wYXJzZShtLmRhdGEpfWNh
-        dGNoKF8pe3JldHVybn0KZm9yKGNvbnN0IHMgb2YgRSkoSXx8cy5uYW1lPT1jLmxpc3QpJiZhUihz
-        KTtTLnNpemU/RigpOihLPTEsYWwoKSxVKCdvZmZsaW5lJykpO30pO2Uub25lcnJvcj0oKT0+e2FO
-        KCdyZWNvbm5lY3RpbmcnKTthQygpO2lmKGUucmVhZHlTdGF0ZSE9Mnx8RyE9ZSlyZXR1cm47Rz1u
-        dWxsO2NvbnN0IGQ9TWF0aC5taW4oTC5tYXgsTC5kZWxheSoyKiphZysrKSooLjc1K01hdGgucmFu
-        ZG9tKCkvMiksYXc9KCk9PntiYj1zZXRUaW1lb3V0KEYsZCl9O2lmKCFJKXJldHVybiBhdygpO2Nv
-        bnN0IGFNPW5ldyBBYm9ydENvbnRyb2xsZXIoKTtmZXRjaCh1LHtzaWduYWw6YU0uc2lnbmFsLGhl
-        YWRlcnM6e0FjY2VwdDondGV4dC9ldmVudC1zdHJlYW0nfX0pLnRoZW4ocj0+e2FNLmFib3J0KCk7
-        ci5zdGF0dXM9PTQwMSYmYVIoSSk7ci5zdGF0dXM9PTIwNHx8ci5zdGF0dXM9PTQwNHx8ci5zdGF0
-        dXM9PTQwMT8oSz0xLFUoJ29mZmxpbmUnKSk6YXcoKTt9LGF3KTt9O30KZnVuY3Rpb24gYVIocyl7
-        Uy5kZWxldGUocy5yb290KTtzLnJvb3QucmVwbGFjZUNoaWxkcmVuKCk7YW0ocy5yb290LCdkZW5p
-        ZWQnKTt9CkQuYWRkRXZlbnRMaXN0ZW5lcignc2Nyb2xsJywoKT0+e2E0PXBlcmZvcm1hbmNlLm5v
-        dygpfSx7Y2FwdHVyZTohMCxwYXNzaXZlOiEwfSk7RC5hZGRFdmVudExpc3RlbmVyKCd2aXNpYmls
-        aXR5Y2hhbmdlJywoKT0+RC5oaWRkZW4/YWwoKTpHfHxGKCkpO1cuYWRkRXZlbnRMaXN0ZW5lcign
-        b2ZmbGluZScsYUMpO1cuYWRkRXZlbnRMaXN0ZW5lcignb25saW5lJywoKT0+e2lmKE0hPSdjb25u
-        ZWN0ZWQnJiYhSylhZz0wLFUoJ3JlY29ubmVjdGluZycpLEYoKX0pO2NvbnN0IGFYPSgpPT5TLnNp
-        emUmJlcuRXZlbnRTb3VyY2UmJmFwKCdsaXZlbGlzdC1jb25uZWN0JykhPSdvZmYnO0QuYWRkRXZl
-        bnRMaXN0ZW5lcignc3VibWl0JyxlPT57Y29uc3QgZj1lLnRhcmdldCxiPWUuc3VibWl0dGVyO2FY
-        KCkmJmF2KGYpJiYoZS5wcmV2ZW50RGVmYXVsdCgpLGFHKGYsbmV3IEZvcm1EYXRhKGYsYiksYikp
-        O30pO0QuYWRkRXZlbnRMaXN0ZW5lcignY2hhbmdlJyxlPT57Y29uc3QgdD1lLnRhcmdldCxmPXQu
-        Zm9ybSxkPWFYKCkmJnQudHlwZT09J2NoZWNrYm94JyYmIXQubmFtZSYmYXYoZikmJm5ldyBGb3Jt
-        RGF0YShmKTtkJiYoZC5zZXQoJ2FjdGlvbicsdC52YWx1ZSksYUcoZixkLHQpKTt9KTtELmFkZEV2
-        ZW50TGlzdGVuZXIoJ2NsaWNrJyxlPT57Y29uc3QgdD1lLnRhcmdldCxjPXQuY2xvc2VzdCYmdC5j
-        bG9zZXN0KCdbZGF0YS1jZWxsXScpLHM9YyYmUy5nZXQoYy5jbG9zZXN0KCdbZGF0YS1saXN0XScp
-        KTtzJiYhdC5jbG9zZXN0KCdpbnB1dCxzZWxlY3QsdGV4dGFyZWEsYnV0dG9uLGxhYmVsLGFbaHJl
-        Zl0sW2NvbnRlbnRlZGl0YWJsZV0nKSYmYUoocywnc2VsZWN0Jyx7Y2VsbDpjLmRhdGFzZXQuY2Vs
-        bH0pO30pO0QuYWRkRXZlbnRMaXN0ZW5lcignZm9jdXNvdXQnLGU9Pntjb25zdCBjPWUudGFyZ2V0
-        LmNsb3Nlc3QmJmUudGFyZ2V0LmNsb3Nlc3QoJ1tkYXRhLWNlbGxdJyk7YyYmc2V0VGltZW91dCgo
-        KT0+e2NvbnN0IHM9Uy5nZXQoYy5jbG9zZXN0KCdbZGF0YS1saXN0XScpKSxrPWMuZGF0YXNldC5j
-        ZWxsLGg9cyYmcy5oZWxkLmdldChrKTtoIT1udWxsJiZzLmNlbGxzLmdldChrKT09YyYmIWF4KGMp
-        JiZhOShzLGssYyxoKTt9KTt9KTtmdW5jdGlvbiBhNygpe2Zvcihjb25zdCByIG9mIEQucXVlcnlT
-        ZWxlY3RvckFsbCgnW2RhdGEtbGlzdF0nKSlhSyhyKTthcCgnbGl2ZWxpc3QtY29ubmVjdCcpIT0n
-        b2ZmJyYmVy5FdmVudFNvdXJjZSYmRigpO30KVy5MaXZlTGlzdD17YXBwbHk6KHIsYyk9PmFqKHIs
-        Yyksc3RhcnQ6YTcsY29ubmVjdDooKT0+e0s9MDthZz0wO0YoKX0sY2xvc2U6KCk9PntLPTE7YWwo
-        KX0scmVzeW5jOnI9PmFlKGFLKHIpKSxvcHRpb25zOkwsc3RhdGU6cj0+Uy5nZXQocil9O0QucmVh
-        ZHlTdGF0ZT09J2xvYWRpbmcnP0QuYWRkRXZlbnRMaXN0ZW5lcignRE9NQ29udGVudExvYWRlZCcs
-        YTcpOmE3KCk7fSkoKTsK
+        b25zdCBzIG9mIEUpKEl8fHMubmFtZT09Yy5saXN0KSYmKGMudmVyc2lvbnx8IVYocyk/YWoocy5y
+        b290LGMpOmF4KHMpKTt9KTtlLmFkZEV2ZW50TGlzdGVuZXIoJ2RlbmllZCcsbT0+e2xldCBjO3Ry
+        eXtjPUpTT04ucGFyc2UobS5kYXRhKX1jYXRjaChfKXtyZXR1cm59CmZvcihjb25zdCBzIG9mIEUp
+        KEl8fHMubmFtZT09Yy5saXN0KSYmYXgocyk7Uy5zaXplP0YoKTooSz0xLGFsKCksVSgnb2ZmbGlu
+        ZScpKTt9KTtlLm9uZXJyb3I9KCk9PnthTygncmVjb25uZWN0aW5nJyk7YUQoKTtpZihlLnJlYWR5
+        U3RhdGUhPTJ8fEchPWUpcmV0dXJuO0c9bnVsbDtjb25zdCBkPU1hdGgubWluKEwubWF4LEwuZGVs
+        YXkqMioqYWgrKykqKC43NStNYXRoLnJhbmRvbSgpLzIpLGF3PSgpPT57YmI9c2V0VGltZW91dChG
+        LGQpfTtpZighSSlyZXR1cm4gYXcoKTtjb25zdCBhTj1uZXcgQWJvcnRDb250cm9sbGVyKCk7ZmV0
+        Y2godSx7c2lnbmFsOmFOLnNpZ25hbCxoZWFkZXJzOntBY2NlcHQ6J3RleHQvZXZlbnQtc3RyZWFt
+        J319KS50aGVuKHI9PnthTi5hYm9ydCgpOyhyLnN0YXR1cz09NDAxfHxyLnN0YXR1cz09NDA0KSYm
+        YXgoSSk7ci5zdGF0dXM9PTIwNHx8ci5zdGF0dXM9PTQwNHx8ci5zdGF0dXM9PTQwMT8oSz0xLFUo
+        J29mZmxpbmUnKSk6YXcoKTt9LGF3KTt9O30KZnVuY3Rpb24gYXgocyl7Uy5kZWxldGUocy5yb290
+        KSYmKHMucm9vdC5yZXBsYWNlQ2hpbGRyZW4oKSxhbShzLnJvb3QsJ2RlbmllZCcpKTt9CkQuYWRk
+        RXZlbnRMaXN0ZW5lcignc2Nyb2xsJywoKT0+e2E0PXBlcmZvcm1hbmNlLm5vdygpfSx7Y2FwdHVy
+        ZTohMCxwYXNzaXZlOiEwfSk7RC5hZGRFdmVudExpc3RlbmVyKCd2aXNpYmlsaXR5Y2hhbmdlJywo
+        KT0+RC5oaWRkZW4/YWwoKTpHfHxGKCkpO1cuYWRkRXZlbnRMaXN0ZW5lcignb2ZmbGluZScsYUQp
+        O1cuYWRkRXZlbnRMaXN0ZW5lcignb25saW5lJywoKT0+e2lmKE0hPSdjb25uZWN0ZWQnJiYhSylh
+        aD0wLFUoJ3JlY29ubmVjdGluZycpLEYoKX0pO2NvbnN0IGFYPSgpPT5TLnNpemUmJlcuRXZlbnRT
+        b3VyY2UmJmFwKCdsaXZlbGlzdC1jb25uZWN0JykhPSdvZmYnO0QuYWRkRXZlbnRMaXN0ZW5lcign
+        c3VibWl0JyxlPT57Y29uc3QgZj1lLnRhcmdldCxiPWUuc3VibWl0dGVyO2FYKCkmJmF2KGYpJiYo
+        ZS5wcmV2ZW50RGVmYXVsdCgpLGFIKGYsbmV3IEZvcm1EYXRhKGYsYiksYikpO30pO0QuYWRkRXZl
+        bnRMaXN0ZW5lcignY2hhbmdlJyxlPT57Y29uc3QgdD1lLnRhcmdldCxmPXQuZm9ybSxkPWFYKCkm
+        JnQudHlwZT09J2NoZWNrYm94JyYmIXQubmFtZSYmYXYoZikmJm5ldyBGb3JtRGF0YShmKTtkJiYo
+        ZC5zZXQoJ2FjdGlvbicsdC52YWx1ZSksYUgoZixkLHQpKTt9KTtELmFkZEV2ZW50TGlzdGVuZXIo
+        J2NsaWNrJyxlPT57Y29uc3QgdD1lLnRhcmdldCxjPXQuY2xvc2VzdCYmdC5jbG9zZXN0KCdbZGF0
+        YS1jZWxsXScpLHM9YyYmUy5nZXQoYy5jbG9zZXN0KCdbZGF0YS1saXN0XScpKTtzJiYhdC5jbG9z
+        ZXN0KCdpbnB1dCxzZWxlY3QsdGV4dGFyZWEsYnV0dG9uLGxhYmVsLGFbaHJlZl0sW2NvbnRlbnRl
+        ZGl0YWJsZV0nKSYmYUsocywnc2VsZWN0Jyx7Y2VsbDpjLmRhdGFzZXQuY2VsbH0pO30pO0QuYWRk
+        RXZlbnRMaXN0ZW5lcignZm9jdXNvdXQnLGU9Pntjb25zdCBjPWUudGFyZ2V0LmNsb3Nlc3QmJmUu
+        dGFyZ2V0LmNsb3Nlc3QoJ1tkYXRhLWNlbGxdJyk7YyYmc2V0VGltZW91dCgoKT0+e2NvbnN0IHM9
+        Uy5nZXQoYy5jbG9zZXN0KCdbZGF0YS1saXN0XScpKSxrPWMuZGF0YXNldC5jZWxsLGg9cyYmcy5o
+        ZWxkLmdldChrKTtoIT1udWxsJiZzLmNlbGxzLmdldChrKT09YyYmIWF5KGMpJiZhOShzLGssYyxo
+        KTt9KTt9KTtmdW5jdGlvbiBhNygpe2Zvcihjb25zdCByIG9mIEQucXVlcnlTZWxlY3RvckFsbCgn
+        W2RhdGEtbGlzdF0nKSlhTChyKTthcCgnbGl2ZWxpc3QtY29ubmVjdCcpIT0nb2ZmJyYmVy5FdmVu
+        dFNvdXJjZSYmRigpO30KVy5MaXZlTGlzdD17YXBwbHk6KHIsYyk9PmFqKHIsYyksc3RhcnQ6YTcs
+        Y29ubmVjdDooKT0+e0s9MDthaD0wO0YoKX0sY2xvc2U6KCk9PntLPTE7YWwoKX0scmVzeW5jOnI9
+        PmFmKGFMKHIpKSxvcHRpb25zOkwsc3RhdGU6cj0+Uy5nZXQocil9O0QucmVhZHlTdGF0ZT09J2xv
+        YWRpbmcnP0QuYWRkRXZlbnRMaXN0ZW5lcignRE9NQ29udGVudExvYWRlZCcsYTcpOmE3KCk7fSko
+        KTsK
         """,
         "Public/livelist.src.js": """
         LyohIExpdmVMaXN0IGNsaWVudCwgcHJvdG9jb2wgMTogZG9jcy9QUk9UT0NPTC5tZDsgcmVhZGFi
@@ -672,67 +673,72 @@ enum EmbeddedResources {
         b3duKCdjb25uZWN0ZWQnKTsgZmx1c2goKTsgLy8gYW5kIHdoYXQgY291bGQgbm90IGJlIHNlbnQg
         d2hpbGUgYXdheQogICAgfTsKICAgIGUuYWRkRXZlbnRMaXN0ZW5lcigncGF0Y2gnLCBtID0+IHsK
         ICAgICAgbGV0IGM7CiAgICAgIHRyeSB7IGMgPSBKU09OLnBhcnNlKG0uZGF0YSkgfSBjYXRjaCAo
+        XykgeyByZXR1cm4gfQogICAgICAvLyBBIHJlc2V0IHRvIHZlcnNpb24gMCBvZiBhIGxpc3QgaGVs
+        ZCBhdCBhIGxhdGVyIG9uZTogaXRzIHZpZXdlciBtYXkgbm8gbG9uZ2VyIHNlZSBpdCAod2hhdCBh
+        CiAgICAgIC8vIG5hbWUgd2l0aG91dCBhIGxpc3QgYW5zd2VycyksIGFzIGFmdGVyIGEgcmVjb25u
+        ZWN0IHRoYXQgYSByZXZvY2F0aW9uIHJlZnVzZWQuCiAgICAgIGZvciAoY29uc3QgcyBvZiBzcykg
+        KG9uZSB8fCBzLm5hbWUgPT0gYy5saXN0KSAmJiAoYy52ZXJzaW9uIHx8ICF2ZXIocykgPyBhcHBs
+        eShzLnJvb3QsIGMpIDogZGVueShzKSk7CiAgICB9KTsKICAgIC8vIEFjY2VzcyB0byBhIGxpc3Qg
+        d2FzIHJldm9rZWQ6IGNsZWFyIGl0LCBzdG9wIGFza2luZyBmb3IgaXQsIHRlbGwgdGhlIHBhZ2U7
+        IHRoZSByZXN0IGdvIG9uLgogICAgZS5hZGRFdmVudExpc3RlbmVyKCdkZW5pZWQnLCBtID0+IHsK
+        ICAgICAgbGV0IGM7CiAgICAgIHRyeSB7IGMgPSBKU09OLnBhcnNlKG0uZGF0YSkgfSBjYXRjaCAo
         XykgeyByZXR1cm4gfQogICAgICBmb3IgKGNvbnN0IHMgb2Ygc3MpIChvbmUgfHwgcy5uYW1lID09
-        IGMubGlzdCkgJiYgYXBwbHkocy5yb290LCBjKTsKICAgIH0pOwogICAgLy8gQWNjZXNzIHRvIGEg
-        bGlzdCB3YXMgcmV2b2tlZDogY2xlYXIgaXQsIHN0b3AgYXNraW5nIGZvciBpdCwgdGVsbCB0aGUg
-        cGFnZTsgdGhlIHJlc3QgZ28gb24uCiAgICBlLmFkZEV2ZW50TGlzdGVuZXIoJ2RlbmllZCcsIG0g
-        PT4gewogICAgICBsZXQgYzsKICAgICAgdHJ5IHsgYyA9IEpTT04ucGFyc2UobS5kYXRhKSB9IGNh
-        dGNoIChfKSB7IHJldHVybiB9CiAgICAgIGZvciAoY29uc3QgcyBvZiBzcykgKG9uZSB8fCBzLm5h
-        bWUgPT0gYy5saXN0KSAmJiBkZW55KHMpOwogICAgICBTLnNpemUgPyBjb25uZWN0KCkgOiAoc3Rv
-        cHBlZCA9IDEsIGNsb3NlKCksIHNob3duKCdvZmZsaW5lJykpOwogICAgfSk7CiAgICBlLm9uZXJy
-        b3IgPSAoKSA9PiB7CiAgICAgIGFsbCgncmVjb25uZWN0aW5nJyk7IGxvc3QoKTsKICAgICAgaWYg
-        KGUucmVhZHlTdGF0ZSAhPSAyIHx8IGVzICE9IGUpIHJldHVybjsgLy8gdGhlIGJyb3dzZXIgcmVj
-        b25uZWN0cyBieSBpdHNlbGYKICAgICAgZXMgPSBudWxsOwogICAgICBjb25zdCBkID0gTWF0aC5t
-        aW4oTC5tYXgsIEwuZGVsYXkgKiAyICoqIHRyaWVzKyspICogKC43NSArIE1hdGgucmFuZG9tKCkg
-        LyAyKSwgYWdhaW4gPSAoKSA9PiB7IHRpbWVyID0gc2V0VGltZW91dChjb25uZWN0LCBkKSB9Owog
-        ICAgICBpZiAoIW9uZSkgcmV0dXJuIGFnYWluKCk7CiAgICAgIC8vIEV2ZW50U291cmNlIGhpZGVz
-        IHRoZSBzdGF0dXM6IGFzayBvbmNlOyAyMDQgYW5kIDQwNCBtZWFuIHRoZSBsaXN0IGlzIGdvbmUg
-        Zm9yIGdvb2QsIDQwMSB0aGF0CiAgICAgIC8vIGl0cyB2aWV3ZXIgbWF5IG5vIGxvbmdlciBzZWUg
-        aXQuCiAgICAgIGNvbnN0IGFjID0gbmV3IEFib3J0Q29udHJvbGxlcigpOwogICAgICBmZXRjaCh1
-        LCB7IHNpZ25hbDogYWMuc2lnbmFsLCBoZWFkZXJzOiB7IEFjY2VwdDogJ3RleHQvZXZlbnQtc3Ry
-        ZWFtJyB9IH0pCiAgICAgICAgLnRoZW4ociA9PiB7CiAgICAgICAgICBhYy5hYm9ydCgpOwogICAg
-        ICAgICAgci5zdGF0dXMgPT0gNDAxICYmIGRlbnkob25lKTsKICAgICAgICAgIHIuc3RhdHVzID09
-        IDIwNCB8fCByLnN0YXR1cyA9PSA0MDQgfHwgci5zdGF0dXMgPT0gNDAxID8gKHN0b3BwZWQgPSAx
-        LCBzaG93bignb2ZmbGluZScpKSA6IGFnYWluKCk7CiAgICAgICAgfSwgYWdhaW4pOwogICAgfTsK
-        ICB9CgogIGZ1bmN0aW9uIGRlbnkocykgewogICAgUy5kZWxldGUocy5yb290KTsgcy5yb290LnJl
-        cGxhY2VDaGlsZHJlbigpOyBlbWl0KHMucm9vdCwgJ2RlbmllZCcpOwogIH0KCiAgLy8gV2hlbiB0
-        aGUgcGVyc29uIGxhc3Qgc2Nyb2xsZWQgKGNhcHR1cmU6IHNjcm9sbCBldmVudHMgZG8gbm90IGJ1
-        YmJsZSk6IGNoYW5nZXMgYXJlIG5vdCBhbmltYXRlZAogIC8vIGR1cmluZyBhIHNjcm9sbCB1bmxl
-        c3MgdGhlIGxpc3QgYXNrcyBmb3IgaXQgKGRhdGEtYW5pbWF0ZS1zY3JvbGxpbmcpLgogIEQuYWRk
-        RXZlbnRMaXN0ZW5lcignc2Nyb2xsJywgKCkgPT4geyBzY3JvbGxlZCA9IHBlcmZvcm1hbmNlLm5v
-        dygpIH0sIHsgY2FwdHVyZTogdHJ1ZSwgcGFzc2l2ZTogdHJ1ZSB9KTsKICBELmFkZEV2ZW50TGlz
-        dGVuZXIoJ3Zpc2liaWxpdHljaGFuZ2UnLCAoKSA9PiBELmhpZGRlbiA/IGNsb3NlKCkgOiBlcyB8
-        fCBjb25uZWN0KCkpOwogIFcuYWRkRXZlbnRMaXN0ZW5lcignb2ZmbGluZScsIGxvc3QpOwogIFcu
-        YWRkRXZlbnRMaXN0ZW5lcignb25saW5lJywgKCkgPT4geyBpZiAobm93ICE9ICdjb25uZWN0ZWQn
-        ICYmICFzdG9wcGVkKSB0cmllcyA9IDAsIHNob3duKCdyZWNvbm5lY3RpbmcnKSwgY29ubmVjdCgp
-        IH0pOwogIGNvbnN0IGxpdmUgPSAoKSA9PiBTLnNpemUgJiYgVy5FdmVudFNvdXJjZSAmJiBtZXRh
-        KCdsaXZlbGlzdC1jb25uZWN0JykgIT0gJ29mZic7CiAgRC5hZGRFdmVudExpc3RlbmVyKCdzdWJt
-        aXQnLCBlID0+IHsKICAgIGNvbnN0IGYgPSBlLnRhcmdldCwgYiA9IGUuc3VibWl0dGVyOwogICAg
-        bGl2ZSgpICYmIGFjdChmKSAmJiAoZS5wcmV2ZW50RGVmYXVsdCgpLCBwb3N0KGYsIG5ldyBGb3Jt
-        RGF0YShmLCBiKSwgYikpOwogIH0pOwogIEQuYWRkRXZlbnRMaXN0ZW5lcignY2hhbmdlJywgZSA9
-        PiB7CiAgICBjb25zdCB0ID0gZS50YXJnZXQsIGYgPSB0LmZvcm0sIGQgPSBsaXZlKCkgJiYgdC50
-        eXBlID09ICdjaGVja2JveCcgJiYgIXQubmFtZSAmJiBhY3QoZikgJiYgbmV3IEZvcm1EYXRhKGYp
-        OwogICAgZCAmJiAoZC5zZXQoJ2FjdGlvbicsIHQudmFsdWUpLCBwb3N0KGYsIGQsIHQpKTsKICB9
-        KTsKICBELmFkZEV2ZW50TGlzdGVuZXIoJ2NsaWNrJywgZSA9PiB7CiAgICBjb25zdCB0ID0gZS50
-        YXJnZXQsIGMgPSB0LmNsb3Nlc3QgJiYgdC5jbG9zZXN0KCdbZGF0YS1jZWxsXScpLCBzID0gYyAm
-        JiBTLmdldChjLmNsb3Nlc3QoJ1tkYXRhLWxpc3RdJykpOwogICAgcyAmJiAhdC5jbG9zZXN0KCdp
-        bnB1dCxzZWxlY3QsdGV4dGFyZWEsYnV0dG9uLGxhYmVsLGFbaHJlZl0sW2NvbnRlbnRlZGl0YWJs
-        ZV0nKSAmJiBzZW5kKHMsICdzZWxlY3QnLCB7IGNlbGw6IGMuZGF0YXNldC5jZWxsIH0pOwogIH0p
-        OwogIC8vIEEgaGVsZCByZWxvYWQgbGFuZHMgd2hlbiBmb2N1cyBsZWF2ZXMgaXRzIGNlbGwuCiAg
-        RC5hZGRFdmVudExpc3RlbmVyKCdmb2N1c291dCcsIGUgPT4gewogICAgY29uc3QgYyA9IGUudGFy
-        Z2V0LmNsb3Nlc3QgJiYgZS50YXJnZXQuY2xvc2VzdCgnW2RhdGEtY2VsbF0nKTsKICAgIGMgJiYg
-        c2V0VGltZW91dCgoKSA9PiB7CiAgICAgIGNvbnN0IHMgPSBTLmdldChjLmNsb3Nlc3QoJ1tkYXRh
-        LWxpc3RdJykpLCBrID0gYy5kYXRhc2V0LmNlbGwsIGggPSBzICYmIHMuaGVsZC5nZXQoayk7CiAg
-        ICAgIGggIT0gbnVsbCAmJiBzLmNlbGxzLmdldChrKSA9PSBjICYmICFkaXJ0eShjKSAmJiBzd2Fw
-        KHMsIGssIGMsIGgpOwogICAgfSk7CiAgfSk7CgogIGZ1bmN0aW9uIHN0YXJ0KCkgewogICAgZm9y
-        IChjb25zdCByIG9mIEQucXVlcnlTZWxlY3RvckFsbCgnW2RhdGEtbGlzdF0nKSkgc3Qocik7CiAg
-        ICBtZXRhKCdsaXZlbGlzdC1jb25uZWN0JykgIT0gJ29mZicgJiYgVy5FdmVudFNvdXJjZSAmJiBj
-        b25uZWN0KCk7CiAgfQogIFcuTGl2ZUxpc3QgPSB7IGFwcGx5OiAociwgYykgPT4gYXBwbHkociwg
-        YyksIHN0YXJ0LCBjb25uZWN0OiAoKSA9PiB7IHN0b3BwZWQgPSAwOyB0cmllcyA9IDA7IGNvbm5l
-        Y3QoKSB9LCBjbG9zZTogKCkgPT4geyBzdG9wcGVkID0gMTsgY2xvc2UoKSB9LAogICAgcmVzeW5j
-        OiByID0+IHJlc3luYyhzdChyKSksIG9wdGlvbnM6IEwsIHN0YXRlOiByID0+IFMuZ2V0KHIpIH07
-        CiAgRC5yZWFkeVN0YXRlID09ICdsb2FkaW5nJyA/IEQuYWRkRXZlbnRMaXN0ZW5lcignRE9NQ29u
-        dGVudExvYWRlZCcsIHN0YXJ0KSA6IHN0YXJ0KCk7Cn0pKCk7Cg==
+        IGMubGlzdCkgJiYgZGVueShzKTsKICAgICAgUy5zaXplID8gY29ubmVjdCgpIDogKHN0b3BwZWQg
+        PSAxLCBjbG9zZSgpLCBzaG93bignb2ZmbGluZScpKTsKICAgIH0pOwogICAgZS5vbmVycm9yID0g
+        KCkgPT4gewogICAgICBhbGwoJ3JlY29ubmVjdGluZycpOyBsb3N0KCk7CiAgICAgIGlmIChlLnJl
+        YWR5U3RhdGUgIT0gMiB8fCBlcyAhPSBlKSByZXR1cm47IC8vIHRoZSBicm93c2VyIHJlY29ubmVj
+        dHMgYnkgaXRzZWxmCiAgICAgIGVzID0gbnVsbDsKICAgICAgY29uc3QgZCA9IE1hdGgubWluKEwu
+        bWF4LCBMLmRlbGF5ICogMiAqKiB0cmllcysrKSAqICguNzUgKyBNYXRoLnJhbmRvbSgpIC8gMiks
+        IGFnYWluID0gKCkgPT4geyB0aW1lciA9IHNldFRpbWVvdXQoY29ubmVjdCwgZCkgfTsKICAgICAg
+        aWYgKCFvbmUpIHJldHVybiBhZ2FpbigpOwogICAgICAvLyBFdmVudFNvdXJjZSBoaWRlcyB0aGUg
+        c3RhdHVzOiBhc2sgb25jZTsgMjA0IG1lYW5zIHRoZSBsaXN0IGlzIGdvbmUgZm9yIGdvb2QsIDQw
+        NCB0aGF0IGl0IGlzCiAgICAgIC8vIGdvbmUgb3IgcmVmdXNlZCB0byB0aGlzIHZpZXdlciAoYWxp
+        a2Ugb24gcHVycG9zZSksIDQwMSB0aGF0IG5vYm9keSBzaWduZWQgaW4gbWF5IHNlZSBpdC4KICAg
+        ICAgY29uc3QgYWMgPSBuZXcgQWJvcnRDb250cm9sbGVyKCk7CiAgICAgIGZldGNoKHUsIHsgc2ln
+        bmFsOiBhYy5zaWduYWwsIGhlYWRlcnM6IHsgQWNjZXB0OiAndGV4dC9ldmVudC1zdHJlYW0nIH0g
+        fSkKICAgICAgICAudGhlbihyID0+IHsKICAgICAgICAgIGFjLmFib3J0KCk7CiAgICAgICAgICAo
+        ci5zdGF0dXMgPT0gNDAxIHx8IHIuc3RhdHVzID09IDQwNCkgJiYgZGVueShvbmUpOwogICAgICAg
+        ICAgci5zdGF0dXMgPT0gMjA0IHx8IHIuc3RhdHVzID09IDQwNCB8fCByLnN0YXR1cyA9PSA0MDEg
+        PyAoc3RvcHBlZCA9IDEsIHNob3duKCdvZmZsaW5lJykpIDogYWdhaW4oKTsKICAgICAgICB9LCBh
+        Z2Fpbik7CiAgICB9OwogIH0KCiAgZnVuY3Rpb24gZGVueShzKSB7CiAgICBTLmRlbGV0ZShzLnJv
+        b3QpICYmIChzLnJvb3QucmVwbGFjZUNoaWxkcmVuKCksIGVtaXQocy5yb290LCAnZGVuaWVkJykp
+        OwogIH0KCiAgLy8gV2hlbiB0aGUgcGVyc29uIGxhc3Qgc2Nyb2xsZWQgKGNhcHR1cmU6IHNjcm9s
+        bCBldmVudHMgZG8gbm90IGJ1YmJsZSk6IGNoYW5nZXMgYXJlIG5vdCBhbmltYXRlZAogIC8vIGR1
+        cmluZyBhIHNjcm9sbCB1bmxlc3MgdGhlIGxpc3QgYXNrcyBmb3IgaXQgKGRhdGEtYW5pbWF0ZS1z
+        Y3JvbGxpbmcpLgogIEQuYWRkRXZlbnRMaXN0ZW5lcignc2Nyb2xsJywgKCkgPT4geyBzY3JvbGxl
+        ZCA9IHBlcmZvcm1hbmNlLm5vdygpIH0sIHsgY2FwdHVyZTogdHJ1ZSwgcGFzc2l2ZTogdHJ1ZSB9
+        KTsKICBELmFkZEV2ZW50TGlzdGVuZXIoJ3Zpc2liaWxpdHljaGFuZ2UnLCAoKSA9PiBELmhpZGRl
+        biA/IGNsb3NlKCkgOiBlcyB8fCBjb25uZWN0KCkpOwogIFcuYWRkRXZlbnRMaXN0ZW5lcignb2Zm
+        bGluZScsIGxvc3QpOwogIFcuYWRkRXZlbnRMaXN0ZW5lcignb25saW5lJywgKCkgPT4geyBpZiAo
+        bm93ICE9ICdjb25uZWN0ZWQnICYmICFzdG9wcGVkKSB0cmllcyA9IDAsIHNob3duKCdyZWNvbm5l
+        Y3RpbmcnKSwgY29ubmVjdCgpIH0pOwogIGNvbnN0IGxpdmUgPSAoKSA9PiBTLnNpemUgJiYgVy5F
+        dmVudFNvdXJjZSAmJiBtZXRhKCdsaXZlbGlzdC1jb25uZWN0JykgIT0gJ29mZic7CiAgRC5hZGRF
+        dmVudExpc3RlbmVyKCdzdWJtaXQnLCBlID0+IHsKICAgIGNvbnN0IGYgPSBlLnRhcmdldCwgYiA9
+        IGUuc3VibWl0dGVyOwogICAgbGl2ZSgpICYmIGFjdChmKSAmJiAoZS5wcmV2ZW50RGVmYXVsdCgp
+        LCBwb3N0KGYsIG5ldyBGb3JtRGF0YShmLCBiKSwgYikpOwogIH0pOwogIEQuYWRkRXZlbnRMaXN0
+        ZW5lcignY2hhbmdlJywgZSA9PiB7CiAgICBjb25zdCB0ID0gZS50YXJnZXQsIGYgPSB0LmZvcm0s
+        IGQgPSBsaXZlKCkgJiYgdC50eXBlID09ICdjaGVja2JveCcgJiYgIXQubmFtZSAmJiBhY3QoZikg
+        JiYgbmV3IEZvcm1EYXRhKGYpOwogICAgZCAmJiAoZC5zZXQoJ2FjdGlvbicsIHQudmFsdWUpLCBw
+        b3N0KGYsIGQsIHQpKTsKICB9KTsKICBELmFkZEV2ZW50TGlzdGVuZXIoJ2NsaWNrJywgZSA9PiB7
+        CiAgICBjb25zdCB0ID0gZS50YXJnZXQsIGMgPSB0LmNsb3Nlc3QgJiYgdC5jbG9zZXN0KCdbZGF0
+        YS1jZWxsXScpLCBzID0gYyAmJiBTLmdldChjLmNsb3Nlc3QoJ1tkYXRhLWxpc3RdJykpOwogICAg
+        cyAmJiAhdC5jbG9zZXN0KCdpbnB1dCxzZWxlY3QsdGV4dGFyZWEsYnV0dG9uLGxhYmVsLGFbaHJl
+        Zl0sW2NvbnRlbnRlZGl0YWJsZV0nKSAmJiBzZW5kKHMsICdzZWxlY3QnLCB7IGNlbGw6IGMuZGF0
+        YXNldC5jZWxsIH0pOwogIH0pOwogIC8vIEEgaGVsZCByZWxvYWQgbGFuZHMgd2hlbiBmb2N1cyBs
+        ZWF2ZXMgaXRzIGNlbGwuCiAgRC5hZGRFdmVudExpc3RlbmVyKCdmb2N1c291dCcsIGUgPT4gewog
+        ICAgY29uc3QgYyA9IGUudGFyZ2V0LmNsb3Nlc3QgJiYgZS50YXJnZXQuY2xvc2VzdCgnW2RhdGEt
+        Y2VsbF0nKTsKICAgIGMgJiYgc2V0VGltZW91dCgoKSA9PiB7CiAgICAgIGNvbnN0IHMgPSBTLmdl
+        dChjLmNsb3Nlc3QoJ1tkYXRhLWxpc3RdJykpLCBrID0gYy5kYXRhc2V0LmNlbGwsIGggPSBzICYm
+        IHMuaGVsZC5nZXQoayk7CiAgICAgIGggIT0gbnVsbCAmJiBzLmNlbGxzLmdldChrKSA9PSBjICYm
+        ICFkaXJ0eShjKSAmJiBzd2FwKHMsIGssIGMsIGgpOwogICAgfSk7CiAgfSk7CgogIGZ1bmN0aW9u
+        IHN0YXJ0KCkgewogICAgZm9yIChjb25zdCByIG9mIEQucXVlcnlTZWxlY3RvckFsbCgnW2RhdGEt
+        bGlzdF0nKSkgc3Qocik7CiAgICBtZXRhKCdsaXZlbGlzdC1jb25uZWN0JykgIT0gJ29mZicgJiYg
+        Vy5FdmVudFNvdXJjZSAmJiBjb25uZWN0KCk7CiAgfQogIFcuTGl2ZUxpc3QgPSB7IGFwcGx5OiAo
+        ciwgYykgPT4gYXBwbHkociwgYyksIHN0YXJ0LCBjb25uZWN0OiAoKSA9PiB7IHN0b3BwZWQgPSAw
+        OyB0cmllcyA9IDA7IGNvbm5lY3QoKSB9LCBjbG9zZTogKCkgPT4geyBzdG9wcGVkID0gMTsgY2xv
+        c2UoKSB9LAogICAgcmVzeW5jOiByID0+IHJlc3luYyhzdChyKSksIG9wdGlvbnM6IEwsIHN0YXRl
+        OiByID0+IFMuZ2V0KHIpIH07CiAgRC5yZWFkeVN0YXRlID09ICdsb2FkaW5nJyA/IEQuYWRkRXZl
+        bnRMaXN0ZW5lcignRE9NQ29udGVudExvYWRlZCcsIHN0YXJ0KSA6IHN0YXJ0KCk7Cn0pKCk7Cg==
         """,
         "Public/site.css": """
         LyogVGhlIHBhZ2UgYXJvdW5kIHRoZSBsaXN0cyBhbmQgdGhlIGRlbW8gbGlzdHMnIG93biBsb29r
