@@ -293,6 +293,18 @@ public final class PostgresListStore: ListStore, Sendable {
         }
     }
 
+    public func versions(of names: [String]) throws(StoreError) -> [String: Int] {
+        try blocking("reading the versions of \(names.count) lists") { [client, logger] in
+            var versions: [String: Int] = [:]
+            let rows = try await client.query(
+                "SELECT name, version FROM livelist_lists WHERE name = ANY(\(names)) AND kind <> \(Kind.none.rawValue)", logger: logger)
+            for try await (name, version) in rows.decode((String, Int).self) {
+                versions[name] = version
+            }
+            return versions
+        }
+    }
+
     public func notices() -> AsyncStream<StoreNotice> {
         let box = noticeBox
         return AsyncStream { await box.next() }

@@ -16,7 +16,8 @@ extension ListStoreContract {
         /// them all (``ListStoreContract/keptVersions``, ``ListStoreContract/largestKeptContent``),
         /// else only the latest.
         case history
-        /// `versions()` of any store lists every written list at its stored version.
+        /// `versions()` of any store lists every written list at its stored version, and `versions(of:)`
+        /// those of the names asked.
         case versions
         /// One store's writes arrive as notices on another's `notices()`, after the `.reconnected` that
         /// says it listens; refused writes send none.
@@ -170,6 +171,8 @@ extension ListStoreContract {
             _ = await storeAttempt { try a.saveJSONList(name: refused, version: 4, body: jsonBody([])) }
             let seen = try await storeCall { try b.versions() }.filter { $0.key.hasPrefix(names.prefix) }
             try ensureEqual(seen, [list: 2, gone: 2, app: 1], "versions() of another store")
+            let some = try await storeCall { try b.versions(of: [list, app, refused, names("never")]) }
+            try ensureEqual(some, [list: 2, app: 1], "versions(of:) of two stored lists, a refused one and a name never written")
             try await storeCall { try b.saveJSONList(name: list, version: 3, body: jsonBody(["3"])) }
             let again = try await storeCall { try a.versions() }
             try ensureEqual(again[list], 3, "versions() after another store wrote version 3")

@@ -22,6 +22,9 @@ final class SharedMemoryDatabase: @unchecked Sendable {
     }
 
     private let contents = Mutex(Contents())
+    /// Queries made: `update(of:after:)`, and `versions(of:)`.
+    let updateQueries = Atomic(0)
+    let versionQueries = Atomic(0)
     let limit: Int
     let kept: Int
 
@@ -73,7 +76,8 @@ final class SharedMemoryDatabase: @unchecked Sendable {
     }
 
     func update(_ name: String, after version: Int) -> StoredUpdate? {
-        contents.withLock { contents in
+        updateQueries.add(1, ordering: .relaxed)
+        return contents.withLock { contents in
             guard let row = contents.rows[name], row.version > version else { return nil }
             let steps = (contents.history[name] ?? []).filter { $0.version > version }
             let complete = steps.count == row.version - version
@@ -125,6 +129,10 @@ final class SharedMemoryStore: ListStore, Sendable {
     func secret() throws(StoreError) -> [UInt8] { secretBytes }
     func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? { database.update(name, after: version) }
     func versions() throws(StoreError) -> [String: Int] { database.versions() }
+    func versions(of names: [String]) throws(StoreError) -> [String: Int] {
+        database.versionQueries.add(1, ordering: .relaxed)
+        return database.versions().filter { names.contains($0.key) }
+    }
     func notices() -> AsyncStream<StoreNotice> { database.listen() }
 }
 
@@ -270,5 +278,35 @@ final class SharedMemoryStore: ListStore, Sendable {
         #expect(await eventually { await lists[1].currentState.items == ["unseen"] })
         #expect(try await lists[1].updateState(Counter.self) { $0.items.append("again") })
         #expect(await eventually { await lists[0].currentState.items == ["unseen", "again"] })
+    }
+
+    /// Amplification: a multiplexed stream naming 32 lists, each with a made-up version ahead of the
+    /// node, cost 32 queries. Now one query finds what the store holds, and only a list whose stored
+    /// version reaches what the viewer saw is caught up.
+    @Test func aStreamOfManyListsCostsOneQueryHoweverFarAheadItsVersionsClaim() async throws {
+        let database = SharedMemoryDatabase()
+        let (registries, followers) = try await nodes(2, database: database)
+        defer { followers.forEach { $0.cancel() }; database.close() }
+        let (a, b) = (registries[0], registries[1])
+        _ = try await a.put(listName("real"), body: jsonBody(["1"]), ifMatch: nil)
+        #expect(await eventually { await b.existingList(listName("real"))?.version == 1 })
+        let names = ["real"] + (0 ..< 31).map { "made-up-\($0)" }
+        let (updates, versions) = (database.updateQueries.load(ordering: .relaxed), database.versionQueries.load(ordering: .relaxed))
+        let sink = RecordingSink()
+        await b.subscribe(MultiplexedStream(sink: sink, names: names, versions: [:]), names: names.map(listName),
+                          since: Dictionary(uniqueKeysWithValues: names.map { ($0, 999) }))
+        #expect(database.versionQueries.load(ordering: .relaxed) - versions == 1)
+        #expect(database.updateQueries.load(ordering: .relaxed) - updates == 0)
+        #expect(sink.events.count == 32, "every list answered, each with its reset")
+
+        // A viewer that saw a version this node has not caught up with yet is caught up first.
+        followers[1].cancel()
+        try await Task.sleep(for: .milliseconds(50))
+        _ = try await a.put(listName("real"), body: jsonBody(["2"]), ifMatch: 1)
+        let before = database.updateQueries.load(ordering: .relaxed)
+        let resumed = RecordingSink()
+        await b.subscribe(MultiplexedStream(sink: resumed, names: ["real"], versions: [:]), names: [listName("real")], since: ["real": 2])
+        #expect(database.updateQueries.load(ordering: .relaxed) - before == 1)
+        #expect(await b.existingList(listName("real"))?.version == 2)
     }
 }

@@ -74,7 +74,13 @@ extension ListRegistry {
 
     /// Adds a multiplexed stream to every list it names. A list that does not exist gets an empty
     /// reset at its high-water mark, and the stream joins it when it is created.
+    ///
+    /// With a shared store, the lists whose `since` is ahead of this process are looked up in one query
+    /// (``ListStore/versions(of:)``): only a list whose stored version reaches what the viewer saw is
+    /// caught up with the store, so that a request naming many lists, with made-up versions, costs one
+    /// round trip to the database, not one per list.
     package func subscribe(_ stream: MultiplexedStream, names: [ListName], since: [String: Int], viewer: Viewer = .anonymous) async {
+        let stored = storedVersions(ofListsAheadIn: names, since: since)
         for name in names {
             while true {
                 if known(name) == nil, !store.isShared || actorCount + waiting.count >= limits.maximumNames {
@@ -93,12 +99,26 @@ extension ListRegistry {
                     break
                 }
                 let hosted = actor(for: name)
-                if await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer) {
+                let following = (stored[name.rawValue] ?? 0) >= (since[name.rawValue] ?? .max)
+                if await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer, followingStore: following) {
                     break
                 }
                 forget(hosted, version: await hosted.version)
             }
         }
+    }
+
+    /// The stored versions of the lists among `names` whose `since` is ahead of this process, in one
+    /// query; empty with a store of one process, or when the store fails (those lists then wait for
+    /// the store's notices).
+    private func storedVersions(ofListsAheadIn names: [ListName], since: [String: Int]) -> [String: Int] {
+        guard store.isShared else { return [:] }
+        let ahead = names.filter { name in
+            guard let seen = since[name.rawValue] else { return false }
+            return seen > (known(name)?.currentVersion ?? highWater[name.rawValue] ?? 0)
+        }
+        guard !ahead.isEmpty else { return [:] }
+        return (try? store.versions(of: ahead.map(\.rawValue))) ?? [:]
     }
 
     /// Takes one list out of a multiplexed stream's lists.

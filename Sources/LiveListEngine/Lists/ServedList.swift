@@ -116,7 +116,15 @@ extension ServedList {
 
     @discardableResult
     package func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream? = nil, viewer: Viewer = .anonymous) -> Bool {
-        if let since, since > core.version {
+        subscribe(sink, since: since, multiplexed: multiplexed, viewer: viewer, followingStore: true)
+    }
+
+    /// Adds a stream; with `followingStore` false, a viewer ahead of this process is not caught up
+    /// with the store first (the registry found that the store holds nothing it saw: one query for
+    /// every list of a multiplexed stream).
+    @discardableResult
+    package func subscribe(_ sink: any EventSink, since: Int?, multiplexed: MultiplexedStream?, viewer: Viewer, followingStore: Bool) -> Bool {
+        if followingStore, let since, since > core.version {
             // A viewer that another process of a shared store served further: follow the store first.
             try? catchUpWithStore(noticed: since)
         }

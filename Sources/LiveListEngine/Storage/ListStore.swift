@@ -37,6 +37,8 @@ public protocol ListStore: Sendable {
     func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate?
     /// Every list's stored version, for catching up after notices may have been missed.
     func versions() throws(StoreError) -> [String: Int]
+    /// The stored versions of those of `names` that the store holds, in one query.
+    func versions(of names: [String]) throws(StoreError) -> [String: Int]
     /// Writes of other processes (and the store's reconnections), for as long as the store is open.
     /// A store that no other process writes has none.
     func notices() -> AsyncStream<StoreNotice>
@@ -58,6 +60,7 @@ extension ListStore {
     public var isShared: Bool { false }
     public func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? { nil }
     public func versions() throws(StoreError) -> [String: Int] { [:] }
+    public func versions(of names: [String]) throws(StoreError) -> [String: Int] { [:] }
     public func notices() -> AsyncStream<StoreNotice> { AsyncStream { $0.finish() } }
     public func holdsLease(_ name: String) -> Bool { true }
     public var health: StoreHealth { StoreHealth(isReachable: true, description: "embedded") }
