@@ -26,10 +26,11 @@ RUN swift build -c release --static-swift-stdlib -Xlinker --strip-all --product 
 
 # ---- run ----
 FROM debian:bookworm-slim
-# What `ldd livelist` names besides libc, libm, libgcc_s and libstdc++ (already in the slim image).
+# What `ldd livelist` names besides libc, libm, libgcc_s and libstdc++ (already in the slim image), and the
+# CA roots that `sslrootcert=system` (the default) trusts for a managed PostgreSQL.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y --no-install-recommends libssl3 zlib1g \
+    && apt-get -q install -y --no-install-recommends libssl3 zlib1g ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --user-group --uid 10001 --home-dir /app --no-create-home --shell /usr/sbin/nologin livelist \
     && mkdir -p /data \

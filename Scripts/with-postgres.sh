@@ -8,6 +8,12 @@
 #   - stops it and removes the folder when COMMAND ends, whatever happens.
 # It never touches a cluster that the package may have started on 5432.
 #
+# With LIVELIST_TEST_PG_TLS=1 the database accepts TLS connections only (`hostssl` lines alone), with a
+# certificate for `localhost` signed by a CA made here with OpenSSL: LIVELIST_TEST_DATABASE_URL is then
+# postgres://postgres@localhost:PORT/postgres?sslmode=verify-full&sslrootcert=…, and LIVELIST_TEST_TLS
+# names the folder with ca.crt (the root), other-ca.crt (a root that signed nothing here) and
+# server.crt.
+#
 #   Scripts/with-postgres.sh COMMAND [ARGS...]
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
@@ -64,12 +70,35 @@ cleanup() {
 trap cleanup EXIT
 
 "${as_owner[@]}" "$bin/initdb" -A trust -U postgres -D "$folder/data" >/dev/null
+url="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+if [ "${LIVELIST_TEST_PG_TLS:-}" = 1 ]; then
+    tls="$folder/tls"
+    mkdir "$tls"
+    quiet() { "$@" >/dev/null 2>&1 || { echo "with-postgres: $* failed" >&2; exit 1; }; }
+    for ca in ca other-ca; do
+        quiet openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=LiveList test $ca" \
+            -keyout "$tls/$ca.key" -out "$tls/$ca.crt"
+    done
+    quiet openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tls/server.key" -out "$tls/server.csr"
+    printf 'subjectAltName=DNS:localhost\n' > "$tls/san.ext"
+    quiet openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+        -extfile "$tls/san.ext" -out "$tls/server.crt"
+    chmod 600 "$tls/server.key"
+    [ ${#as_owner[@]} -gt 0 ] && chown postgres "$tls/server.key" "$tls/server.crt"
+    chmod 755 "$tls"
+    # TLS only: no `host` line, so a clear-text connection over TCP is refused.
+    printf 'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n' > "$folder/data/pg_hba.conf"
+    printf "ssl = on\nssl_cert_file = '%s'\nssl_key_file = '%s'\n" "$tls/server.crt" "$tls/server.key" >> "$folder/data/postgresql.conf"
+    [ ${#as_owner[@]} -gt 0 ] && chown postgres "$folder/data/pg_hba.conf"
+    url="postgres://postgres@localhost:$port/postgres?sslmode=verify-full&sslrootcert=$tls/ca.crt"
+    export LIVELIST_TEST_TLS="$tls"
+fi
 "$folder/pgctl.sh" start
 
-export LIVELIST_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+export LIVELIST_TEST_DATABASE_URL="$url"
 export LIVELIST_TEST_PGCTL="$folder/pgctl.sh"
 export LIVELIST_TEST_PSQL="$bin/psql"
-echo "== PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (in $folder)" >&2
+echo "== PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (in $folder)${LIVELIST_TEST_TLS:+, TLS only}" >&2
 status=0
 "$@" || status=$?
 exit $status

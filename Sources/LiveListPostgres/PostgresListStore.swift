@@ -1,6 +1,7 @@
 public import LiveListEngine
 public import Logging
 import NIOCore
+import NIOSSL
 import PostgresNIO
 import Synchronization
 import Dispatch
@@ -58,6 +59,8 @@ public final class PostgresListStore: ListStore, Sendable {
     private let state = Mutex(SharedState())
     private let noticeBox: NoticeQueue
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// The TLS of the connections this store opens itself (the listener, the leases, migrations).
+    private let connectionTLS: PostgresConnection.Configuration.TLS
     /// This process among the store's: its own revocations are not read back.
     private let origin = UUID().uuidString
 
@@ -75,23 +78,26 @@ public final class PostgresListStore: ListStore, Sendable {
     public static func connect(
         url: DatabaseURL, options: Options = Options(), logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(StoreError) -> PostgresListStore {
-        let store = PostgresListStore(url: url, options: options, logger: logger)
+        let tls = try Self.tlsConfiguration(for: url)
+        let store = PostgresListStore(url: url, tls: tls, options: options, logger: logger)
         store.start()
         do {
             try await store.migrate()
         } catch {
             store.close()
-            throw StoreError("cannot prepare the database \(url): \(Self.describe(error))")
+            throw StoreError("cannot prepare the database \(url): \(Self.certificateFailure(error, url) ?? Self.describe(error))")
         }
         return store
     }
 
-    private init(url: DatabaseURL, options: Options, logger: Logger) {
+    private init(url: DatabaseURL, tls: (configuration: TLSConfiguration, context: NIOSSLContext)?, options: Options, logger: Logger) {
         self.url = url
         self.options = options
         self.logger = logger
+        connectionTLS = tls.map { .require($0.context) } ?? .disable
         var configuration = PostgresClient.Configuration(
-            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: .disable)
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: tls.map { .require($0.configuration) } ?? .disable)
         configuration.options.maximumConnections = max(2, options.maximumConnections)
         configuration.options.connectTimeout = .seconds(3)
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -537,7 +543,38 @@ public final class PostgresListStore: ListStore, Sendable {
 
     private var connectionConfiguration: PostgresConnection.Configuration {
         PostgresConnection.Configuration(
-            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: .disable)
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: connectionTLS)
+    }
+
+    // MARK: - TLS
+
+    /// The TLS of every connection, as the URL's `sslmode` says (see ``DatabaseURL``): nil for none.
+    /// Its files are read now, so that a missing or unreadable one stops start-up with its name.
+    static func tlsConfiguration(for url: DatabaseURL) throws(StoreError) -> (configuration: TLSConfiguration, context: NIOSSLContext)? {
+        guard url.tlsMode != .disable else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch url.tlsMode {
+        case .disable, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        for (what, path) in [("sslrootcert", url.rootCertificatePath), ("sslcert", url.clientCertificatePath), ("sslkey", url.clientKeyPath)] {
+            if let path, !FileManager.default.isReadableFile(atPath: path) {
+                throw StoreError("the database URL's \(what) \(path) is not a readable file")
+            }
+        }
+        if let root = url.rootCertificatePath {
+            tls.trustRoots = .file(root)
+        }
+        do {
+            if let certificate = url.clientCertificatePath, let key = url.clientKeyPath {
+                tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            }
+            return (tls, try NIOSSLContext(configuration: tls))
+        } catch {
+            throw StoreError("the database URL's TLS files cannot be used: \(error)")
+        }
     }
 
     /// Listens for other nodes' writes on a connection of its own; reconnects with backoff (0.1 s
@@ -644,6 +681,19 @@ public final class PostgresListStore: ListStore, Sendable {
             return state.hasPrefix("08") || state.hasPrefix("57")
         }
         return true
+    }
+
+    /// Why the database's TLS certificate was refused, in words; nil when `error` is not that.
+    static func certificateFailure(_ error: any Error, _ url: DatabaseURL) -> String? {
+        let text = describe(error)
+        if text.contains("failedToValidateHostname") {
+            return "its TLS certificate does not name the host \(url.host) (sslmode=verify-full checks the name: connect by a name it holds)"
+        }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            let roots = url.rootCertificatePath.map { "sslrootcert \($0)" } ?? "the system's roots"
+            return "its TLS certificate did not verify against \(roots): signed by another root, or expired (CERTIFICATE_VERIFY_FAILED)"
+        }
+        return nil
     }
 
     /// An error for the log: the server's message when there is one, else the cause beneath the client's

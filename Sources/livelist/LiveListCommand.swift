@@ -141,9 +141,18 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.publicDirectory = (publicDirectory ?? env("LIVELIST_PUBLIC")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.templatesDirectory = (templatesDirectory ?? env("LIVELIST_TEMPLATES")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.dataDirectory = dataDirectory
-        configuration.writeToken = (writeToken ?? env("LIVELIST_WRITE_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
-        configuration.readToken = (readToken ?? env("LIVELIST_READ_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
-        configuration.metricsToken = (metricsToken ?? env("LIVELIST_METRICS_TOKEN")).flatMap { $0.isEmpty ? nil : $0 }
+        do {
+            // Each token also from a file (NAME_FILE), as Docker and Kubernetes secrets are mounted.
+            func token(_ flag: String?, _ name: String) throws(StartupError) -> String? {
+                try ServerConfiguration.secret((flag ?? env(name)).flatMap { $0.isEmpty ? nil : $0 }, name,
+                                               file: env(name + "_FILE").flatMap { $0.isEmpty ? nil : $0 })
+            }
+            configuration.writeToken = try token(writeToken, "LIVELIST_WRITE_TOKEN")
+            configuration.readToken = try token(readToken, "LIVELIST_READ_TOKEN")
+            configuration.metricsToken = try token(metricsToken, "LIVELIST_METRICS_TOKEN")
+        } catch {
+            throw ValidationError(error.description)
+        }
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         if let text = (accessRecheck ?? env("LIVELIST_ACCESS_RECHECK")).flatMap({ $0.isEmpty ? nil : $0 }) {
             do {
@@ -203,7 +212,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let text = (databaseURL ?? env("LIVELIST_DATABASE_URL")).flatMap({ $0.isEmpty ? nil : $0 }) {
             let url: DatabaseURL
             do {
-                url = try DatabaseURL(text)
+                url = try DatabaseURL(text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 })
             } catch {
                 throw ValidationError("--database-url: \(error)")
             }

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import tempfile
+import urllib.parse
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -359,6 +360,60 @@ def test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node(_):
             node.close()
 
 
+def url_with(url, **changes):
+    """`url` with its host and query parameters changed (None drops a parameter)."""
+    parts = urllib.parse.urlsplit(url)
+    query = dict(urllib.parse.parse_qsl(parts.query))
+    host = changes.pop("host", None)
+    for key, value in changes.items():
+        if value is None:
+            query.pop(key, None)
+        else:
+            query[key] = value
+    netloc = parts.netloc if host is None else parts.netloc.rsplit("@", 1)[0] + "@" + host + ":" + str(parts.port)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=urllib.parse.urlencode(query)))
+
+
+def start_failure(url):
+    """The exit status and output of a livelist node started on `url` that must stop at start-up."""
+    data = tempfile.mkdtemp(prefix="livelist-tls-")
+    try:
+        done = subprocess.run([BINARY, "--host", tools.HOST, "--port", "0", "--data", data, "--no-demo", "--database-wait", "1",
+                               "--database-url", url], capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout + done.stderr
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def test_tls_setups_that_cannot_be_trusted_stop_start_up(_):
+    """Against the TLS-only database: a root that signed nothing here, a host name the certificate does
+    not name (127.0.0.1 under verify-full), sslmode=disable and a root file that does not exist each stop
+    start-up with a message naming the cause, never the password; verify-ca on 127.0.0.1 connects."""
+    tls = os.environ.get("LIVELIST_TEST_TLS")
+    if not tls:
+        print("  (skipped: the database is not TLS-only; Tests/Cluster/test_cluster.sh sets LIVELIST_TEST_PG_TLS=1)")
+        return
+    base = make_database().replace("postgres@", "postgres:hunter2-not-shown@", 1)
+    cases = [
+        ("a root that signed nothing here", url_with(base, sslrootcert=os.path.join(tls, "other-ca.crt")),
+         "its TLS certificate did not verify against sslrootcert"),
+        ("a host the certificate does not name", url_with(base, host="127.0.0.1"), "does not name the host 127.0.0.1"),
+        ("sslmode=disable", url_with(base, sslmode="disable", sslrootcert=None), "no encryption"),
+        ("a missing root file", url_with(base, sslrootcert=os.path.join(tls, "missing.crt")), "missing.crt is not a readable file"),
+    ]
+    for what, url, cause in cases:
+        status, output = start_failure(url)
+        check(status != 0, f"{what}: the node started")
+        check(cause in output, f"{what}: the output does not name the cause ({cause!r}): {output[-1500:]}")
+        check("hunter2-not-shown" not in output, f"{what}: the output shows the password")
+    node = Node(url_with(base, host="127.0.0.1", sslmode="verify-ca"), "--no-demo")
+    try:
+        status, _, _ = node.put("over-tls", ["a"])
+        check(status == 201, f"verify-ca on 127.0.0.1: PUT answered {status}")
+    finally:
+        node.close()
+
+
 def session_of(node, name):
     """The session cookie and CSRF token of a page of `name` served by `node`."""
     status, headers, page = node.request("GET", f"/lists/{name}", headers={"Accept": "text/html"})
@@ -469,9 +524,11 @@ PARALLEL = [
     test_sessions_minted_by_one_node_are_accepted_by_another,
     test_demo_timers_run_on_one_node_and_the_todo_list_is_shared,
     test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
+    test_tls_setups_that_cannot_be_trusted_stop_start_up,
 ]
 # Tests that start nodes of their own (no Cluster of livelist nodes).
-OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node)
+OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
+             test_tls_setups_that_cannot_be_trusted_stop_start_up)
 ALONE = [test_database_restart_is_survived]
 
 

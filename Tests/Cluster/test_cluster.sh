@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Several livelist nodes on one PostgreSQL, end to end: starts a PostgreSQL of its own
-# (Scripts/with-postgres.sh, which installs Debian's postgresql when missing), then runs
+# Several livelist nodes on one PostgreSQL, end to end: starts a PostgreSQL of its own that accepts TLS
+# connections only (Scripts/with-postgres.sh with LIVELIST_TEST_PG_TLS=1, which installs Debian's
+# postgresql when missing; the nodes connect with sslmode=verify-full), then runs
 # Tests/Cluster/cluster_test.py against the debug build (`swift build` first; LIVELIST_BINARY overrides).
 # It builds Examples/Board first (an app with users, on three nodes; LIVELIST_BOARD_BINARY overrides),
 # which Scripts/check-examples.sh has built already when Scripts/test runs it.
@@ -11,4 +12,4 @@ cd "$(dirname "$0")/../.."
 if [ -z "${LIVELIST_BOARD_BINARY:-}" ]; then
     swift build --package-path Examples/Board --product board
 fi
-exec Scripts/with-postgres.sh python3 Tests/Cluster/cluster_test.py "$@"
+LIVELIST_TEST_PG_TLS=${LIVELIST_TEST_PG_TLS:-1} exec Scripts/with-postgres.sh python3 Tests/Cluster/cluster_test.py "$@"

@@ -1,3 +1,4 @@
+import Foundation
 import LiveListPostgres
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
         #expect(url.host == "::1")
         #expect(url.port == 5432)
         #expect(url.password == nil)
-        #expect(url.description == "postgres://livelist@[::1]:5432/livelist")
+        #expect(url.description == "postgres://livelist@[::1]:5432/livelist (sslmode=disable)")
     }
 
     @Test func theDescriptionNeverShowsThePassword() throws {
@@ -31,7 +32,13 @@ import Testing
         ("postgres://u@/db", "names no host"),
         ("postgres://u@h:5432/", "names no database"),
         ("postgres://u@h/a/b", "names no database"),
-        ("postgres://u@h/db?sslmode=require", "sslmode=require"),
+        ("postgres://u@h/db?sslmode=prefer", "sslmode=prefer, which may connect in clear text"),
+        ("postgres://u@h/db?sslmode=allow", "sslmode=allow, which may connect in clear text"),
+        ("postgres://u@h/db?sslmode=verify", "sslmode=verify; expected disable, require, verify-ca or verify-full"),
+        ("postgres://u@h/db?sslmode=require&sslmode=disable", "gives sslmode twice"),
+        ("postgres://u@h/db?sslrootcert=", "gives sslrootcert no value"),
+        ("postgres://u@h/db?sslmode=disable&sslrootcert=/ca.pem", "TLS files with sslmode=disable"),
+        ("postgres://u@h/db?sslcert=/c.pem", "one of sslcert and sslkey"),
         ("postgres://u@h/db?application_name=x", "unknown parameter application_name"),
     ])
     func refusesWhatItCannotUse(text: String, problem: String) {
@@ -39,6 +46,46 @@ import Testing
             try DatabaseURL(text)
         } throws: { error in
             "\(error)".contains(problem) && !"\(error)".contains("hunter2")
+        }
+    }
+
+    @Test func tlsFollowsLibpqAndIsOnByDefaultAwayFromLoopback() throws {
+        #expect(try DatabaseURL("postgres://u@db.example.com/db").tlsMode == .verifyFull)
+        #expect(try DatabaseURL("postgres://u@10.0.0.5/db").tlsMode == .verifyFull)
+        for loopback in ["localhost", "127.0.0.1", "127.0.0.2", "[::1]"] {
+            #expect(try DatabaseURL("postgres://u@\(loopback)/db").tlsMode == .disable, "\(loopback)")
+        }
+        #expect(try DatabaseURL("postgres://u@127.0.0.1/db?sslmode=verify-full").tlsMode == .verifyFull)
+        #expect(try DatabaseURL("postgres://u@h/db?sslmode=require").tlsMode == .require)
+        // libpq: require with a root file checks the certificate as verify-ca does.
+        let rooted = try DatabaseURL("postgres://u@h/db?sslmode=require&sslrootcert=%2Fetc%2Froot.pem")
+        #expect(rooted.tlsMode == .verifyCA && rooted.rootCertificatePath == "/etc/root.pem")
+        #expect(try DatabaseURL("postgres://u@h/db?sslrootcert=system").rootCertificatePath == nil)
+        let client = try DatabaseURL("postgres://u@h/db?sslmode=verify-ca&sslcert=/c.pem&sslkey=/k.pem")
+        #expect(client.clientCertificatePath == "/c.pem" && client.clientKeyPath == "/k.pem")
+    }
+
+    @Test func thePasswordComesFromAFileOrTheURLNeverBoth() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-password-\(UInt32.random(in: 0 ... .max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("password").path
+        try Data("hunter2\n".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try DatabaseURL("postgres://u@h/db", passwordFile: file).password == "hunter2")
+        #expect(try DatabaseURL.fromEnvironment(["LIVELIST_DATABASE_URL": "postgres://u@h/db", "LIVELIST_DATABASE_PASSWORD_FILE": file])?.password == "hunter2")
+        #expect(try DatabaseURL.fromEnvironment([:]) == nil)
+        let empty = folder.appendingPathComponent("empty").path
+        try Data("\n".utf8).write(to: URL(fileURLWithPath: empty))
+        for (text, path, problem) in [
+            ("postgres://u:s3cr3t-url-pw@h/db", file, "has a password, and LIVELIST_DATABASE_PASSWORD_FILE names another"),
+            ("postgres://u@h/db", empty, "which is empty"),
+            ("postgres://u@h/db", folder.appendingPathComponent("missing").path, "which cannot be read"),
+        ] {
+            #expect {
+                try DatabaseURL(text, passwordFile: path)
+            } throws: { error in
+                "\(error)".contains(problem) && !"\(error)".contains("hunter2") && !"\(error)".contains("s3cr3t-url-pw")
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import LiveListServer
 import Testing
 
@@ -13,5 +14,22 @@ import Testing
 
     @Test func anAppConfiguredFromTheEnvironmentLogsItsFailures() throws {
         #expect(try ServerConfiguration.fromEnvironment([:]).errorLog != nil)
+    }
+
+    @Test func tokensComeFromFilesAsDockerSecretsAreMountedNeverFromTwoSources() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-tokens-\(UInt32.random(in: 0 ... .max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("token").path
+        try Data("from-a-file\r\n".utf8).write(to: URL(fileURLWithPath: file))
+        for name in ["LIVELIST_WRITE_TOKEN", "LIVELIST_READ_TOKEN", "LIVELIST_METRICS_TOKEN"] {
+            let configuration = try ServerConfiguration.fromEnvironment([name + "_FILE": file])
+            #expect([configuration.writeToken, configuration.readToken, configuration.metricsToken].compactMap { $0 } == ["from-a-file"], "\(name)")
+            #expect(throws: StartupError.self, "\(name) twice") { try ServerConfiguration.fromEnvironment([name: "direct", name + "_FILE": file]) }
+            #expect(throws: StartupError.self, "\(name) missing") { try ServerConfiguration.fromEnvironment([name + "_FILE": file + ".missing"]) }
+        }
+        let empty = folder.appendingPathComponent("empty").path
+        try Data().write(to: URL(fileURLWithPath: empty))
+        #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_READ_TOKEN_FILE": empty]) }
     }
 }

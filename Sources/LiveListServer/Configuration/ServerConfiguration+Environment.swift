@@ -1,10 +1,12 @@
 import Foundation
+import LiveListEngine
 
 extension ServerConfiguration {
     /// The configuration that the `LIVELIST_*` environment variables describe, as the `livelist`
     /// executable reads them (the README's table), for an app that has no flags of its own:
     /// `LIVELIST_HOST`, `LIVELIST_PORT`, `LIVELIST_DATA`, `LIVELIST_PUBLIC`, `LIVELIST_TEMPLATES`,
-    /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_READ_TOKEN`, `LIVELIST_METRICS_TOKEN`, `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
+    /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_READ_TOKEN`, `LIVELIST_METRICS_TOKEN` (each also from a file named by
+    /// the same name with `_FILE`, as Docker and Kubernetes secrets are), `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
     /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`,
     /// `LIVELIST_ACTION_RATE` and `LIVELIST_ACTION_BURST` (the actions' pace; a rate of 0 sets none),
     /// `LIVELIST_ACCESS_RECHECK` (seconds between re-checks of open streams' access).
@@ -41,9 +43,9 @@ extension ServerConfiguration {
         if let data = value("LIVELIST_DATA") { configuration.dataDirectory = data }
         configuration.publicDirectory = value("LIVELIST_PUBLIC")
         configuration.templatesDirectory = value("LIVELIST_TEMPLATES")
-        configuration.writeToken = value("LIVELIST_WRITE_TOKEN")
-        configuration.readToken = value("LIVELIST_READ_TOKEN")
-        configuration.metricsToken = value("LIVELIST_METRICS_TOKEN")
+        configuration.writeToken = try secret(value("LIVELIST_WRITE_TOKEN"), "LIVELIST_WRITE_TOKEN", file: value("LIVELIST_WRITE_TOKEN_FILE"))
+        configuration.readToken = try secret(value("LIVELIST_READ_TOKEN"), "LIVELIST_READ_TOKEN", file: value("LIVELIST_READ_TOKEN_FILE"))
+        configuration.metricsToken = try secret(value("LIVELIST_METRICS_TOKEN"), "LIVELIST_METRICS_TOKEN", file: value("LIVELIST_METRICS_TOKEN_FILE"))
         configuration.isSecure = value("LIVELIST_SECURE_COOKIES") == "1"
         configuration.tlsCertificate = value("LIVELIST_TLS_CERT")
         configuration.tlsKey = value("LIVELIST_TLS_KEY")
@@ -57,6 +59,25 @@ extension ServerConfiguration {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty })
         return configuration
+    }
+
+    /// A secret given directly (`direct`, from a flag or `NAME`) or in the file that `NAME_FILE` names:
+    /// the file's text without its final line break. Both at once, an unreadable file or an empty one
+    /// stop start-up: a secret from two sources, or none where one was meant, never passes silently.
+    ///
+    /// - Throws: `StartupError` naming the setting.
+    package static func secret(_ direct: String?, _ name: String, file: String?) throws(StartupError) -> String? {
+        guard let file else { return direct }
+        guard direct == nil else {
+            throw StartupError("\(name) is given both directly and in \(name)_FILE; give one")
+        }
+        guard let text = secretFileText(atPath: file) else {
+            throw StartupError("\(name)_FILE: \(file) cannot be read")
+        }
+        guard !text.isEmpty else {
+            throw StartupError("\(name)_FILE: \(file) is empty")
+        }
+        return text
     }
 
     /// The re-check interval from its text, in seconds: 1 to 86,400.

@@ -22,8 +22,8 @@ struct Note: IdentifiableComponent, Codable, Equatable {
 
 // One node keeps its lists in LIVELIST_DATA; several nodes share one PostgreSQL (LIVELIST_DATABASE_URL).
 var store: PostgresListStore?
-if let url = ProcessInfo.processInfo.environment["LIVELIST_DATABASE_URL"], !url.isEmpty {
-    store = try await PostgresListStore.connect(url: DatabaseURL(url))
+if let url = try DatabaseURL.fromEnvironment() {
+    store = try await PostgresListStore.connect(url: url)
 }
 let app = try await LiveListApp(configuration: .fromEnvironment(), store: store)
 // Sign-ins that ended (nonce: when its cookie expires), kept by the store so that every node knows
