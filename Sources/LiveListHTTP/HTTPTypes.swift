@@ -84,6 +84,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     public static let internalServerError = HTTPStatus(500)
     public static let notImplemented = HTTPStatus(501)
     public static let serviceUnavailable = HTTPStatus(503)
+    public static let gatewayTimeout = HTTPStatus(504)
     public static let httpVersionNotSupported = HTTPStatus(505)
 
     static func standardPhrase(_ code: Int) -> String {

@@ -160,11 +160,14 @@ public final class PostgresListStore: ListStore, Sendable {
                     )
                     """, logger: logger))
                 try await drained(connection.query("CREATE TABLE livelist_meta (key text PRIMARY KEY, value bytea NOT NULL)", logger: logger))
-                try await drained(connection.query(PostgresQuery(unsafeSQL: Self.writeFunction), logger: logger))
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (1)", logger: logger))
             }
             if found < 2 {
-                // Version 2: revocations, which every node reads (see `revocations(after:)`).
+                // Version 2: `livelist_write` takes its lock timeout (version 1's did not), and
+                // revocations, which every node reads (see `revocations(after:)`).
+                try await drained(connection.query(
+                    "DROP FUNCTION IF EXISTS livelist_write(text, bigint, text, bytea, boolean, bigint, bigint)", logger: logger))
+                try await drained(connection.query(PostgresQuery(unsafeSQL: Self.writeFunction), logger: logger))
                 try await drained(connection.query("""
                     CREATE TABLE livelist_revocations (
                         id bigserial PRIMARY KEY,
@@ -365,7 +368,9 @@ public final class PostgresListStore: ListStore, Sendable {
     static let staleState = "LL001"
     static let limitState = "LL002"
 
-    /// One write in one statement (one round trip, its own transaction): locks the list's row (made
+    /// One write in one statement (one round trip, its own transaction): sets the transaction's lock
+    /// timeout (shorter than the store's own deadline, so that a write waiting for a lock is refused
+    /// by the database, rolled back, before the node stops waiting), locks the list's row (made
     /// when missing), checks that the version follows the stored one (else raises LL001 with the stored
     /// version as its message), counts the lists for a creation under a transaction lock (else LL002),
     /// stores the content, keeps it in the history (or only its version when too big: p_kept is false)
@@ -373,12 +378,13 @@ public final class PostgresListStore: ListStore, Sendable {
     /// everything back, the placeholder row too.
     static let writeFunction = """
         CREATE FUNCTION livelist_write(p_name text, p_version bigint, p_kind text, p_content bytea,
-                                       p_kept boolean, p_keep bigint, p_limit bigint) RETURNS void AS $$
+                                       p_kept boolean, p_keep bigint, p_limit bigint, p_lock_timeout text) RETURNS void AS $$
         DECLARE
             stored_version bigint;
             stored_kind text;
             json_lists bigint;
         BEGIN
+            PERFORM set_config('lock_timeout', p_lock_timeout, true);
             INSERT INTO livelist_lists (name, version, kind) VALUES (p_name, 0, 'none') ON CONFLICT (name) DO NOTHING;
             SELECT version, kind INTO stored_version, stored_kind FROM livelist_lists WHERE name = p_name FOR UPDATE;
             IF stored_version <> p_version - 1 THEN
@@ -408,10 +414,11 @@ public final class PostgresListStore: ListStore, Sendable {
         let options = self.options
         let buffer = content.map { ByteBuffer(bytes: $0) }
         let kept = (content?.count ?? 0) <= options.largestKeptContent
-        try blocking("writing \(name)") { [client, logger] in
+        let lockTimeout = "\(Self.lockTimeoutMilliseconds(within: options.operationTimeout))ms"
+        try blocking("writing \(name)", write: true) { [client, logger] in
             do {
                 try await drained(client.query("""
-                    SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept), \(options.keptVersions), \(options.maximumJSONLists))
+                    SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept), \(options.keptVersions), \(options.maximumJSONLists), \(lockTimeout))
                     """, logger: logger))
             } catch let error as PSQLError {
                 switch error.serverInfo?[.sqlState] {
@@ -634,9 +641,21 @@ public final class PostgresListStore: ListStore, Sendable {
 
     // MARK: - Waiting
 
+    /// The lock timeout of a write: what leaves the database time to answer within `deadline`
+    /// (a second less, or three quarters of a deadline of under four seconds).
+    static func lockTimeoutMilliseconds(within deadline: Duration) -> Int {
+        let milliseconds = Int(deadline.components.seconds) * 1000 + Int(deadline.components.attoseconds / 1_000_000_000_000_000)
+        return max(1, milliseconds >= 4000 ? milliseconds - 1000 : milliseconds * 3 / 4)
+    }
+
     /// Runs `body` on this store's executor and waits for it, at most ``Options/operationTimeout``.
     /// Fails at once as unavailable while the listener finds the database unreachable.
-    private func blocking<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) throws(StoreError) -> T {
+    ///
+    /// A `write` whose answer does not come within the deadline, or whose connection is lost once it
+    /// was sent, fails as ``StoreError/Kind/outcomeUnknown``: the database may still commit it, so it
+    /// is never reported as unavailable, which promises that nothing changed. The database's own
+    /// refusals (a lock timeout, a cancelled statement) roll the write back: those are unavailable.
+    private func blocking<T: Sendable>(_ what: String, write: Bool = false, _ body: @escaping @Sendable () async throws -> T) throws(StoreError) -> T {
         guard state.withLock({ $0.reachable }) else {
             throw StoreError(.unavailable, "\(what): the database \(url) is unreachable")
         }
@@ -651,6 +670,9 @@ public final class PostgresListStore: ListStore, Sendable {
         let timeout = options.operationTimeout.components
         let nanoseconds = Int(timeout.seconds) * 1_000_000_000 + Int(timeout.attoseconds / 1_000_000_000)
         guard let result = outcome.wait(until: .now() + .nanoseconds(nanoseconds)) else {
+            if write {
+                throw StoreError(.outcomeUnknown, "\(what): the database \(url) did not answer within \(options.operationTimeout); the write may be kept")
+            }
             throw StoreError(.unavailable, "\(what): the database \(url) did not answer within \(options.operationTimeout)")
         }
         switch result.mapError(Self.unwrapped) {
@@ -663,7 +685,10 @@ public final class PostgresListStore: ListStore, Sendable {
         case let .failure(Refusal.limit(limit)):
             throw StoreError(.limitReached(limit: limit), "\(what): the database holds its limit of \(limit) JSON lists")
         case let .failure(error):
-            throw StoreError(Self.isConnectionFailure(error) ? .unavailable : .failed, "\(what): \(Self.describe(error))")
+            if write, Self.mayHaveBeenSent(error) {
+                throw StoreError(.outcomeUnknown, "\(what): \(Self.describe(error)); the write may be kept")
+            }
+            throw StoreError(Self.isConnectionFailure(error) || Self.isRolledBackTimeout(error) ? .unavailable : .failed, "\(what): \(Self.describe(error))")
         }
     }
 
@@ -681,6 +706,26 @@ public final class PostgresListStore: ListStore, Sendable {
             return state.hasPrefix("08") || state.hasPrefix("57")
         }
         return true
+    }
+
+    /// Whether a statement that failed with `error` may have reached the database, and so may commit:
+    /// the connection was lost or closed under it. A connection that could not be made, or a pool
+    /// that closed, sent nothing; an answer of the server itself is an outcome.
+    static func mayHaveBeenSent(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .messageDecodingFailure, .unexpectedBackendMessage:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether the database refused a statement for a lock timeout (55P03) or cancelled it (57014):
+    /// its transaction is rolled back, so nothing changed.
+    static func isRolledBackTimeout(_ error: any Error) -> Bool {
+        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
+        return state == "55P03" || state == "57014"
     }
 
     /// Why the database's TLS certificate was refused, in words; nil when `error` is not that.

@@ -164,4 +164,46 @@ enum TestDatabase {
         }
         #expect(error?.description.contains(target.database) == true, "\(String(describing: error))")
     }
+
+    /// A refusal means nothing changed: with another session holding the list's row lock longer than
+    /// the write's deadline, the write is refused as unavailable (the database's lock timeout rolls it
+    /// back), and it is still not stored once the lock is released. Before, the node stopped waiting,
+    /// answered 503, and the write committed afterwards.
+    @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
+    func aWriteRefusedWhileALockIsHeldIsNeverKeptLater() async throws {
+        let (text, psql) = (try #require(TestDatabase.url), try #require(TestDatabase.psql))
+        var url = try DatabaseURL(text)
+        url.database = "livelist_lock_\(UInt32.random(in: 0 ... UInt32.max))"
+        try await TestDatabase.run(psql, [text, "-qc", "CREATE DATABASE \(url.database)"])
+        var options = TestDatabase.options
+        options.operationTimeout = .seconds(1)
+        let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
+        defer { store.close() }
+        try await offThread { try store.saveJSONList(name: "held", version: 1, body: jsonBody(["1"])) }
+        var held = URLComponents(string: text)!
+        held.path = "/" + url.database
+        let holder = Task {
+            try await TestDatabase.run(psql, [held.string!, "-qc",
+                "BEGIN; SELECT 1 FROM livelist_lists WHERE name = 'held' FOR UPDATE; SELECT pg_sleep(2.5); COMMIT;"])
+        }
+        try await Task.sleep(for: .milliseconds(600))
+        let started = ContinuousClock.now
+        let refusal = await #expect(throws: StoreError.self) {
+            try await offThread { try store.saveJSONList(name: "held", version: 2, body: jsonBody(["2"])) }
+        }
+        #expect(refusal?.kind == .unavailable, "\(String(describing: refusal))")
+        #expect(ContinuousClock.now - started < .seconds(1), "refused by the database before the node's deadline")
+        try await holder.value
+        try await Task.sleep(for: .milliseconds(500))
+        let stored = try await offThread { try store.versions() }
+        #expect(stored["held"] == 1, "the refused write was kept later: \(stored)")
+        try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"])
+    }
+
+    /// Runs a blocking store call off the cooperative pool.
+    private func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
 }

@@ -16,6 +16,9 @@ extension ListCore {
                 break
             case .unavailable:
                 failure = ListWriteError(.unavailable, code: "store_unavailable", detail: "\(what): the database cannot be reached now; try again shortly")
+            case .outcomeUnknown:
+                failure = ListWriteError(.outcomeUnknown, code: "outcome_unknown",
+                                         detail: "\(what): the database did not answer whether it kept the write; read the list's version to learn whether it did")
             case let .limitReached(limit):
                 failure = ListWriteError(.limitReached, code: "too_many_lists", detail: "the server holds its limit of \(limit) JSON lists")
             case let .stale(version):

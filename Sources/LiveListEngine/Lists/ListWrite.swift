@@ -23,6 +23,9 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
         case storageFailed
         /// The store cannot be reached now (a database restarting); nothing changed. Try again shortly.
         case unavailable
+        /// The store did not say whether it kept the write (a database that stalled, or a connection
+        /// lost, with the write in flight): the list may or may not have changed.
+        case outcomeUnknown
         /// A fault of the server itself.
         case `internal`
     }

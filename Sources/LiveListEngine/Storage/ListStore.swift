@@ -175,8 +175,13 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The store failed: a disk error, a corrupt file, a refused query.
         case failed
-        /// The store cannot be reached now (a database down or restarting); try again later.
+        /// The store cannot be reached now (a database down or restarting), and the call changed
+        /// nothing; try again later.
         case unavailable
+        /// The store did not answer whether a write was kept (it stalled, or the connection was lost,
+        /// with the write in flight): it may be kept, now or later. Never used for a write known not
+        /// to be kept.
+        case outcomeUnknown
         /// A shared store holds `version` of the list, which the write did not follow: another process
         /// wrote first. Catch up and write again.
         case stale(version: Int)

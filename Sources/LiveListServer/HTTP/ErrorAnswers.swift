@@ -124,6 +124,7 @@ extension ListWriteError.Kind {
         case .notFound: .notFound
         case .storageFailed, .internal: .internalServerError
         case .unavailable: .serviceUnavailable
+        case .outcomeUnknown: .gatewayTimeout
         }
     }
 }

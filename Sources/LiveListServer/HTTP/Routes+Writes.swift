@@ -174,6 +174,11 @@ extension LiveListApp {
             configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
             return errorResponse(HTTPError(status, code: error.code, detail: error.detail), headers: ["Retry-After": "2"])
         }
+        if error.kind == .outcomeUnknown {
+            // The write may still be kept: say so, with no promise of either outcome.
+            configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
+            return errorResponse(HTTPError(status, code: error.code, detail: error.detail))
+        }
         guard status.code >= 500 else {
             return errorResponse(HTTPError(status, code: error.code, detail: error.detail))
         }
