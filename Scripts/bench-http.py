@@ -8,7 +8,10 @@ measured with `wrk -t1 -c64 -d5s` (keep-alive). Second table: the real `livelist
 nginx (one worker, sendfile on) serving the very same bytes from files: the page of a 100-cell list
 (without a session cookie, so that each view mints one; with a cookie; as JSON), a static file (plain
 and gzip, nginx with gzip_static and the same gzip bytes), /healthz and changes?since. --compare BIN
-adds a second livelist binary (an older build) to the same interleaved rounds.
+adds a second livelist binary (an older build) to the same interleaved rounds. --access adds the same
+binary with `--read-token` to the rounds, its requests carrying the token, and a third table: what the
+access gate costs on the page routes (the read token is the gate's own `authenticate` and rule: such a
+list leaves the event loop's cached-page path for the gate, then answers from the same cached parts).
 
 Prints Markdown: requests/s, p50/p99 latency (ms), server CPU per request (µs, utime+stime of every
 server process from /proc before and after each run; the routes table also gives the user part, where a
@@ -48,6 +51,8 @@ parser.add_argument("--skip-page", action="store_true", help="skip the second ta
 parser.add_argument("--skip-servers", action="store_true", help="skip the first table (HTTPServer, Hummingbird, nginx)")
 parser.add_argument("--livelist", help="the livelist binary to measure (default: the release build)")
 parser.add_argument("--compare", help="a second livelist binary measured in the same rounds")
+parser.add_argument("--access", action="store_true",
+                    help="routes table: also the binary with --read-token (requests with the token), and the gate's cost")
 parser.add_argument("--one-core", action="store_true",
                     help="routes table: every server on CPU 0 (livelist with LIVELIST_EVENT_LOOPS=1), wrk on CPU 1")
 options = parser.parse_args()
@@ -251,14 +256,18 @@ def routes_table(static_bytes):
     binaries = {"LiveList": options.livelist or executable(os.path.join(tools.release_dir(), "livelist"), "livelist")}
     if options.compare:
         binaries["LiveList (compare)"] = options.compare
+    if options.access:
+        binaries[GATED] = binaries["LiveList"]
     servers = {}
     cookie_header = {}
     for label, binary in binaries.items():
+        token = ["--read-token", READ_TOKEN] if label == GATED else []
+        bearer = {"Authorization": "Bearer " + READ_TOKEN} if label == GATED else {}
         data = os.path.join(work, "data-" + str(len(servers)))
         os.makedirs(data)
         # One core: one event loop (a binary from before --event-loops ignores the variable and runs
         # its default, one loop per processor, on that one CPU).
-        server = tools.Server(binary, "--no-demo", data=data, prefix=PIN, error=failure,
+        server = tools.Server(binary, "--no-demo", *token, data=data, prefix=PIN, error=failure,
                               env=dict(os.environ, LIVELIST_EVENT_LOOPS="1") if options.one_core else None)
         started.append(server.process)
         port = server.port
@@ -268,7 +277,9 @@ def routes_table(static_bytes):
                                   method="PUT", headers={"Content-Type": "application/json"})
         if status // 100 != 2:
             raise failure(f"PUT answered {status}: {answer[:200]!r}")
-        status, headers, _ = fetch(port, "/lists/bench", headers={"Accept": "text/html"})
+        status, headers, _ = fetch(port, "/lists/bench", headers=dict(bearer, Accept="text/html"))
+        if status != 200:
+            raise failure(f"{label}: the page answered {status}")
         cookie_header[label] = "Cookie: " + (headers.get("Set-Cookie") or "").split(";")[0]
         servers[label] = (server.process, port)
 
@@ -321,6 +332,8 @@ def routes_table(static_bytes):
                 else:
                     url = f"http://127.0.0.1:{port}{path}"
                     headers_ = [cookie_header[name] if h == "COOKIE" else h for h in extra]
+                    if name == GATED:
+                        headers_ = headers_ + ["Authorization: Bearer " + READ_TOKEN]
                 result = run_wrk(url, process.pid, headers_)
                 page_results[(label, name)].append(result)
                 log(f"  round {round_ + 1} {label} {name}: {result['rps']:,.0f} req/s, {result['cpu_us']:.1f} µs CPU/req, load {result['load']:.2f}")
@@ -336,10 +349,22 @@ def routes_table(static_bytes):
             loads = [r["load"] for r in page_results[(label, name)]]
             print(f"| {label} | {name} | {fmt_int(m['rps'])} | {m['p50']:.2f} | {m['p99']:.2f} | {m['cpu_us']:.1f} | {m['user_us']:.1f} | "
                   f"{m['rps'] / base['rps']:.2f} | {m['cpu_us'] / base['cpu_us']:.2f} | {m['other']:.0f} | {min(loads):.2f}–{max(loads):.2f} |")
+    if options.access:
+        print(f"\n### The access gate on the list routes: `{GATED}` ÷ `LiveList`, same rounds\n")
+        print("| route | req/s without | req/s with the gate | ratio | CPU µs/req without | with | ratio |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for label, path, *_ in cases:
+            if not path.startswith("/lists/"):
+                continue
+            plain, gated = median_row(page_results[(label, "LiveList")]), median_row(page_results[(label, GATED)])
+            print(f"| {label} | {fmt_int(plain['rps'])} | {fmt_int(gated['rps'])} | {gated['rps'] / plain['rps']:.2f} | "
+                  f"{plain['cpu_us']:.1f} | {gated['cpu_us']:.1f} | {gated['cpu_us'] / plain['cpu_us']:.2f} |")
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"\nAfter the run: {uptime}")
 
 
+GATED = "LiveList, read token"
+READ_TOKEN = "bench-read-token"
 work = tempfile.mkdtemp(prefix="bench-http-")
 try:
     # The bytes: a 20,000-byte HTML body and a static file (the project's own script).

@@ -8,7 +8,7 @@
 # /tmp/livelist-swift-build.lock (the lock of every swift build on the machine) only while building.
 #
 #   Scripts/bench-http.sh [--no-build] [--runs N] [--duration SECONDS] [--connections N]
-#                         [--skip-servers] [--skip-page] [--livelist BIN] [--compare BIN] [--one-core]
+#                         [--skip-servers] [--skip-page] [--livelist BIN] [--compare BIN] [--access] [--one-core]
 #
 # --no-build uses what is built. About 6 minutes (3 with --skip-servers).
 set -euo pipefail

@@ -15,7 +15,8 @@ public typealias AccessRule = @Sendable (Identity?) async throws -> Access
 /// The one place that decides who may view or act on a list (docs/PROTOCOL.md, "Access"). Every route
 /// that reads or acts on a list asks it before it looks the list up, so that a refusal never depends
 /// on whether the list exists; no cache or second route answers without it (the page cached on the
-/// event loop is answered there only for lists that nothing guards: ``isUnguarded(_:)``).
+/// event loop is answered there only for a request the gate allows without awaiting:
+/// ``allowsWithoutAwaiting(_:_:)``).
 ///
 /// - Without an `authenticate`, a list without a rule is public, as before apps had users.
 /// - With one, a list without a rule is refused.
@@ -54,6 +55,8 @@ final class AccessGate: Sendable {
     private let trustedProxies: Set<String>
     /// The key of the MACs that the token is compared as.
     private let macKey: [UInt8]
+    /// The read token's MAC, made once: checking a token costs one MAC, of the token presented.
+    private let readTokenMAC: [UInt8]?
     /// Counts revocations: a stream decided before one is decided again when it starts.
     private let revocations = Mutex(0)
 
@@ -67,6 +70,7 @@ final class AccessGate: Sendable {
         readerCookieValue = readToken.map { hmacSHA256(key: secret, message: Array("livelist-reader:\($0)".utf8)) }
         self.trustedProxies = trustedProxies
         macKey = secret
+        readTokenMAC = self.readToken.map { Array(hmacSHA256(key: secret, message: $0).utf8) }
     }
 
     /// The number of revocations so far; a stream whose decision came before the current number is
@@ -103,11 +107,14 @@ final class AccessGate: Sendable {
         return readTokenRefused && readToken != nil ? Self.tokenSignInPath : nil
     }
 
-    /// Whether nothing guards `list`: no authenticate, no rule, no read token over it. Only such a list
-    /// may be answered without asking (the page cached on the event loop).
-    func isUnguarded(_ list: any ServedList) -> Bool {
+    /// Whether `request` may view `list`, when that is decided without awaiting: no app
+    /// `authenticate` and no rule of the list, so that the read token alone decides (or nothing,
+    /// without one). False when it cannot be decided so, or refuses: the request then goes to
+    /// ``decide(_:_:)-(HTTPRequest,_)``, which decides the same and answers the refusal. Only a request
+    /// this allows may be answered without asking (the page cached on the event loop).
+    func allowsWithoutAwaiting(_ request: HTTPRequest, _ list: any ServedList) -> Bool {
         let ruled = rules.withLock { $0.authenticate != nil || $0.perList[list.name] != nil }
-        return !ruled && !readTokenGuards(list.name)
+        return !ruled && (readToken == nil || isReader(request))
     }
 
     /// Who asks: runs the app's `authenticate` (a throw is nobody) and checks the read token.
@@ -158,8 +165,8 @@ final class AccessGate: Sendable {
     /// Whether `text` is the read token. Compared as MACs of equal length, so that the time taken tells
     /// nothing of the token's length.
     func isReadToken(_ text: String) -> Bool {
-        guard let readToken else { return false }
-        return constantTimeEqual(Array(hmacSHA256(key: macKey, message: readToken).utf8), Array(hmacSHA256(key: macKey, message: Array(text.utf8)).utf8))
+        guard let readTokenMAC else { return false }
+        return constantTimeEqual(readTokenMAC, Array(hmacSHA256(key: macKey, message: Array(text.utf8)).utf8))
     }
 
     private func isReader(_ request: HTTPRequest) -> Bool {

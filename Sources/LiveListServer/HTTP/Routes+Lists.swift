@@ -77,12 +77,12 @@ extension LiveListApp {
 
     /// `GET /lists/NAME` answered on the event loop, without a task, when all it needs is at hand: a
     /// list shown alike to every viewer whose page (or JSON snapshot) is cached at the version it is at
-    /// now (read without awaiting), and that nothing guards (no authenticate, rule or read token: the
-    /// gate is never skipped). Nil sends the request to ``page(_:)``. The bytes are those
+    /// now (read without awaiting), that the gate allows without awaiting (no authenticate or rule;
+    /// the read token, when one is set, presented: the gate is never skipped). Nil sends the request to ``page(_:)``. The bytes are those
     /// ``page(_:)`` would answer.
     func cachedPage(_ request: HTTPRequest) -> HTTPResponse? {
         guard let raw = request.pathParameters["name"], let name = ListName(raw),
-            let list = registry.existingList(name), !list.rendersPerViewer, gate.isUnguarded(list)
+            let list = registry.existingList(name), !list.rendersPerViewer, gate.allowsWithoutAwaiting(request, list)
         else { return nil }
         let version = list.currentVersion
         if request.prefersJSON {
