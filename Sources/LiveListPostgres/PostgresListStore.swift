@@ -68,6 +68,8 @@ public final class PostgresListStore: ListStore, Sendable {
         var reachable = true
         var unreachableSince: ContinuousClock.Instant?
         var leases: [String: Bool] = [:]
+        var droppedNotices = 0
+        var lastDropReport: ContinuousClock.Instant?
     }
 
     /// Connects to the database at `url`, creates or migrates the schema (once, under an advisory lock,
@@ -615,10 +617,23 @@ public final class PostgresListStore: ListStore, Sendable {
         }
     }
 
-    /// `NAME VERSION`
+    /// `NAME VERSION`. A notification is a hint, never a work order: any role may send one, so one
+    /// that is not a list name and a version is dropped (counted, and logged once a minute at most),
+    /// and the queue bounds what a flood of valid-looking ones costs (``NoticeQueue``).
     private func received(_ payload: String) {
-        guard let space = payload.lastIndex(of: " "), let version = Int(payload[payload.index(after: space)...]) else {
-            logger.warning("ignoring a notification that is not NAME VERSION")
+        guard let space = payload.lastIndex(of: " "), let version = Int(payload[payload.index(after: space)...]),
+            (1 ... ListVersion.maximum).contains(version), ListName(String(payload[..<space])) != nil
+        else {
+            let (count, report) = state.withLock { state -> (Int, Bool) in
+                state.droppedNotices += 1
+                let now = ContinuousClock.now
+                guard state.lastDropReport.map({ now - $0 >= .seconds(60) }) ?? true else { return (state.droppedNotices, false) }
+                state.lastDropReport = now
+                return (state.droppedNotices, true)
+            }
+            if report {
+                logger.warning("ignoring notifications on \(Self.channel) that are not NAME VERSION (\(count) so far): some role other than LiveList's sends them")
+            }
             return
         }
         noticeBox.post(.changed(name: String(payload[..<space]), version: version))
@@ -792,8 +807,13 @@ final class StoreExecutor: TaskExecutor {
 }
 
 /// Other nodes' writes waiting for the engine: coalesced per list (only the highest version noticed
-/// matters), so the queue is bounded by the number of lists however fast other nodes write.
+/// matters), and at most ``maximumPending`` lists: past that, what is pending is dropped for one
+/// `.reconnected` (every list catches up, in one query for the versions). A flood of notices, however
+/// many names it makes up, so holds bounded memory and costs bounded work.
 final class NoticeQueue: Sendable {
+    /// The most lists whose notices wait one by one.
+    static let maximumPending = 256
+
     private struct Pending {
         var versions: [String: Int] = [:]
         var order: [String] = []
@@ -811,8 +831,16 @@ final class NoticeQueue: Sendable {
             case .reconnected:
                 pending.reconnected = true
             case let .changed(name, version):
-                if let known = pending.versions[name] {
+                if pending.reconnected {
+                    // Every list catches up anyway.
+                    break
+                } else if let known = pending.versions[name] {
                     pending.versions[name] = max(known, version)
+                } else if pending.versions.count >= Self.maximumPending {
+                    pending.reconnected = true
+                    pending.versions.removeAll()
+                    pending.order.removeAll()
+                    pending.head = 0
                 } else {
                     pending.versions[name] = version
                     pending.order.append(name)
@@ -823,6 +851,9 @@ final class NoticeQueue: Sendable {
         }
         waiter?.resume()
     }
+
+    /// How many lists' notices wait (for tests).
+    var pendingCount: Int { pending.withLock { $0.versions.count } }
 
     func finish() {
         let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in

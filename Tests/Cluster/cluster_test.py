@@ -414,6 +414,51 @@ def test_tls_setups_that_cannot_be_trusted_stop_start_up(_):
         node.close()
 
 
+def psql(url, sql):
+    """The first column of the first row of `sql` run by psql on `url`."""
+    done = subprocess.run([PSQL, url, "-qAtc", sql], check=True, capture_output=True, text=True, timeout=60)
+    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
+
+
+def test_a_notice_flood_from_a_role_without_grants_costs_bounded_work(cluster):
+    """Any role may NOTIFY: a role with no grant on any table sends 100,000 notices naming made-up lists
+    and versions no real list reached. Every node stays within bounded memory and a bounded number of
+    transactions, and a real write made after the flood still reaches every node's stream at once."""
+    a, b, c = cluster.nodes
+    status, _, _ = a.put("flooded", ["1"])
+    check(status == 201, f"PUT answered {status}")
+    wait_until(lambda: all(n.snapshot("flooded")[0] == 200 for n in (b, c)), 5, "the list never reached every node")
+    streams = [node.stream("flooded") for node in cluster.nodes]
+    try:
+        role = f"flood_{os.getpid()}_{random.randrange(1 << 30)}"
+        psql(cluster.database, f"CREATE ROLE {role} LOGIN")
+        flooder = urllib.parse.urlunsplit(urllib.parse.urlsplit(cluster.database)._replace(
+            netloc=role + "@" + urllib.parse.urlsplit(cluster.database).netloc.split("@", 1)[1]))
+        database = urllib.parse.urlsplit(cluster.database).path.lstrip("/")
+        transactions = lambda: int(psql(cluster.database, f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{database}'"))  # noqa: E731
+        memory = [tools.memory_kib(n.process.pid) for n in cluster.nodes]
+        before = transactions()
+        started = time.monotonic()
+        psql(flooder, "SELECT count(pg_notify('livelist', 'made-up-' || g || ' 1')) + count(pg_notify('livelist', 'flooded ' || (1000 + g)))"
+                      " FROM generate_series(1, 50000) g")
+        time.sleep(2)
+        psql(cluster.database, "SELECT pg_stat_force_next_flush()")
+        spent = transactions() - before
+        grown = [tools.memory_kib(n.process.pid) - m for n, m in zip(cluster.nodes, memory)]
+        seconds = time.monotonic() - started
+        print(f"  notice flood: 100,000 notices cost {spent} transactions over 3 nodes in {seconds:.1f} s; memory grew {grown} KiB")
+        check(spent <= 3 * 40 * (seconds + 1) + 50, f"{spent} transactions for 100,000 notices")
+        check(max(grown) < 32 * 1024, f"a node grew {max(grown)} KiB during the flood")
+        status, _, _ = a.put("flooded", ["1", "2"], {"If-Match": '"1"'})
+        check(status == 200, f"the write after the flood answered {status}")
+        for stream in streams:
+            _, event_id, _ = stream.next_event(3)
+            check(event_id == "2", f"after the flood a stream got version {event_id}, not 2")
+    finally:
+        for stream in streams:
+            stream.close()
+
+
 def session_of(node, name):
     """The session cookie and CSRF token of a page of `name` served by `node`."""
     status, headers, page = node.request("GET", f"/lists/{name}", headers={"Accept": "text/html"})
@@ -525,6 +570,7 @@ PARALLEL = [
     test_demo_timers_run_on_one_node_and_the_todo_list_is_shared,
     test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
     test_tls_setups_that_cannot_be_trusted_stop_start_up,
+    test_a_notice_flood_from_a_role_without_grants_costs_bounded_work,
 ]
 # Tests that start nodes of their own (no Cluster of livelist nodes).
 OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,

@@ -96,6 +96,13 @@ final class SharedMemoryDatabase: @unchecked Sendable {
         return stream
     }
 
+    /// Sends every node `notice`, as any database role can.
+    func notify(_ notice: StoreNotice) {
+        for listener in contents.withLock({ $0.listeners }) {
+            listener.yield(notice)
+        }
+    }
+
     /// Ends every node's notices.
     func close() {
         for listener in contents.withLock({ $0.listeners }) {
@@ -308,5 +315,33 @@ final class SharedMemoryStore: ListStore, Sendable {
         await b.subscribe(MultiplexedStream(sink: resumed, names: ["real"], versions: [:]), names: [listName("real")], since: ["real": 2])
         #expect(database.updateQueries.load(ordering: .relaxed) - before == 1)
         #expect(await b.existingList(listName("real"))?.version == 2)
+    }
+
+    /// Notices are hints that any database role can send: a flood of made-up names and of versions
+    /// that a real list never reached costs a bounded number of queries (the names checked together,
+    /// at most 20 times a second; a lying list's notices checked with them), and real writes still
+    /// reach the node.
+    @Test func aNoticeFloodCostsBoundedQueriesAndRealWritesStillArrive() async throws {
+        let database = SharedMemoryDatabase()
+        let (registries, followers) = try await nodes(2, database: database)
+        defer { followers.forEach { $0.cancel() }; database.close() }
+        let (a, b) = (registries[0], registries[1])
+        _ = try await a.put(listName("real"), body: jsonBody(["1"]), ifMatch: nil)
+        #expect(await eventually { await b.existingList(listName("real"))?.version == 1 })
+        let queries = { database.updateQueries.load(ordering: .relaxed) + database.versionQueries.load(ordering: .relaxed) }
+        let before = queries()
+        let started = ContinuousClock.now
+        for index in 0 ..< 20_000 {
+            database.notify(.changed(name: "made-up-\(index)", version: 1))
+            database.notify(.changed(name: "real", version: 1_000 + index))
+        }
+        try await Task.sleep(for: .seconds(1))
+        let spent = queries() - before
+        let seconds = Double((ContinuousClock.now - started).components.seconds) + 1
+        print("notice flood: 40,000 notices cost \(spent) queries in about \(Int(seconds)) s")
+        #expect(spent <= Int(seconds * 40) + 10, "\(spent) queries for 40,000 made-up notices")
+        _ = try await a.put(listName("real"), body: jsonBody(["2"]), ifMatch: 1)
+        #expect(await eventually { await b.existingList(listName("real"))?.version == 2 })
+        #expect(b.existingList(listName("made-up-7")) == nil, "no list was made up")
     }
 }

@@ -19,6 +19,13 @@ extension ListRegistry {
     /// Follows a shared store's notices until they end: each list that another process wrote catches up
     /// in its ordered path (its streams get the same diffs as that process's), and after a reconnection
     /// every list does. Returns at once with a store of one process. `log` gets failures to follow.
+    ///
+    /// A notice is a hint, never a work order (any database role can send one), so a flood of them
+    /// costs bounded work. A notice for a list this process holds is followed at once, unless that
+    /// list's last notice named a version the store did not hold (in the last second). Those, and
+    /// notices for names this process holds no list of, are checked together: one query for the
+    /// stored versions of all of them, at most every ``StoreFollowing/checkInterval``, and only what
+    /// the store holds is followed. A catch-up of every list runs at most once a second.
     public func followStore(log: @escaping @Sendable (String) -> Void = { _ in }) async {
         guard store.isShared else { return }
         for await notice in store.notices() {
@@ -26,26 +33,85 @@ extension ListRegistry {
             case let .changed(name, version):
                 await noticed(name, version: version, log: log)
             case .reconnected:
-                await catchUpEverything(log: log)
+                await catchUpEverythingPaced(log: log)
             }
+        }
+        following.pendingCheck?.cancel()
+    }
+
+    /// Another process wrote `name` at `version`, or says so.
+    private func noticed(_ name: String, version: Int, log: @escaping @Sendable (String) -> Void) async {
+        guard let listName = ListName(name) else { return }
+        guard let hosted = known(listName), !following.distrusts(listName) else {
+            following.unchecked.insert(listName)
+            scheduleCheck(log: log)
+            return
+        }
+        await follow(hosted, to: version, log: log)
+        if hosted.currentVersion < version {
+            // The store does not hold what the notice named: its next notices are checked together.
+            following.distrust(listName)
         }
     }
 
-    /// Another process wrote `name` at `version`.
-    private func noticed(_ name: String, version: Int, log: @Sendable (String) -> Void) async {
-        guard let listName = ListName(name) else { return }
-        let hosted = actor(for: listName)
+    /// Catches `hosted` up with the store, up to `version`.
+    private func follow(_ hosted: any ServedList, to version: Int, log: @Sendable (String) -> Void) async {
         do {
             try await hosted.catchUpWithStore(noticed: version)
         } catch {
-            log("cannot follow \(name) to version \(version): \(error.cause ?? error.detail)")
+            log("cannot follow \(hosted.name) to version \(version): \(error.cause ?? error.detail)")
         }
         await retireIfUnused(hosted)
+    }
+
+    /// Catches every list up now, or, when that ran less than a second ago, a second after it did.
+    private func catchUpEverythingPaced(log: @escaping @Sendable (String) -> Void) async {
+        if let last = following.lastCatchUp, ContinuousClock.now - last < .seconds(1) {
+            try? await Task.sleep(until: last + .seconds(1))
+        }
+        await catchUpEverything(log: log)
+    }
+
+    /// Checks the unchecked names soon, unless a check is already waiting.
+    private func scheduleCheck(log: @escaping @Sendable (String) -> Void) {
+        guard following.pendingCheck == nil else { return }
+        following.pendingCheck = Task {
+            await self.checkUnchecked(log: log)
+        }
+    }
+
+    /// One query for the stored versions of the unchecked names (every list's catch-up, when there are
+    /// more than ``StoreFollowing/largestCheck``), then each list the store holds beyond this process
+    /// follows it.
+    private func checkUnchecked(log: @escaping @Sendable (String) -> Void) async {
+        if let last = following.lastCheck, ContinuousClock.now - last < StoreFollowing.checkInterval {
+            try? await Task.sleep(until: last + StoreFollowing.checkInterval)
+        }
+        following.lastCheck = .now
+        let names = following.unchecked
+        following.unchecked.removeAll()
+        following.pendingCheck = nil
+        if names.count > StoreFollowing.largestCheck {
+            await catchUpEverythingPaced(log: log)
+            return
+        }
+        let stored: [String: Int]
+        do {
+            stored = try store.versions(of: names.map(\.rawValue))
+        } catch {
+            log("cannot read the stored versions of \(names.count) lists: \(error)")
+            return
+        }
+        for (name, version) in stored.sorted(by: { $0.key < $1.key }) {
+            guard let listName = ListName(name), version > (known(listName)?.currentVersion ?? 0) else { continue }
+            await follow(actor(for: listName), to: version, log: log)
+        }
     }
 
     /// Every list catches up with the store (after notices may have been missed, and before a
     /// revocation of another process is applied, so that its rules see what that process wrote first).
     package func catchUpEverything(log: @Sendable (String) -> Void) async {
+        following.lastCatchUp = .now
         let versions: [String: Int]
         do {
             versions = try store.versions()
@@ -53,8 +119,10 @@ extension ListRegistry {
             log("cannot read the stored versions: \(error)")
             return
         }
+        following.forgetDistrust()
         for (name, version) in versions.sorted(by: { $0.key < $1.key }) {
-            await noticed(name, version: version, log: log)
+            guard let listName = ListName(name) else { continue }
+            await follow(actor(for: listName), to: version, log: log)
         }
     }
 
@@ -148,5 +216,40 @@ extension ListRegistry {
         for name in stream.names.compactMap(ListName.init) {
             await leave(stream, name)
         }
+    }
+}
+
+/// What a registry makes of a shared store's notices: when it last caught every list up and last
+/// checked notices together, the names waiting for that check, and the lists whose notices are
+/// checked rather than followed for a while.
+struct StoreFollowing {
+    /// The shortest time between two checks of notices together: at most 20 such queries a second.
+    static let checkInterval = Duration.milliseconds(50)
+    /// The most names one check looks up; more make a catch-up of every list instead.
+    static let largestCheck = 256
+
+    var lastCatchUp: ContinuousClock.Instant?
+    var lastCheck: ContinuousClock.Instant?
+    var pendingCheck: Task<Void, Never>?
+    /// Names noticed but not yet checked (bounded: past ``largestCheck`` they are not kept one by one).
+    var unchecked: Set<ListName> = [] {
+        didSet {
+            if unchecked.count > Self.largestCheck + 1 { unchecked = Set(unchecked.prefix(Self.largestCheck + 1)) }
+        }
+    }
+    /// Lists whose last notice named a version the store did not hold, and until when.
+    private var distrusted: [ListName: ContinuousClock.Instant] = [:]
+
+    func distrusts(_ name: ListName) -> Bool {
+        distrusted[name].map { ContinuousClock.now < $0 } ?? false
+    }
+
+    mutating func distrust(_ name: ListName) {
+        distrusted[name] = .now + .seconds(1)
+    }
+
+    /// A catch-up of every list covers what was distrusted.
+    mutating func forgetDistrust() {
+        distrusted.removeAll()
     }
 }

@@ -38,6 +38,8 @@ public actor ListRegistry {
     /// that does not exist costs an entry here, not an actor, and a stream that ends leaves nothing.
     /// When the name gets an actor (a PUT creates the list, an app takes the name), they move to it.
     var waiting: [ListName: [ObjectIdentifier: Subscription]] = [:]
+    /// What the registry makes of a shared store's notices (``followStore(log:)``).
+    var following = StoreFollowing()
     private let quota: ListQuota
 
     /// Opens the registry on `store`, loading its JSON lists.
