@@ -13,8 +13,8 @@ import Foundation
 ///
 /// - A write's version is checked and taken in a transaction that locks the list's row: a write whose
 ///   version does not follow the stored one is refused as stale, and the engine catches up and writes
-///   again, so racing writes on different nodes never share a version. Creations also take a
-///   transaction lock to count the lists against the limit.
+///   again, so racing writes on different nodes never share a version. Creations also lock a
+///   row of `livelist_meta` (`creation_lock`) to count the lists against the limit.
 /// - Each write keeps its content in `livelist_history` (the last ``Options/keptVersions`` versions of
 ///   each list, bodies up to ``Options/largestKeptContent``) and sends `NOTIFY livelist, 'NAME VERSION'`
 ///   on commit. Every node listens, fetches the versions it lacks, and renders and publishes them as the
@@ -43,13 +43,9 @@ public final class PostgresListStore: ListStore, Sendable {
     }
 
     /// The schema version this release creates and understands.
-    static let schemaVersion = 2
+    public static let schemaVersion = 2
     /// The NOTIFY channel.
     static let channel = "livelist"
-    /// Advisory lock keys: (namespace, key) pairs of `pg_advisory_xact_lock(int, int)`.
-    static let lockNamespace: Int32 = 0x4c69_7665  // "Live"
-    static let migrationLock: Int32 = 1
-    static let creationLock: Int32 = 2
 
     let options: Options
     let url: DatabaseURL
@@ -72,11 +68,12 @@ public final class PostgresListStore: ListStore, Sendable {
         var lastDropReport: ContinuousClock.Instant?
     }
 
-    /// Connects to the database at `url`, creates or migrates the schema (once, under an advisory lock,
-    /// whichever node comes first), and starts listening for other nodes' writes.
+    /// Connects to the database at `url`, creates or migrates the schema when it is not current (once,
+    /// under a lock of the schema table, whichever node comes first; a role that may not change the
+    /// schema is told to run `livelist migrate` first), and starts listening for other nodes' writes.
     ///
-    /// - Throws: ``StoreError`` when the database cannot be reached or its schema is newer than this
-    ///   release understands.
+    /// - Throws: ``StoreError`` when the database cannot be reached, its schema is newer than this
+    ///   release understands, or it needs a migration that this role may not make.
     public static func connect(
         url: DatabaseURL, options: Options = Options(), logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(StoreError) -> PostgresListStore {
@@ -128,20 +125,29 @@ public final class PostgresListStore: ListStore, Sendable {
 
     // MARK: - Schema
 
-    /// On a connection of its own: the pool may not run yet.
+    /// On a connection of its own: the pool may not run yet. The schema's version is read first,
+    /// without a lock: a current schema needs nothing more, so a node whose role may only read and
+    /// write LiveList's rows starts. Otherwise the schema table is made (a node that races to make it
+    /// too finds it made), then locked for the migration: a table lock, which only a role with rights
+    /// on the table can take, so no other role can hold migrations back.
     private func migrate() async throws {
         let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
-        try await connection.withTransaction(logger: logger) { connection in
-            try await drained(connection.query("SELECT pg_advisory_xact_lock(\(Self.lockNamespace), \(Self.migrationLock))", logger: logger))
+        let found = try await Self.storedSchemaVersion(connection, logger: logger)
+        guard found != Self.schemaVersion else { return }
+        try Self.ensureUnderstood(found)
+        do {
             try await drained(connection.query("CREATE TABLE IF NOT EXISTS livelist_schema (version integer NOT NULL)", logger: logger))
-            var found = 0
-            for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM livelist_schema", logger: logger).decode(Int.self) {
-                found = version
-            }
-            guard found <= Self.schemaVersion else {
-                throw StoreError("the database's LiveList schema is version \(found), newer than this release understands (\(Self.schemaVersion)); run a newer livelist")
-            }
+        } catch let error as PSQLError where ["42P07", "23505"].contains(error.serverInfo?[.sqlState] ?? "") {
+            // Another node made it at the same moment.
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+            throw StoreError("the database's LiveList schema is version \(found), and this release needs version \(Self.schemaVersion); "
+                + "this node's role may not change the schema: run `livelist migrate` with the migration role's URL first (docs/DEPLOYMENT.md)")
+        }
+        try await connection.withTransaction(logger: logger) { connection in
+            try await drained(connection.query("LOCK TABLE livelist_schema IN EXCLUSIVE MODE", logger: logger))
+            let found = try await Self.storedSchemaVersion(connection, logger: logger)
+            try Self.ensureUnderstood(found)
             if found < 1 {
                 try await drained(connection.query("""
                     CREATE TABLE livelist_lists (
@@ -165,10 +171,13 @@ public final class PostgresListStore: ListStore, Sendable {
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (1)", logger: logger))
             }
             if found < 2 {
-                // Version 2: `livelist_write` takes its lock timeout (version 1's did not), and
-                // revocations, which every node reads (see `revocations(after:)`).
+                // Version 2: `livelist_write` takes its lock timeout and locks a row of `livelist_meta` for
+                // creations (version 1's took an advisory lock, which any role can take too); revocations,
+                // which every node reads (see `revocations(after:)`); leases in a table of their own.
                 try await drained(connection.query(
                     "DROP FUNCTION IF EXISTS livelist_write(text, bigint, text, bytea, boolean, bigint, bigint)", logger: logger))
+                try await drained(connection.query(
+                    "INSERT INTO livelist_meta (key, value) VALUES ('creation_lock', ''::bytea) ON CONFLICT (key) DO NOTHING", logger: logger))
                 try await drained(connection.query(PostgresQuery(unsafeSQL: Self.writeFunction), logger: logger))
                 try await drained(connection.query("""
                     CREATE TABLE livelist_revocations (
@@ -179,9 +188,61 @@ public final class PostgresListStore: ListStore, Sendable {
                         recorded_at timestamptz NOT NULL DEFAULT now()
                     )
                     """, logger: logger))
+                try await drained(connection.query(
+                    "CREATE TABLE livelist_leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)", logger: logger))
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (2)", logger: logger))
             }
         }
+    }
+
+    /// The schema version the database holds: 0 when it holds no LiveList schema.
+    private static func storedSchemaVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
+        var exists = false
+        for try await found in try await connection.query("SELECT to_regclass('livelist_schema') IS NOT NULL", logger: logger).decode(Bool.self) {
+            exists = found
+        }
+        guard exists else { return 0 }
+        var version = 0
+        for try await found in try await connection.query("SELECT coalesce(max(version), 0) FROM livelist_schema", logger: logger).decode(Int.self) {
+            version = found
+        }
+        return version
+    }
+
+    private static func ensureUnderstood(_ found: Int) throws(StoreError) {
+        guard found <= schemaVersion else {
+            throw StoreError("the database's LiveList schema is version \(found), newer than this release understands (\(schemaVersion)); run a newer livelist")
+        }
+    }
+
+    /// Grants `role` what a node needs and nothing more: to read and write LiveList's rows, use the
+    /// revocations' sequence and call `livelist_write`; never to change the schema. Run by the
+    /// migration role, which owns the tables (`livelist migrate --grant-to ROLE`).
+    ///
+    /// - Throws: ``StoreError`` when `role` is not a plain role name, or the database refuses.
+    public func grantRuntimeAccess(to role: String) throws(StoreError) {
+        guard let first = role.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic),
+            role.count <= 63, role.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0" ... "9").contains($0))) })
+        else {
+            throw StoreError("\(role) is not a plain role name (letters, digits and _, up to 63)")
+        }
+        let statements = Self.runtimeGrants(to: "\"\(role)\"")
+        try blocking("granting \(role) a node's rights") { [client, logger] in
+            for statement in statements {
+                try await drained(client.query(PostgresQuery(unsafeSQL: statement), logger: logger))
+            }
+        }
+    }
+
+    /// The grants of a runtime role (quoted), as docs/DEPLOYMENT.md lists them.
+    static func runtimeGrants(to role: String) -> [String] {
+        [
+            "GRANT USAGE ON SCHEMA public TO \(role)",
+            "GRANT SELECT ON livelist_schema TO \(role)",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON livelist_lists, livelist_history, livelist_meta, livelist_revocations, livelist_leases TO \(role)",
+            "GRANT USAGE ON SEQUENCE livelist_revocations_id_seq TO \(role)",
+            "GRANT EXECUTE ON FUNCTION livelist_write(text, bigint, text, bytea, boolean, bigint, bigint, text) TO \(role)",
+        ]
     }
 
     // MARK: - ListStore
@@ -374,7 +435,7 @@ public final class PostgresListStore: ListStore, Sendable {
     /// timeout (shorter than the store's own deadline, so that a write waiting for a lock is refused
     /// by the database, rolled back, before the node stops waiting), locks the list's row (made
     /// when missing), checks that the version follows the stored one (else raises LL001 with the stored
-    /// version as its message), counts the lists for a creation under a transaction lock (else LL002),
+    /// version as its message), counts the lists for a creation under the `creation_lock` row's lock (else LL002),
     /// stores the content, keeps it in the history (or only its version when too big: p_kept is false)
     /// and drops the history beyond p_keep versions, then notifies every node on commit. A refusal rolls
     /// everything back, the placeholder row too.
@@ -393,7 +454,7 @@ public final class PostgresListStore: ListStore, Sendable {
                 RAISE EXCEPTION USING ERRCODE = '\(staleState)', MESSAGE = stored_version::text;
             END IF;
             IF p_kind = 'json' AND stored_kind <> 'json' THEN
-                PERFORM pg_advisory_xact_lock(\(lockNamespace), \(creationLock));
+                PERFORM 1 FROM livelist_meta WHERE key = 'creation_lock' FOR UPDATE;
                 SELECT count(*) INTO json_lists FROM livelist_lists WHERE kind = 'json';
                 IF json_lists >= p_limit THEN
                     RAISE EXCEPTION USING ERRCODE = '\(limitState)', MESSAGE = p_limit::text;
@@ -513,35 +574,35 @@ public final class PostgresListStore: ListStore, Sendable {
         return held
     }
 
-    /// Tries to take the lease `name` (a session advisory lock on a connection of its own) every
-    /// second until it has it, then checks every second that its connection still lives: the lock
-    /// goes with the connection, however the node ends.
+    /// How long a lease lasts unless its holder renews it (every second).
+    static let leaseSeconds = 5
+
+    /// Takes or renews the lease `name` every second: a row of `livelist_leases` that names this
+    /// process until a few seconds ahead, taken over only once it has expired. A table, not an
+    /// advisory lock, so that no role without rights on LiveList's tables can hold it. A node that
+    /// ends gives its leases back; one that dies loses them within ``leaseSeconds``.
     private func keepLease(_ name: String) async {
-        var connection: PostgresConnection?
-        var id = 1_000
+        let origin = self.origin
         while !Task.isCancelled {
             do {
-                if connection == nil {
-                    id += 1
-                    connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: id, logger: logger)
-                }
-                guard let current = connection else { continue }
                 var held = false
-                for try await taken in try await current.query(
-                    "SELECT pg_try_advisory_lock(\(Self.lockNamespace), hashtext(\(name)))", logger: logger
-                ).decode(Bool.self) {
-                    held = taken
+                for try await holder in try await client.query("""
+                    INSERT INTO livelist_leases (name, holder, expires_at)
+                    VALUES (\(name), \(origin), now() + make_interval(secs => \(Self.leaseSeconds)))
+                    ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+                    WHERE livelist_leases.holder = excluded.holder OR livelist_leases.expires_at < now()
+                    RETURNING holder
+                    """, logger: logger).decode(String.self) {
+                    held = holder == origin
                 }
                 setLease(name, held)
             } catch {
                 setLease(name, false)
-                try? await connection?.close()
-                connection = nil
             }
             try? await Task.sleep(for: .seconds(1))
         }
         setLease(name, false)
-        try? await connection?.close()
+        try? await drained(client.query("DELETE FROM livelist_leases WHERE name = \(name) AND holder = \(origin)", logger: logger))
     }
 
     private func setLease(_ name: String, _ held: Bool) {

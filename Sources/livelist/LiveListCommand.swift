@@ -15,7 +15,7 @@ struct LiveListCommand: AsyncParsableCommand {
             Without a subcommand, livelist serves: `livelist --port 9000` is `livelist serve --port 9000`.
             `livelist serve --help` lists the server's flags.
             """,
-        subcommands: [ServeCommand.self, HealthcheckCommand.self],
+        subcommands: [ServeCommand.self, HealthcheckCommand.self, MigrateCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

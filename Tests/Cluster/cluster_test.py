@@ -459,6 +459,64 @@ def test_a_notice_flood_from_a_role_without_grants_costs_bounded_work(cluster):
             stream.close()
 
 
+def as_role(url, role):
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(netloc=role + "@" + parts.netloc.split("@", 1)[1]))
+
+
+def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
+    """Least privilege: `livelist migrate --grant-to` as the migration role makes the schema and grants a
+    runtime role a node's rights; three nodes run as that role (writes, creations, streams across nodes),
+    which may not change the schema. A role with no grants holds the advisory keys that earlier releases
+    locked, and may not lock LiveList's rows: creations on every node go on."""
+    database = make_database()
+    tag = f"{os.getpid()}_{random.randrange(1 << 30)}"
+    migrator, runtime, squatter = f"migrate_{tag}", f"runtime_{tag}", f"squat_{tag}"
+    name = urllib.parse.urlsplit(database).path.lstrip("/")
+    for role in (migrator, runtime, squatter):
+        psql(database, f"CREATE ROLE {role} LOGIN")
+    psql(database, f"GRANT CREATE ON SCHEMA public TO {migrator}")
+    done = subprocess.run([BINARY, "migrate", "--database-url", as_role(database, migrator), "--grant-to", runtime],
+                          capture_output=True, text=True, timeout=60)
+    check(done.returncode == 0 and "current (version 2)" in done.stdout, f"livelist migrate: {done.returncode} {done.stdout} {done.stderr}")
+    check(psql(database, f"SELECT tableowner FROM pg_tables WHERE tablename = 'livelist_lists'") == migrator, "the migration role does not own the tables")
+    squat = subprocess.Popen([PSQL, as_role(database, squatter), "-qc",
+                              "SELECT pg_advisory_lock(1281980005, 1), pg_advisory_lock(1281980005, 2), pg_sleep(20)"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    nodes = []
+    try:
+        time.sleep(0.5)
+        refused = subprocess.run([PSQL, as_role(database, squatter), "-qc", "SELECT 1 FROM livelist_meta FOR UPDATE"],
+                                 capture_output=True, text=True, timeout=30)
+        check(refused.returncode != 0 and "permission denied" in refused.stderr, f"a role with no grants locked livelist_meta: {refused.stderr}")
+        for _ in range(3):
+            nodes.append(Node(as_role(database, runtime), "--no-demo"))
+        a, b, c = nodes
+        started = time.monotonic()
+        for index, node in enumerate(nodes):
+            status, _, _ = node.put(f"created-{index}", ["x"])
+            check(status == 201, f"a creation on node {index} answered {status} while another role held the old advisory keys")
+        check(time.monotonic() - started < 5, "creations waited on a lock another role held")
+        wait_until(lambda: c.snapshot("created-0")[0] == 200, 5, "c never saw a's list")
+        stream = c.stream("created-0", last_event_id=1)
+        status, _, _ = b.put("created-0", ["x", "y"], {"If-Match": '"1"'})
+        check(status == 200, f"a write as the runtime role answered {status}")
+        _, event_id, _ = stream.next_event(5)
+        check(event_id == "2", f"the stream on c got version {event_id}")
+        stream.close()
+        denied = subprocess.run([PSQL, as_role(database, runtime), "-qc", "DROP TABLE livelist_history"], capture_output=True, text=True, timeout=30)
+        check(denied.returncode != 0 and "must be owner" in denied.stderr, f"the runtime role dropped a table: {denied.stderr}")
+        denied = subprocess.run([PSQL, as_role(database, runtime), "-qc", "CREATE TABLE intruder (x int)"], capture_output=True, text=True, timeout=30)
+        check(denied.returncode != 0 and "permission denied" in denied.stderr, f"the runtime role made a table: {denied.stderr}")
+    except Exception as error:
+        logs = "\n".join(f"--- node {n.port}\n{n.log_text()}" for n in nodes)
+        raise TestFailure(f"{error}\n{logs}") from error
+    finally:
+        squat.kill()
+        for node in nodes:
+            node.close()
+
+
 def session_of(node, name):
     """The session cookie and CSRF token of a page of `name` served by `node`."""
     status, headers, page = node.request("GET", f"/lists/{name}", headers={"Accept": "text/html"})
@@ -571,10 +629,11 @@ PARALLEL = [
     test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
     test_tls_setups_that_cannot_be_trusted_stop_start_up,
     test_a_notice_flood_from_a_role_without_grants_costs_bounded_work,
+    test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
 ]
 # Tests that start nodes of their own (no Cluster of livelist nodes).
 OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
-             test_tls_setups_that_cannot_be_trusted_stop_start_up)
+             test_tls_setups_that_cannot_be_trusted_stop_start_up, test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks)
 ALONE = [test_database_restart_is_survived]
 
 

@@ -1,0 +1,48 @@
+import ArgumentParser
+import LiveListPostgres
+import Logging
+
+/// `livelist migrate`: creates or migrates LiveList's schema in a PostgreSQL database, then exits.
+/// Run it with the migration role's URL (the role that owns LiveList's tables), so that the nodes can
+/// run with a role that may only read and write LiveList's rows (docs/DEPLOYMENT.md).
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Create or migrate LiveList's schema in PostgreSQL, then exit.",
+        discussion: """
+            The URL falls back to LIVELIST_DATABASE_URL, and its password to the file that
+            LIVELIST_DATABASE_PASSWORD_FILE names. Nodes migrate at start-up too when their role may;
+            with a runtime role that may not, run this first, with the migration role.
+            """
+    )
+
+    @Option(help: "postgres://USER@HOST:PORT/DATABASE of the migration role (env LIVELIST_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(help: "A role to grant what a node needs (read and write LiveList's rows), and nothing more.")
+    var grantTo: String?
+
+    func run() async throws {
+        guard let text = (databaseURL ?? env("LIVELIST_DATABASE_URL")).flatMap({ $0.isEmpty ? nil : $0 }) else {
+            throw ValidationError("--database-url (or LIVELIST_DATABASE_URL) is required")
+        }
+        let url: DatabaseURL
+        do {
+            url = try DatabaseURL(text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 })
+        } catch {
+            throw ValidationError("--database-url: \(error)")
+        }
+        do {
+            let store = try await PostgresListStore.connect(url: url)
+            defer { store.close() }
+            if let grantTo {
+                try store.grantRuntimeAccess(to: grantTo)
+                print("livelist migrate: \(grantTo) may read and write LiveList's rows, and not change its schema")
+            }
+        } catch {
+            print("livelist migrate: \(error)")
+            throw ExitCode(1)
+        }
+        print("livelist migrate: the schema of \(url) is current (version \(PostgresListStore.schemaVersion))")
+    }
+}
