@@ -38,6 +38,9 @@ public final class PostgresListStore: ListStore, Sendable {
         public var operationTimeout: Duration = .seconds(5)
         /// The most pooled connections to the database (besides the listener and the leases). Default 16.
         public var maximumConnections = 16
+        /// How often a running node reads the schema's version, to stop serving once a newer release
+        /// migrated it. Default 30 s.
+        public var schemaCheckInterval: Duration = .seconds(30)
 
         public init() {}
     }
@@ -64,6 +67,11 @@ public final class PostgresListStore: ListStore, Sendable {
         var reachable = true
         var unreachableSince: ContinuousClock.Instant?
         var leases: [String: Bool] = [:]
+        /// Whether the listener listens now, and whether it heard this process's start-up probe.
+        var listening = false
+        var heardProbe = false
+        /// A schema newer than this release's, found while running.
+        var newerSchema: Int?
         var droppedNotices = 0
         var lastDropReport: ContinuousClock.Instant?
     }
@@ -82,6 +90,7 @@ public final class PostgresListStore: ListStore, Sendable {
         store.start()
         do {
             try await store.migrate()
+            try await store.checkNotificationsArrive()
         } catch {
             store.close()
             throw StoreError("cannot prepare the database \(url): \(Self.certificateFailure(error, url) ?? Self.describe(error))")
@@ -108,7 +117,35 @@ public final class PostgresListStore: ListStore, Sendable {
         let client = self.client
         let pool = Task(executorPreference: executor) { await client.run() }
         let listener = Task(executorPreference: executor) { [self] in await listen() }
-        tasks.withLock { $0 += [pool, listener] }
+        let schema = Task(executorPreference: executor) { [self] in await watchSchema() }
+        tasks.withLock { $0 += [pool, listener, schema] }
+    }
+
+    /// Reads the schema's version every ``Options/schemaCheckInterval``: once a newer release has migrated the
+    /// database past what this one understands, this node refuses every store call (its writes would
+    /// use functions and tables that changed) and says why in `/healthz` and its log, so that nodes of
+    /// different schema versions never run side by side.
+    private func watchSchema() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: options.schemaCheckInterval)
+            var found: Int?
+            do {
+                for try await version in try await client.query("SELECT coalesce(max(version), 0) FROM livelist_schema", logger: logger).decode(Int.self) {
+                    found = version
+                }
+            } catch {
+                continue
+            }
+            if let found, found > Self.schemaVersion, state.withLock({ state in
+                defer { state.newerSchema = found }
+                return state.newerSchema == nil
+            }) {
+                logger.critical("""
+                    the database \(url) was migrated to LiveList schema \(found) by a newer release; this node understands \
+                    \(Self.schemaVersion) and refuses to read or write it: replace it with the newer release
+                    """)
+            }
+        }
     }
 
     /// Stops the pool, the listener and the leases (their locks are released with their connections).
@@ -138,7 +175,7 @@ public final class PostgresListStore: ListStore, Sendable {
         try Self.ensureUnderstood(found)
         do {
             try await drained(connection.query("CREATE TABLE IF NOT EXISTS livelist_schema (version integer NOT NULL)", logger: logger))
-        } catch let error as PSQLError where ["42P07", "23505"].contains(error.serverInfo?[.sqlState] ?? "") {
+        } catch let error as PSQLError where ["42P07", "42710", "23505"].contains(error.serverInfo?[.sqlState] ?? "") {
             // Another node made it at the same moment.
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
             throw StoreError("the database's LiveList schema is version \(found), and this release needs version \(Self.schemaVersion); "
@@ -383,7 +420,10 @@ public final class PostgresListStore: ListStore, Sendable {
     }
 
     public var health: StoreHealth {
-        let (reachable, since) = state.withLock { ($0.reachable, $0.unreachableSince) }
+        let (reachable, since, newer) = state.withLock { ($0.reachable, $0.unreachableSince, $0.newerSchema) }
+        if let newer {
+            return StoreHealth(isReachable: false, description: "database: schema \(newer), newer than this release's \(Self.schemaVersion)")
+        }
         if reachable {
             return StoreHealth(isReachable: true, description: "database: ok")
         }
@@ -659,6 +699,8 @@ public final class PostgresListStore: ListStore, Sendable {
                 let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: id, logger: logger)
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: Self.channel) { notifications in
+                    state.withLock { $0.listening = true }
+                    defer { state.withLock { $0.listening = false } }
                     setReachable(true)
                     backoff = .milliseconds(100)
                     noticeBox.post(.reconnected)
@@ -678,10 +720,45 @@ public final class PostgresListStore: ListStore, Sendable {
         }
     }
 
+    /// What starts a start-up probe's notification (no list name starts with `~`).
+    static let probePrefix = "~probe "
+
+    /// Checks that a notification sent through the pool reaches this process's listener: it does not
+    /// through a connection pooler in transaction or statement mode, where LISTEN is accepted but
+    /// notifications never come, and nodes would never see each other's writes. Such a setup stops
+    /// start-up with that cause.
+    private func checkNotificationsArrive() async throws {
+        let listening = ContinuousClock.now + .seconds(10)
+        while !state.withLock({ $0.listening }) {
+            guard ContinuousClock.now < listening else {
+                throw StoreError("could not LISTEN on \(url) within 10 s")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await drained(client.query("SELECT pg_notify(\(Self.channel), \(Self.probePrefix + origin))", logger: logger))
+        let heard = ContinuousClock.now + .seconds(5)
+        while !state.withLock({ $0.heardProbe }) {
+            guard ContinuousClock.now < heard else {
+                throw StoreError("""
+                    a notification sent through \(url) did not reach this node's listener within 5 s: a connection \
+                    pooler in transaction or statement mode (PgBouncer's pool_mode = transaction) accepts LISTEN \
+                    but never delivers, and nodes would not see each other's writes; connect directly, or \
+                    through session pooling
+                    """)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// `NAME VERSION`. A notification is a hint, never a work order: any role may send one, so one
     /// that is not a list name and a version is dropped (counted, and logged once a minute at most),
     /// and the queue bounds what a flood of valid-looking ones costs (``NoticeQueue``).
     private func received(_ payload: String) {
+        if payload.hasPrefix(Self.probePrefix) {
+            // A node's start-up probe: this process's own, or another's, which is no news.
+            if payload == Self.probePrefix + origin { state.withLock { $0.heardProbe = true } }
+            return
+        }
         guard let space = payload.lastIndex(of: " "), let version = Int(payload[payload.index(after: space)...]),
             (1 ... ListVersion.maximum).contains(version), ListName(String(payload[..<space])) != nil
         else {
@@ -732,7 +809,11 @@ public final class PostgresListStore: ListStore, Sendable {
     /// is never reported as unavailable, which promises that nothing changed. The database's own
     /// refusals (a lock timeout, a cancelled statement) roll the write back: those are unavailable.
     private func blocking<T: Sendable>(_ what: String, write: Bool = false, _ body: @escaping @Sendable () async throws -> T) throws(StoreError) -> T {
-        guard state.withLock({ $0.reachable }) else {
+        let (reachable, newer) = state.withLock { ($0.reachable, $0.newerSchema) }
+        if let newer {
+            throw StoreError(.unavailable, "\(what): the database \(url) holds schema \(newer), newer than this release's \(Self.schemaVersion)")
+        }
+        guard reachable else {
             throw StoreError(.unavailable, "\(what): the database \(url) is unreachable")
         }
         let outcome = Outcome<T>()

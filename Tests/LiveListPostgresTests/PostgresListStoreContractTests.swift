@@ -200,6 +200,41 @@ enum TestDatabase {
         try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"])
     }
 
+    /// Nodes of different schema versions never run side by side: once a newer release migrated the
+    /// database past this one's schema, a running store refuses every call and says why in its health.
+    @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
+    func aStoreStopsServingOnceANewerReleaseMigratedTheDatabase() async throws {
+        let (text, psql) = (try #require(TestDatabase.url), try #require(TestDatabase.psql))
+        var url = try DatabaseURL(text)
+        url.database = "livelist_newer_\(UInt32.random(in: 0 ... UInt32.max))"
+        try await TestDatabase.run(psql, [text, "-qc", "CREATE DATABASE \(url.database)"])
+        var options = TestDatabase.options
+        options.schemaCheckInterval = .milliseconds(100)
+        let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
+        defer { store.close() }
+        try await offThread { try store.saveJSONList(name: "before", version: 1, body: jsonBody(["1"])) }
+        var target = URLComponents(string: text)!
+        target.path = "/" + url.database
+        try await TestDatabase.run(psql, [target.string!, "-qc", "INSERT INTO livelist_schema (version) VALUES (\(PostgresListStore.schemaVersion + 1))"])
+        let deadline = ContinuousClock.now + .seconds(5)
+        while store.health.isReachable, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let refused = !store.health.isReachable
+        #expect(refused, "the store still serves a newer schema: \(store.health.description)")
+        #expect(store.health.description.contains("schema \(PostgresListStore.schemaVersion + 1), newer"))
+        let error = await #expect(throws: StoreError.self) {
+            try await offThread { try store.saveJSONList(name: "before", version: 2, body: jsonBody(["2"])) }
+        }
+        #expect(error?.kind == .unavailable)
+        let other = url
+        let startError = await #expect(throws: StoreError.self) {
+            _ = try await PostgresListStore.connect(url: other, options: TestDatabase.options, logger: TestDatabase.logger)
+        }
+        #expect(startError?.description.contains("newer than this release understands") == true, "\(String(describing: startError))")
+        try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"])
+    }
+
     /// Runs a blocking store call off the cooperative pool.
     private func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
