@@ -517,6 +517,74 @@ def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
             node.close()
 
 
+def database_processes():
+    """The PIDs of the test PostgreSQL: its postmaster (data/postmaster.pid beside LIVELIST_TEST_PGCTL)
+    and every process it started."""
+    with open(os.path.join(os.path.dirname(PGCTL), "data", "postmaster.pid")) as f:
+        postmaster = int(f.readline())
+    return tools.process_tree(postmaster)
+
+
+def test_a_write_in_flight_while_the_database_stalls_is_never_a_503(cluster):
+    """Every PostgreSQL process is stopped (SIGSTOP) longer than a write's deadline while the write is in
+    flight: the answer says the outcome is unknown (504 outcome_unknown), never 503, which promises that
+    nothing changed; once the database runs again, every node serves one and the same version."""
+    a, b, c = cluster.nodes
+    _, _, created = a.put("stalled", ["1"])
+    wait_until(lambda: all(n.snapshot("stalled")[0] == 200 for n in (b, c)), 5, "the list never reached every node")
+    stopped = database_processes()
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        status, _, answer = a.put("stalled", ["1", "2"], {"If-Match": f'"{created["version"]}"'})
+        took = time.monotonic() - started
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+    print(f"  a write while the database was stopped: {status} {(answer or {}).get('error')} after {took:.1f} s")
+    check(status == 504 and answer and answer.get("error") == "outcome_unknown", f"the write answered {status} {answer}, not 504 outcome_unknown")
+    check(took < 8, f"the write took {took:.1f} s")
+    # Whatever the database kept, every node agrees on it.
+    def agreed():
+        versions = {n.snapshot("stalled")[1]["version"] for n in cluster.nodes}
+        return len(versions) == 1
+    wait_until(agreed, 15, "the nodes disagree on the list's version after the stall")
+
+
+def test_a_database_of_the_previous_release_is_migrated(_):
+    """Upgrades: a database that the previous release wrote (Tests/Cluster/fixtures/schema-v1.sql, schema
+    version 1) is migrated to version 2 by the first node of this release; its lists keep their content
+    and versions, a write continues after them, a deleted list stays deleted, and a second node finds the
+    schema current."""
+    database = make_database()
+    subprocess.run([PSQL, database, "-q", "-v", "ON_ERROR_STOP=1", "-f", os.path.join(ROOT, "Tests", "Cluster", "fixtures", "schema-v1.sql")],
+                   check=True, capture_output=True, timeout=60)
+    check(psql(database, "SELECT max(version) FROM livelist_schema") == "1", "the fixture is not schema version 1")
+    nodes = []
+    try:
+        nodes.append(Node(database, "--no-demo"))
+        check(psql(database, "SELECT max(version) FROM livelist_schema") == "2", "the first node did not migrate to version 2")
+        nodes.append(Node(database, "--no-demo"))
+        a, b = nodes
+        status, kept = b.snapshot("kept")
+        check(status == 200 and kept["version"] == 3, f"the migrated list: {status} {kept}")
+        check([c["text"] for c in kept["state"]["sections"][0]["cells"]] == ["A", "B", "C <&>"], f"its cells: {kept}")
+        check(a.snapshot("gone")[0] == 404, "the deleted list came back")
+        status, _, written = a.put("kept", ["a", "b"], {"If-Match": '"3"'})
+        check(status == 200 and written["version"] == 4, f"a write after the migration: {status} {written}")
+        wait_until(lambda: b.snapshot("kept")[1]["version"] == 4, 5, "b never saw the write after the migration")
+        status, _, _ = a.put("gone", ["new"])
+        check(status == 201, f"re-creating the deleted list answered {status}")
+        check(a.snapshot("gone")[1]["version"] == 3, "the re-created list does not continue after its tombstone's version")
+    except Exception as error:
+        logs = "\n".join(f"--- node {n.port}\n{n.log_text()}" for n in nodes)
+        raise TestFailure(f"{error}\n{logs}") from error
+    finally:
+        for node in nodes:
+            node.close()
+
+
 def session_of(node, name):
     """The session cookie and CSRF token of a page of `name` served by `node`."""
     status, headers, page = node.request("GET", f"/lists/{name}", headers={"Accept": "text/html"})
@@ -630,11 +698,13 @@ PARALLEL = [
     test_tls_setups_that_cannot_be_trusted_stop_start_up,
     test_a_notice_flood_from_a_role_without_grants_costs_bounded_work,
     test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
+    test_a_database_of_the_previous_release_is_migrated,
 ]
 # Tests that start nodes of their own (no Cluster of livelist nodes).
 OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
-             test_tls_setups_that_cannot_be_trusted_stop_start_up, test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks)
-ALONE = [test_database_restart_is_survived]
+             test_tls_setups_that_cannot_be_trusted_stop_start_up, test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
+             test_a_database_of_the_previous_release_is_migrated)
+ALONE = [test_database_restart_is_survived, test_a_write_in_flight_while_the_database_stalls_is_never_a_503]
 
 
 def run(test):
