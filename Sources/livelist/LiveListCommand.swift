@@ -150,6 +150,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.writeToken = try token(writeToken, "LIVELIST_WRITE_TOKEN")
             configuration.readToken = try token(readToken, "LIVELIST_READ_TOKEN")
             configuration.metricsToken = try token(metricsToken, "LIVELIST_METRICS_TOKEN")
+            configuration.sessionSecrets = try ServerConfiguration.sessionSecrets(
+                env("LIVELIST_SESSION_SECRETS").flatMap { $0.isEmpty ? nil : $0 },
+                file: env("LIVELIST_SESSION_SECRETS_FILE").flatMap { $0.isEmpty ? nil : $0 })
         } catch {
             throw ValidationError(error.description)
         }

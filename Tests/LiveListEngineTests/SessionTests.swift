@@ -33,6 +33,24 @@ import Testing
         #expect(!SessionKeys(secret: Array(repeating: 8, count: 32)).verify(token: token, sessionID: session), "another secret")
     }
 
+    /// A rotation: keys that sign with a new secret still verify the cookies and CSRF tokens that the
+    /// previous one signed, and sign nothing with it; without it, those no longer verify.
+    @Test func previousSecretsVerifyWhatTheySignedAndSignNothing() {
+        let old = SessionKeys(secret: Array(repeating: 1, count: 32))
+        let rotated = SessionKeys(secret: Array(repeating: 2, count: 32), previous: [Array(repeating: 1, count: 32)])
+        let (session, cookie) = old.mintSession()
+        let token = old.csrfToken(for: session)
+        #expect(rotated.sessionID(fromCookie: cookie) == session)
+        #expect(rotated.verify(token: token, sessionID: session))
+        let (fresh, freshCookie) = rotated.mintSession()
+        #expect(old.sessionID(fromCookie: freshCookie) == nil, "the new secret signs")
+        #expect(!old.verify(token: rotated.csrfToken(for: fresh), sessionID: fresh))
+        let retired = SessionKeys(secret: Array(repeating: 2, count: 32))
+        #expect(retired.sessionID(fromCookie: cookie) == nil, "once dropped, the previous secret verifies nothing")
+        #expect(!retired.verify(token: token, sessionID: session))
+        #expect(rotated.verifyingSecrets == [Array(repeating: 2, count: 32), Array(repeating: 1, count: 32)])
+    }
+
     @Test func sessionIDsAreValidatedByShape() {
         #expect(!SessionKeys.isSessionID("../../etc/passwd"))
         #expect(!SessionKeys.isSessionID(String(repeating: "A", count: 32)))

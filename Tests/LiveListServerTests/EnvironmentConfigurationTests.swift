@@ -32,4 +32,21 @@ import Testing
         try Data().write(to: URL(fileURLWithPath: empty))
         #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_READ_TOKEN_FILE": empty]) }
     }
+
+    @Test func sessionSecretsComeFromAFileOrTheEnvironmentTheFirstSigning() throws {
+        let (new, old) = (String(repeating: "ab", count: 32), String(repeating: "01", count: 40))
+        let fromEnvironment = try ServerConfiguration.fromEnvironment(["LIVELIST_SESSION_SECRETS": "\(new),\(old)"]).sessionSecrets
+        #expect(fromEnvironment == [Array(repeating: 0xAB, count: 32), Array(repeating: 0x01, count: 40)])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-secrets-\(UInt32.random(in: 0 ... .max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("secrets").path
+        try Data("# signs\n\(new)\n\n# verifies until 2026-12-01\n\(old)\n".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try ServerConfiguration.fromEnvironment(["LIVELIST_SESSION_SECRETS_FILE": file]).sessionSecrets == fromEnvironment)
+        #expect(try ServerConfiguration.fromEnvironment([:]).sessionSecrets == nil)
+        for refused in [String(repeating: "ab", count: 31), "xyz" + String(repeating: "a", count: 61), String(repeating: "a", count: 65), "#only a comment"] {
+            #expect(throws: StartupError.self, "\(refused)") { try ServerConfiguration.fromEnvironment(["LIVELIST_SESSION_SECRETS": refused]) }
+        }
+        #expect(throws: StartupError.self) { try ServerConfiguration.fromEnvironment(["LIVELIST_SESSION_SECRETS": new, "LIVELIST_SESSION_SECRETS_FILE": file]) }
+    }
 }

@@ -19,11 +19,22 @@ package struct SessionKeys: Sendable {
     /// blocks, not OpenSSL's one-shot `HMAC()`, which fetches the algorithm and sets up a MAC context
     /// on every call (about 10 µs each, two of them on every first page view).
     private let mac: HMACSHA256
+    /// Secrets that signed before a rotation (``init(secret:previous:)``): they still verify what they
+    /// signed, and sign nothing.
+    package let previousSecrets: [[UInt8]]
+    private let previousMACs: [HMACSHA256]
 
-    package init(secret: [UInt8]) {
+    /// Keys that sign with `secret`, and verify with it and with each of `previous` (the secrets that
+    /// signed before a rotation, while what they signed should still be accepted).
+    package init(secret: [UInt8], previous: [[UInt8]] = []) {
         self.secret = secret
         mac = HMACSHA256(key: secret)
+        previousSecrets = previous
+        previousMACs = previous.map { HMACSHA256(key: $0) }
     }
+
+    /// Every secret that verifies, the signing one first.
+    package var verifyingSecrets: [[UInt8]] { [secret] + previousSecrets }
 
     /// The name of the session cookie.
     package static let cookieName = "livelist_session"
@@ -68,14 +79,15 @@ package struct SessionKeys: Sendable {
             return nil
         }
         let id = String(decoding: bytes[..<Self.idLength], as: UTF8.self)
-        let tag = [UInt8](unsafeUninitializedCapacity: Self.tagLength) { buffer, count in
-            writeTag(for: id, to: buffer.baseAddress!)
-            count = Self.tagLength
+        let presented = Array(bytes[Self.idLength...])
+        for key in [mac] + previousMACs {
+            let tag = [UInt8](unsafeUninitializedCapacity: Self.tagLength) { buffer, count in
+                Self.writeTag(for: id, with: key, to: buffer.baseAddress!)
+                count = Self.tagLength
+            }
+            if constantTimeEqual(tag, presented) { return id }
         }
-        guard constantTimeEqual(tag, Array(bytes[Self.idLength...])) else {
-            return nil
-        }
-        return id
+        return nil
     }
 
     /// Whether `id` has the shape of a session id (so that nothing else is ever stored or echoed).
@@ -96,16 +108,29 @@ package struct SessionKeys: Sendable {
         }
     }
 
-    /// Whether `token` is the CSRF token of `sessionID`, compared in constant time.
+    /// Whether `token` is the CSRF token of `sessionID` under the signing secret or a previous one,
+    /// compared in constant time.
     package func verify(token: String, sessionID: String) -> Bool {
         guard Self.isSessionID(sessionID) else { return false }
-        return constantTimeEqual(Array(csrfToken(for: sessionID).utf8), Array(token.utf8))
+        let presented = Array(token.utf8)
+        if constantTimeEqual(csrfTokenBytes(for: sessionID), presented) { return true }
+        return previousMACs.contains { key in
+            let expected = [UInt8](unsafeUninitializedCapacity: 2 * HMACSHA256.digestSize) { buffer, count in
+                key.withMAC(of: Self.csrfPrefix, sessionID) { Self.writeHex($0, to: buffer.baseAddress!) }
+                count = 2 * HMACSHA256.digestSize
+            }
+            return constantTimeEqual(expected, presented)
+        }
     }
 
     /// Writes the tag of a session id, the first 16 bytes of its HMAC as hex (`tagLength` digits),
     /// from `out` on. The prefixes keep tags and tokens apart.
     private func writeTag(for id: String, to out: UnsafeMutablePointer<UInt8>) {
-        mac.withMAC(of: Self.sessionTagPrefix, id) { Self.writeHex($0.prefix(Self.tagLength / 2), to: out) }
+        Self.writeTag(for: id, with: mac, to: out)
+    }
+
+    private static func writeTag(for id: String, with key: HMACSHA256, to out: UnsafeMutablePointer<UInt8>) {
+        key.withMAC(of: sessionTagPrefix, id) { writeHex($0.prefix(tagLength / 2), to: out) }
     }
 
     private static func isLowercaseHex(_ byte: UInt8) -> Bool {

@@ -65,9 +65,16 @@ final class AccessGate: Sendable {
     /// Where the bare server's token sign-in page is, when a read token is set.
     static let tokenSignInPath = "/signin"
 
-    init(readToken: String?, secret: [UInt8], trustedProxies: Set<String>) {
+    /// The reader cookies that pass: the one `readerCookieValue` sets, and those the previous session
+    /// secrets set.
+    private let readerCookieValues: [String]
+
+    /// `secrets`: the session secrets, the signing one first, then those that signed before a rotation.
+    init(readToken: String?, secrets: [[UInt8]], trustedProxies: Set<String>) {
+        let secret = secrets[0]
         self.readToken = readToken.map { Array($0.utf8) }
-        readerCookieValue = readToken.map { hmacSHA256(key: secret, message: Array("livelist-reader:\($0)".utf8)) }
+        readerCookieValues = readToken.map { token in secrets.map { hmacSHA256(key: $0, message: Array("livelist-reader:\(token)".utf8)) } } ?? []
+        readerCookieValue = readerCookieValues.first
         self.trustedProxies = trustedProxies
         macKey = secret
         readTokenMAC = self.readToken.map { Array(hmacSHA256(key: secret, message: $0).utf8) }
@@ -174,8 +181,8 @@ final class AccessGate: Sendable {
         if let credentials = request.headers["Authorization"].flatMap(HeaderParsing.bearerCredentials) {
             return isReadToken(String(credentials))
         }
-        if let cookie = request.cookie(Self.readerCookieName), let expected = readerCookieValue {
-            return constantTimeEqual(Array(expected.utf8), Array(cookie.utf8))
+        if let cookie = request.cookie(Self.readerCookieName) {
+            return readerCookieValues.contains { constantTimeEqual(Array($0.utf8), Array(cookie.utf8)) }
         }
         return false
     }

@@ -272,11 +272,16 @@ extension LiveListApp {
     }
 
     /// The value of a ``signed(_:)`` text, or nil when its tag does not match (forged, altered, or
-    /// signed under another secret).
+    /// signed under a secret the server no longer has). A value signed under a previous session
+    /// secret (``ServerConfiguration/sessionSecrets``) still verifies.
     public func verified(_ signedValue: String) -> String? {
         guard let dot = signedValue.lastIndex(of: ".") else { return nil }
         let value = String(signedValue[..<dot])
-        let expected = signed(value)
-        return constantTimeEqual(Array(expected.utf8), Array(signedValue.utf8)) ? value : nil
+        let presented = Array(signedValue.utf8)
+        for secret in keys.verifyingSecrets {
+            let expected = value + "." + hmacSHA256(key: secret, message: Array("livelist-app:\(value)".utf8))
+            if constantTimeEqual(Array(expected.utf8), presented) { return value }
+        }
+        return nil
     }
 }

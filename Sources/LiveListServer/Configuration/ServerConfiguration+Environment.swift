@@ -6,7 +6,8 @@ extension ServerConfiguration {
     /// executable reads them (the README's table), for an app that has no flags of its own:
     /// `LIVELIST_HOST`, `LIVELIST_PORT`, `LIVELIST_DATA`, `LIVELIST_PUBLIC`, `LIVELIST_TEMPLATES`,
     /// `LIVELIST_WRITE_TOKEN`, `LIVELIST_READ_TOKEN`, `LIVELIST_METRICS_TOKEN` (each also from a file named by
-    /// the same name with `_FILE`, as Docker and Kubernetes secrets are), `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
+    /// the same name with `_FILE`, as Docker and Kubernetes secrets are), `LIVELIST_SESSION_SECRETS` or
+    /// `LIVELIST_SESSION_SECRETS_FILE` (``sessionSecrets``), `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
     /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`,
     /// `LIVELIST_ACTION_RATE` and `LIVELIST_ACTION_BURST` (the actions' pace; a rate of 0 sets none),
     /// `LIVELIST_ACCESS_RECHECK` (seconds between re-checks of open streams' access).
@@ -46,6 +47,7 @@ extension ServerConfiguration {
         configuration.writeToken = try secret(value("LIVELIST_WRITE_TOKEN"), "LIVELIST_WRITE_TOKEN", file: value("LIVELIST_WRITE_TOKEN_FILE"))
         configuration.readToken = try secret(value("LIVELIST_READ_TOKEN"), "LIVELIST_READ_TOKEN", file: value("LIVELIST_READ_TOKEN_FILE"))
         configuration.metricsToken = try secret(value("LIVELIST_METRICS_TOKEN"), "LIVELIST_METRICS_TOKEN", file: value("LIVELIST_METRICS_TOKEN_FILE"))
+        configuration.sessionSecrets = try sessionSecrets(value("LIVELIST_SESSION_SECRETS"), file: value("LIVELIST_SESSION_SECRETS_FILE"))
         configuration.isSecure = value("LIVELIST_SECURE_COOKIES") == "1"
         configuration.tlsCertificate = value("LIVELIST_TLS_CERT")
         configuration.tlsKey = value("LIVELIST_TLS_KEY")
@@ -78,6 +80,46 @@ extension ServerConfiguration {
             throw StartupError("\(name)_FILE: \(file) is empty")
         }
         return text
+    }
+
+    /// The session secrets of `LIVELIST_SESSION_SECRETS` (comma-separated) or the file that
+    /// `LIVELIST_SESSION_SECRETS_FILE` names (one per line; blank lines and lines starting with `#`
+    /// skipped): each 64 hex digits (32 bytes) or more; the first signs, the others only verify. Nil
+    /// when neither is set.
+    ///
+    /// - Throws: `StartupError` naming the setting when both are set, the file cannot be read, or a
+    ///   secret is not hex of at least 32 bytes.
+    package static func sessionSecrets(_ direct: String?, file: String?) throws(StartupError) -> [[UInt8]]? {
+        let name = "LIVELIST_SESSION_SECRETS"
+        guard let text = try secret(direct?.replacingOccurrences(of: ",", with: "\n"), name, file: file) else { return nil }
+        var secrets: [[UInt8]] = []
+        for (index, line) in text.split(whereSeparator: \.isNewline).enumerated() {
+            let line = line.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard line.count >= 64, line.count % 2 == 0, let bytes = hexBytes(line) else {
+                throw StartupError("\(name): secret \(index + 1) is not hex digits of at least 32 bytes (openssl rand -hex 32 makes one)")
+            }
+            secrets.append(bytes)
+        }
+        guard !secrets.isEmpty else {
+            throw StartupError("\(name) holds no secret")
+        }
+        return secrets
+    }
+
+    private static func hexBytes(_ text: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for scalar in text.unicodeScalars {
+            guard let nibble = UInt8(String(scalar), radix: 16) else { return nil }
+            if let first = high {
+                bytes.append(first << 4 | nibble)
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        return high == nil ? bytes : nil
     }
 
     /// The re-check interval from its text, in seconds: 1 to 86,400.

@@ -28,6 +28,12 @@ public struct ServerConfiguration: Sendable {
     /// recorded there (``LiveListApp/revoke(identity:)`` and its kin). Default 0.5 s: a revocation on
     /// one node closes the streams it refuses on the others within about a second.
     public var revocationPollInterval: Duration = .milliseconds(500)
+    /// The secrets that sign sessions, CSRF tokens and signed cookies, instead of the one the store
+    /// keeps (the data directory's, or PostgreSQL's `livelist_meta`), for those who want it out of the
+    /// store: the first signs, and the others (those that signed before a rotation) still verify what
+    /// they signed. Each at least 32 bytes. `LIVELIST_SESSION_SECRETS_FILE` sets it (one per line),
+    /// or `LIVELIST_SESSION_SECRETS` (comma-separated). Nil: the store's.
+    public var sessionSecrets: [[UInt8]]?
     /// When set, `/metrics` needs `Authorization: Bearer TOKEN`; when nil, only loopback clients that
     /// came through no proxy may read it.
     public var metricsToken: String?

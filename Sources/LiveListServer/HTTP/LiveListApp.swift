@@ -51,8 +51,13 @@ public final class LiveListApp: Sendable {
         sessionCookieAttributes = "; Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         let store = try store ?? FileListStore(directory: configuration.dataDirectory)
         registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
-        keys = SessionKeys(secret: try store.secret())
-        gate = AccessGate(readToken: configuration.readToken, secret: keys.secret, trustedProxies: configuration.trustedProxies)
+        // The operator's secrets when given (the first signs), else the one the store keeps.
+        if let secrets = configuration.sessionSecrets, let first = secrets.first {
+            keys = SessionKeys(secret: first, previous: Array(secrets.dropFirst()))
+        } else {
+            keys = SessionKeys(secret: try store.secret())
+        }
+        gate = AccessGate(readToken: configuration.readToken, secrets: keys.verifyingSecrets, trustedProxies: configuration.trustedProxies)
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
         actionPacer = configuration.actionPace.map { ActionPacer(pace: $0) }
         templates = try await Templates(directory: configuration.templatesDirectory)
