@@ -13,11 +13,14 @@ Run it inside Scripts/with-postgres.sh, which starts a PostgreSQL of its own and
    them; all on one list, then each writer on a list of its own. PUTs per second, medians of --rounds
    runs of --seconds, and the ratio to the file store.
 
-Prints both as Markdown tables.
+Prints both as Markdown tables. Under `LIVELIST_TEST_PG_TLS=both Scripts/with-postgres.sh`, the database
+takes TLS and clear-text connections alike: the PostgreSQL setups then run twice in the same run, over
+TLS with sslmode=verify-full and without TLS, and each TLS row gives its ratio to the clear-text one.
 
 Build the release binary first: swift build -c release --product livelist.
 """
 import argparse
+import collections
 import importlib.util
 import os
 import resource
@@ -42,8 +45,18 @@ DATABASE_URL = os.environ.get("LIVELIST_TEST_DATABASE_URL")
 PSQL = os.environ.get("LIVELIST_TEST_PSQL", "psql")
 
 
-def fresh_database(label):
-    return create_database(DATABASE_URL, PSQL, "bench_" + label)
+CLEAR_URL = os.environ.get("LIVELIST_TEST_DATABASE_URL_CLEAR")
+
+
+def fresh_database(label, url=None):
+    return create_database(url or DATABASE_URL, PSQL, "bench_" + label)
+
+
+def postgres_setups():
+    """(label suffix, database URL) of each way to reach the database in this run."""
+    if not CLEAR_URL:
+        return [("", DATABASE_URL)]
+    return [(" without TLS", CLEAR_URL), (", TLS verify-full", DATABASE_URL)]
 
 
 def start_nodes(binary, count, database):
@@ -68,7 +81,9 @@ def main():
     print("| setup | streams | p50 | p99 | max |")
     print("|---|---:|---:|---:|---:|")
     fanout_results = {}
-    for label, count, database in (("one node, file store", 1, None), ("three nodes, PostgreSQL", 3, fresh_database("fan"))):
+    fanout_setups = [("one node, file store", 1, None)] + [
+        ("three nodes, PostgreSQL" + suffix, 3, fresh_database("fan", url)) for suffix, url in postgres_setups()]
+    for label, count, database in fanout_setups:
         per_node = args.streams * 3 // count
         nodes = start_nodes(args.binary, count, database)
         try:
@@ -85,27 +100,44 @@ def main():
     print("| setup | one list | ratio | a list per writer | ratio |")
     print("|---|---:|---:|---:|---:|")
     baseline = None
-    for label, count, use_database in (("one node, file store", 1, False), ("one node, PostgreSQL", 1, True),
-                                       ("three nodes, PostgreSQL", 3, True)):
-        database = fresh_database("put") if use_database else None
+    write_results = {}
+    write_setups = [("one node, file store", 1, None)] + [
+        (f"{nodes} PostgreSQL" + suffix, count, url) for nodes, count in (("one node,", 1), ("three nodes,", 3))
+        for suffix, url in postgres_setups()]
+    for label, count, url in write_setups:
+        database = fresh_database("put", url) if url else None
         nodes = start_nodes(args.binary, count, database)
         try:
             results = []
             for shared in (True, False):
-                runs, failures = [], 0
+                runs, failures = [], collections.Counter()
                 for _ in range(args.rounds):
                     rate, failed = write_tools.run([node.port for node in nodes], args.writers, args.seconds, shared)
                     runs.append(rate)
                     failures += failed
                 if failures:
-                    print(f"<!-- {label}: {failures} writes failed -->")
+                    statuses = ", ".join(f"{count} × {status}" for status, count in sorted(failures.items()))
+                    print(f"<!-- {label}, {'one list' if shared else 'a list per writer'}: writes failed ({statuses}) -->")
                 results.append(statistics.median(runs))
         finally:
             for node in nodes:
                 node.close()
         baseline = baseline or results
+        write_results[label] = results
         print(f"| {label} | {results[0]:.0f} | {results[0] / baseline[0]:.2f} | {results[1]:.0f} | {results[1] / baseline[1]:.2f} |",
               flush=True)
+
+    if CLEAR_URL:
+        print("\n## TLS (verify-full) ÷ without TLS, same run\n")
+        print("| measure | without TLS | TLS | ratio |")
+        print("|---|---:|---:|---:|")
+        clear, tls = fanout_results["three nodes, PostgreSQL without TLS"], fanout_results["three nodes, PostgreSQL, TLS verify-full"]
+        for name, index in (("fan-out p50 ms, three nodes", 0), ("fan-out p99 ms, three nodes", 1)):
+            print(f"| {name} | {clear[index]:.1f} | {tls[index]:.1f} | {tls[index] / clear[index]:.2f} |")
+        for nodes in ("one node,", "three nodes,"):
+            clear, tls = write_results[f"{nodes} PostgreSQL without TLS"], write_results[f"{nodes} PostgreSQL, TLS verify-full"]
+            for name, index in (("one list", 0), ("a list per writer", 1)):
+                print(f"| PUT/s, {nodes.rstrip(',')}, {name} | {clear[index]:.0f} | {tls[index]:.0f} | {tls[index] / clear[index]:.2f} |")
 
 
 if __name__ == "__main__":

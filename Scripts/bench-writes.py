@@ -10,6 +10,7 @@ the first (the baseline), and the writes answered with an error.
 Usage: Scripts/bench-writes.py [--binary PATH ...] [--writers 8] [--seconds 3] [--rounds 5]
 """
 import argparse
+import collections
 import http.client
 import json
 import statistics
@@ -26,7 +27,8 @@ def body(step, writer):
 
 def run(ports, writers, seconds, shared):
     """PUTs per second of `writers` threads for `seconds`, on one list or one each; the writers are
-    spread over `ports` (servers sharing their lists). Returns the rate and the failed writes."""
+    spread over `ports` (servers sharing their lists). Returns the rate and the failed writes, counted
+    by status."""
     stop = time.time() + seconds
     counts = [0] * writers
     errors = []
@@ -54,7 +56,7 @@ def run(ports, writers, seconds, shared):
         thread.start()
     for thread in threads:
         thread.join()
-    return sum(counts) / (time.time() - began), len(errors)
+    return sum(counts) / (time.time() - began), collections.Counter(errors)
 
 
 def main():
@@ -74,7 +76,7 @@ def main():
                 for shared in (True, False):
                     rate, refused = run([server.port], args.writers, args.seconds, shared)
                     results.setdefault((binary, shared), []).append(rate)
-                    failures[(binary, shared)] = failures.get((binary, shared), 0) + refused
+                    failures[(binary, shared)] = failures.get((binary, shared), 0) + sum(refused.values())
     print(f"PUTs per second, {args.writers} writers, median of {args.rounds} runs of {args.seconds:g} s")
     print("Acknowledged PUTs only; 'failed' counts writes answered with an error over all runs.")
     print("| binary | one list | ratio | failed | own list each | ratio | failed |")

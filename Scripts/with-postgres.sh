@@ -12,7 +12,8 @@
 # certificate for `localhost` signed by a CA made here with OpenSSL: LIVELIST_TEST_DATABASE_URL is then
 # postgres://postgres@localhost:PORT/postgres?sslmode=verify-full&sslrootcert=…, and LIVELIST_TEST_TLS
 # names the folder with ca.crt (the root), other-ca.crt (a root that signed nothing here) and
-# server.crt.
+# server.crt. With LIVELIST_TEST_PG_TLS=both it accepts clear-text connections too, and exports their URL
+# as LIVELIST_TEST_DATABASE_URL_CLEAR (for benchmarks of TLS against none in one run).
 #
 #   Scripts/with-postgres.sh COMMAND [ARGS...]
 set -euo pipefail
@@ -71,7 +72,7 @@ trap cleanup EXIT
 
 "${as_owner[@]}" "$bin/initdb" -A trust -U postgres -D "$folder/data" >/dev/null
 url="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
-if [ "${LIVELIST_TEST_PG_TLS:-}" = 1 ]; then
+if [ "${LIVELIST_TEST_PG_TLS:-}" = 1 ] || [ "${LIVELIST_TEST_PG_TLS:-}" = both ]; then
     tls="$folder/tls"
     mkdir "$tls"
     quiet() { "$@" >/dev/null 2>&1 || { echo "with-postgres: $* failed" >&2; exit 1; }; }
@@ -88,6 +89,10 @@ if [ "${LIVELIST_TEST_PG_TLS:-}" = 1 ]; then
     chmod 755 "$tls"
     # TLS only: no `host` line, so a clear-text connection over TCP is refused.
     printf 'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n' > "$folder/data/pg_hba.conf"
+    if [ "${LIVELIST_TEST_PG_TLS}" = both ]; then
+        printf 'host all all 127.0.0.1/32 trust\n' >> "$folder/data/pg_hba.conf"
+        export LIVELIST_TEST_DATABASE_URL_CLEAR="$url"
+    fi
     printf "ssl = on\nssl_cert_file = '%s'\nssl_key_file = '%s'\n" "$tls/server.crt" "$tls/server.key" >> "$folder/data/postgresql.conf"
     [ ${#as_owner[@]} -gt 0 ] && chown postgres "$folder/data/pg_hba.conf"
     url="postgres://postgres@localhost:$port/postgres?sslmode=verify-full&sslrootcert=$tls/ca.crt"
@@ -98,7 +103,10 @@ fi
 export LIVELIST_TEST_DATABASE_URL="$url"
 export LIVELIST_TEST_PGCTL="$folder/pgctl.sh"
 export LIVELIST_TEST_PSQL="$bin/psql"
-echo "== PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (in $folder)${LIVELIST_TEST_TLS:+, TLS only}" >&2
+accepts=""
+[ -n "${LIVELIST_TEST_TLS:-}" ] && accepts=", TLS only"
+[ -n "${LIVELIST_TEST_DATABASE_URL_CLEAR:-}" ] && accepts=", TLS and clear text"
+echo "== PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (in $folder)$accepts" >&2
 status=0
 "$@" || status=$?
 exit $status
