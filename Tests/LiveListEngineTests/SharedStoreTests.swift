@@ -287,16 +287,22 @@ final class SharedMemoryStore: ListStore, Sendable {
         #expect(await eventually { await lists[0].currentState.items == ["unseen", "again"] })
     }
 
+    /// Two nodes on one database, the list `real` written on the first at version 1 and seen by the second.
+    private func twoNodesSharingARealList() async throws -> (SharedMemoryDatabase, ListRegistry, ListRegistry, [Task<Void, Never>]) {
+        let database = SharedMemoryDatabase()
+        let (registries, followers) = try await nodes(2, database: database)
+        let (a, b) = (registries[0], registries[1])
+        _ = try await a.put(listName("real"), body: jsonBody(["1"]), ifMatch: nil)
+        #expect(await eventually { await b.existingList(listName("real"))?.version == 1 })
+        return (database, a, b, followers)
+    }
+
     /// Amplification: a multiplexed stream naming 32 lists, each with a made-up version ahead of the
     /// node, cost 32 queries. Now one query finds what the store holds, and only a list whose stored
     /// version reaches what the viewer saw is caught up.
     @Test func aStreamOfManyListsCostsOneQueryHoweverFarAheadItsVersionsClaim() async throws {
-        let database = SharedMemoryDatabase()
-        let (registries, followers) = try await nodes(2, database: database)
+        let (database, a, b, followers) = try await twoNodesSharingARealList()
         defer { followers.forEach { $0.cancel() }; database.close() }
-        let (a, b) = (registries[0], registries[1])
-        _ = try await a.put(listName("real"), body: jsonBody(["1"]), ifMatch: nil)
-        #expect(await eventually { await b.existingList(listName("real"))?.version == 1 })
         let names = ["real"] + (0 ..< 31).map { "made-up-\($0)" }
         let (updates, versions) = (database.updateQueries.load(ordering: .relaxed), database.versionQueries.load(ordering: .relaxed))
         let sink = RecordingSink()
@@ -322,12 +328,8 @@ final class SharedMemoryStore: ListStore, Sendable {
     /// at most 20 times a second; a lying list's notices checked with them), and real writes still
     /// reach the node.
     @Test func aNoticeFloodCostsBoundedQueriesAndRealWritesStillArrive() async throws {
-        let database = SharedMemoryDatabase()
-        let (registries, followers) = try await nodes(2, database: database)
+        let (database, a, b, followers) = try await twoNodesSharingARealList()
         defer { followers.forEach { $0.cancel() }; database.close() }
-        let (a, b) = (registries[0], registries[1])
-        _ = try await a.put(listName("real"), body: jsonBody(["1"]), ifMatch: nil)
-        #expect(await eventually { await b.existingList(listName("real"))?.version == 1 })
         let queries = { database.updateQueries.load(ordering: .relaxed) + database.versionQueries.load(ordering: .relaxed) }
         let before = queries()
         let started = ContinuousClock.now

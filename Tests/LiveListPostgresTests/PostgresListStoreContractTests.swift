@@ -171,19 +171,13 @@ enum TestDatabase {
     /// answered 503, and the write committed afterwards.
     @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
     func aWriteRefusedWhileALockIsHeldIsNeverKeptLater() async throws {
-        let (text, psql) = (try #require(TestDatabase.url), try #require(TestDatabase.psql))
-        var url = try DatabaseURL(text)
-        url.database = "livelist_lock_\(UInt32.random(in: 0 ... UInt32.max))"
-        try await TestDatabase.run(psql, [text, "-qc", "CREATE DATABASE \(url.database)"])
         var options = TestDatabase.options
         options.operationTimeout = .seconds(1)
-        let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
+        let (store, url, address) = try await freshStore("lock", options: options)
         defer { store.close() }
         try await offThread { try store.saveJSONList(name: "held", version: 1, body: jsonBody(["1"])) }
-        var held = URLComponents(string: text)!
-        held.path = "/" + url.database
         let holder = Task {
-            try await TestDatabase.run(psql, [held.string!, "-qc",
+            try await TestDatabase.run(try #require(TestDatabase.psql), [address, "-qc",
                 "BEGIN; SELECT 1 FROM livelist_lists WHERE name = 'held' FOR UPDATE; SELECT pg_sleep(2.5); COMMIT;"])
         }
         try await Task.sleep(for: .milliseconds(600))
@@ -197,25 +191,19 @@ enum TestDatabase {
         try await Task.sleep(for: .milliseconds(500))
         let stored = try await offThread { try store.versions() }
         #expect(stored["held"] == 1, "the refused write was kept later: \(stored)")
-        try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"])
+        await dropDatabase(url)
     }
 
     /// Nodes of different schema versions never run side by side: once a newer release migrated the
     /// database past this one's schema, a running store refuses every call and says why in its health.
     @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
     func aStoreStopsServingOnceANewerReleaseMigratedTheDatabase() async throws {
-        let (text, psql) = (try #require(TestDatabase.url), try #require(TestDatabase.psql))
-        var url = try DatabaseURL(text)
-        url.database = "livelist_newer_\(UInt32.random(in: 0 ... UInt32.max))"
-        try await TestDatabase.run(psql, [text, "-qc", "CREATE DATABASE \(url.database)"])
         var options = TestDatabase.options
         options.schemaCheckInterval = .milliseconds(100)
-        let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
+        let (store, url, address) = try await freshStore("newer", options: options)
         defer { store.close() }
         try await offThread { try store.saveJSONList(name: "before", version: 1, body: jsonBody(["1"])) }
-        var target = URLComponents(string: text)!
-        target.path = "/" + url.database
-        try await TestDatabase.run(psql, [target.string!, "-qc", "INSERT INTO livelist_schema (version) VALUES (\(PostgresListStore.schemaVersion + 1))"])
+        try await TestDatabase.run(try #require(TestDatabase.psql), [address, "-qc", "INSERT INTO livelist_schema (version) VALUES (\(PostgresListStore.schemaVersion + 1))"])
         let deadline = ContinuousClock.now + .seconds(5)
         while store.health.isReachable, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
@@ -232,6 +220,24 @@ enum TestDatabase {
             _ = try await PostgresListStore.connect(url: other, options: TestDatabase.options, logger: TestDatabase.logger)
         }
         #expect(startError?.description.contains("newer than this release understands") == true, "\(String(describing: startError))")
+        await dropDatabase(url)
+    }
+
+    /// A store on a database of its own, named after `label`: the store, its URL, and the URL as text
+    /// for psql.
+    private func freshStore(_ label: String, options: PostgresListStore.Options) async throws -> (PostgresListStore, DatabaseURL, String) {
+        let (text, psql) = (try #require(TestDatabase.url), try #require(TestDatabase.psql))
+        var url = try DatabaseURL(text)
+        url.database = "livelist_\(label)_\(UInt32.random(in: 0 ... UInt32.max))"
+        try await TestDatabase.run(psql, [text, "-qc", "CREATE DATABASE \(url.database)"])
+        var address = try #require(URLComponents(string: text))
+        address.path = "/" + url.database
+        let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
+        return (store, url, try #require(address.string))
+    }
+
+    private func dropDatabase(_ url: DatabaseURL) async {
+        guard let text = TestDatabase.url, let psql = TestDatabase.psql else { return }
         try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)"])
     }
 
