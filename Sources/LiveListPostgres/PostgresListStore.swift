@@ -227,6 +227,17 @@ public final class PostgresListStore: ListStore, Sendable {
                     """, logger: logger))
                 try await drained(connection.query(
                     "CREATE TABLE livelist_leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)", logger: logger))
+                try await drained(connection.query("""
+                    CREATE TABLE livelist_idempotency (
+                        name text NOT NULL,
+                        key text NOT NULL,
+                        fingerprint bytea NOT NULL,
+                        version bigint NOT NULL,
+                        created boolean NOT NULL,
+                        recorded_at timestamptz NOT NULL DEFAULT now(),
+                        PRIMARY KEY (name, key)
+                    )
+                    """, logger: logger))
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (2)", logger: logger))
             }
         }
@@ -276,9 +287,9 @@ public final class PostgresListStore: ListStore, Sendable {
         [
             "GRANT USAGE ON SCHEMA public TO \(role)",
             "GRANT SELECT ON livelist_schema TO \(role)",
-            "GRANT SELECT, INSERT, UPDATE, DELETE ON livelist_lists, livelist_history, livelist_meta, livelist_revocations, livelist_leases TO \(role)",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON livelist_lists, livelist_history, livelist_meta, livelist_revocations, livelist_leases, livelist_idempotency TO \(role)",
             "GRANT USAGE ON SEQUENCE livelist_revocations_id_seq TO \(role)",
-            "GRANT EXECUTE ON FUNCTION livelist_write(text, bigint, text, bytea, boolean, bigint, bigint, text) TO \(role)",
+            "GRANT EXECUTE ON FUNCTION livelist_write(text, bigint, text, bytea, boolean, bigint, bigint, text, text, bytea, boolean) TO \(role)",
         ]
     }
 
@@ -318,6 +329,31 @@ public final class PostgresListStore: ListStore, Sendable {
 
     public func deleteJSONList(name: String, version: Int) throws(StoreError) {
         try write(name: name, version: version, kind: .deleted, content: nil)
+    }
+
+    public func saveJSONList(name: String, version: Int, body: [UInt8], idempotency: IdempotentWrite?) throws(StoreError) {
+        try write(name: name, version: version, kind: .json, content: body, idempotency: idempotency)
+    }
+
+    public func deleteJSONList(name: String, version: Int, idempotency: IdempotentWrite?) throws(StoreError) {
+        try write(name: name, version: version, kind: .deleted, content: nil, idempotency: idempotency)
+    }
+
+    /// How long idempotency keys are kept: a day.
+    static let idempotencyRetention = "24 hours"
+
+    public func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite? {
+        try blocking("looking up an idempotency key of \(name)") { [client, logger] in
+            var found: IdempotentWrite?
+            let rows = try await client.query("""
+                SELECT fingerprint, version, created FROM livelist_idempotency
+                WHERE name = \(name) AND key = \(key) AND recorded_at >= now() - interval '\(unescaped: Self.idempotencyRetention)'
+                """, logger: logger)
+            for try await (fingerprint, version, created) in rows.decode((ByteBuffer, Int, Bool).self) {
+                found = IdempotentWrite(key: IdempotencyKey(key: key, fingerprint: Array(buffer: fingerprint)), version: version, created: created)
+            }
+            return found
+        }
     }
 
     public func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) {
@@ -465,11 +501,13 @@ public final class PostgresListStore: ListStore, Sendable {
     private enum Refusal: Error {
         case stale(Int)
         case limit(Int)
+        case keyUsed
     }
 
     /// SQLSTATEs that `livelist_write` raises (their class, LL, is not PostgreSQL's).
     static let staleState = "LL001"
     static let limitState = "LL002"
+    static let keyUsedState = "LL003"
 
     /// One write in one statement (one round trip, its own transaction): sets the transaction's lock
     /// timeout (shorter than the store's own deadline, so that a write waiting for a lock is refused
@@ -481,13 +519,23 @@ public final class PostgresListStore: ListStore, Sendable {
     /// everything back, the placeholder row too.
     static let writeFunction = """
         CREATE FUNCTION livelist_write(p_name text, p_version bigint, p_kind text, p_content bytea,
-                                       p_kept boolean, p_keep bigint, p_limit bigint, p_lock_timeout text) RETURNS void AS $$
+                                       p_kept boolean, p_keep bigint, p_limit bigint, p_lock_timeout text,
+                                       p_key text, p_fingerprint bytea, p_created boolean) RETURNS void AS $$
         DECLARE
             stored_version bigint;
             stored_kind text;
             json_lists bigint;
         BEGIN
             PERFORM set_config('lock_timeout', p_lock_timeout, true);
+            IF p_key IS NOT NULL THEN
+                -- First, so that a retry racing this write waits for it, then finds its key.
+                INSERT INTO livelist_idempotency (name, key, fingerprint, version, created)
+                    VALUES (p_name, p_key, p_fingerprint, p_version, p_created) ON CONFLICT (name, key) DO NOTHING;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION USING ERRCODE = '\(keyUsedState)', MESSAGE = 'idempotency key used';
+                END IF;
+                DELETE FROM livelist_idempotency WHERE name = p_name AND recorded_at < now() - interval '\(idempotencyRetention)';
+            END IF;
             INSERT INTO livelist_lists (name, version, kind) VALUES (p_name, 0, 'none') ON CONFLICT (name) DO NOTHING;
             SELECT version, kind INTO stored_version, stored_kind FROM livelist_lists WHERE name = p_name FOR UPDATE;
             IF stored_version <> p_version - 1 THEN
@@ -513,20 +561,23 @@ public final class PostgresListStore: ListStore, Sendable {
         """
 
     /// Writes `name` at `version` with `livelist_write` (one statement, see there).
-    private func write(name: String, version: Int, kind: Kind, content: [UInt8]?) throws(StoreError) {
+    private func write(name: String, version: Int, kind: Kind, content: [UInt8]?, idempotency: IdempotentWrite? = nil) throws(StoreError) {
         let options = self.options
         let buffer = content.map { ByteBuffer(bytes: $0) }
+        let (key, fingerprint, created) = (idempotency?.key.key, idempotency.map { ByteBuffer(bytes: $0.key.fingerprint) }, idempotency?.created)
         let kept = (content?.count ?? 0) <= options.largestKeptContent
         let lockTimeout = "\(Self.lockTimeoutMilliseconds(within: options.operationTimeout))ms"
         try blocking("writing \(name)", write: true) { [client, logger] in
             do {
                 try await drained(client.query("""
-                    SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept), \(options.keptVersions), \(options.maximumJSONLists), \(lockTimeout))
+                    SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept), \(options.keptVersions), \(options.maximumJSONLists), \(lockTimeout),
+                                          \(key), \(fingerprint), \(created))
                     """, logger: logger))
             } catch let error as PSQLError {
                 switch error.serverInfo?[.sqlState] {
                 case Self.staleState?: throw Refusal.stale(Int(error.serverInfo?[.message] ?? "") ?? 0)
                 case Self.limitState?: throw Refusal.limit(options.maximumJSONLists)
+                case Self.keyUsedState?: throw Refusal.keyUsed
                 default: throw error
                 }
             }
@@ -839,6 +890,8 @@ public final class PostgresListStore: ListStore, Sendable {
             throw error
         case let .failure(Refusal.stale(version)):
             throw StoreError(.stale(version: version), "\(what): another node wrote version \(version) first")
+        case .failure(Refusal.keyUsed):
+            throw StoreError(.idempotencyKeyUsed, "\(what): another write kept its idempotency key first")
         case let .failure(Refusal.limit(limit)):
             throw StoreError(.limitReached(limit: limit), "\(what): the database holds its limit of \(limit) JSON lists")
         case let .failure(error):

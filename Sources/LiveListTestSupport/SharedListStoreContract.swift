@@ -30,6 +30,10 @@ extension ListStoreContract {
         /// The revocations one store records are read by another, in order, after the position it
         /// started from; a store does not read back its own.
         case revocations
+        /// A write's idempotency key is kept with it, in its transaction: another store finds it, and a
+        /// second write with the key is refused as ``StoreError/Kind/idempotencyKeyUsed`` and changes
+        /// nothing.
+        case idempotency
     }
 
     /// Runs one of the checks of a shared store.
@@ -45,6 +49,7 @@ extension ListStoreContract {
         case .concurrentOpening: try await checkConcurrentOpening(stores: 6)
         case .leases: try await checkLeases()
         case .revocations: try await checkRevocations()
+        case .idempotency: try await checkIdempotency()
         }
     }
 
@@ -208,6 +213,29 @@ extension ListStoreContract {
                        "notices of \(name) are \(versions), not increasing versions of 1...3")
             try ensure(!notices.contains { if case let .changed(changed, _) = $0 { changed == refused } else { false } },
                        "a refused write was noticed: \(notices)")
+        }
+    }
+
+    func checkIdempotency() async throws {
+        try await withSession { session in
+            let name = ContractNames()("keyed")
+            let a = try await openShared(session)
+            let b = try await openShared(session)
+            let put = IdempotentWrite(key: IdempotencyKey(key: "put-1", fingerprint: Array(repeating: 1, count: 32)), version: 1, created: true)
+            try await storeCall { try a.saveJSONList(name: name, version: 1, body: jsonBody(["1"]), idempotency: put) }
+            let found = try await storeCall { try b.idempotentWrite(of: name, key: "put-1") }
+            try ensureEqual(found, Optional(put), "the key another store kept")
+            try await ensureRefused(.idempotencyKeyUsed, "a second write with the key") {
+                try b.saveJSONList(name: name, version: 2, body: jsonBody(["2"]), idempotency: put)
+            }
+            let versions = try await storeCall { try a.versions() }
+            try ensureEqual(versions[name], 1, "the list's version after the refused write")
+            let none = try await storeCall { try a.idempotentWrite(of: name, key: "never-used") }
+            try ensureEqual(none, IdempotentWrite?.none, "a key no write kept")
+            let drop = IdempotentWrite(key: IdempotencyKey(key: "drop-1", fingerprint: Array(repeating: 2, count: 32)), version: 2, created: false)
+            try await storeCall { try b.deleteJSONList(name: name, version: 2, idempotency: drop) }
+            let dropped = try await storeCall { try a.idempotentWrite(of: name, key: "drop-1") }
+            try ensureEqual(dropped, Optional(drop), "a deletion's key")
         }
     }
 

@@ -497,6 +497,10 @@ def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
             status, _, _ = node.put(f"created-{index}", ["x"])
             check(status == 201, f"a creation on node {index} answered {status} while another role held the old advisory keys")
         check(time.monotonic() - started < 5, "creations waited on a lock another role held")
+        for attempt in range(2):
+            status, headers, _ = b.put("keyed", ["x"], {"Idempotency-Key": "runtime-key"})
+            check(status == 201 and (headers.get("Idempotent-Replayed") == "true") == (attempt == 1),
+                  f"a keyed PUT as the runtime role, attempt {attempt + 1}: {status} {headers.get('Idempotent-Replayed')}")
         wait_until(lambda: c.snapshot("created-0")[0] == 200, 5, "c never saw a's list")
         stream = c.stream("created-0", last_event_id=1)
         status, _, _ = b.put("created-0", ["x", "y"], {"If-Match": '"1"'})
@@ -528,7 +532,8 @@ def database_processes():
 def test_a_write_in_flight_while_the_database_stalls_is_never_a_503(cluster):
     """Every PostgreSQL process is stopped (SIGSTOP) longer than a write's deadline while the write is in
     flight: the answer says the outcome is unknown (504 outcome_unknown), never 503, which promises that
-    nothing changed; once the database runs again, every node serves one and the same version."""
+    nothing changed; once the database runs again, every node serves one and the same version. The
+    client retries with the same Idempotency-Key on other nodes: the write is made exactly once."""
     a, b, c = cluster.nodes
     _, _, created = a.put("stalled", ["1"])
     wait_until(lambda: all(n.snapshot("stalled")[0] == 200 for n in (b, c)), 5, "the list never reached every node")
@@ -537,7 +542,8 @@ def test_a_write_in_flight_while_the_database_stalls_is_never_a_503(cluster):
         os.kill(pid, signal.SIGSTOP)
     try:
         started = time.monotonic()
-        status, _, answer = a.put("stalled", ["1", "2"], {"If-Match": f'"{created["version"]}"'})
+        key = {"Idempotency-Key": f"stall-{random.randrange(1 << 30)}"}
+        status, _, answer = a.put("stalled", ["1", "2"], dict(key, **{"If-Match": f'"{created["version"]}"'}))
         took = time.monotonic() - started
     finally:
         for pid in stopped:
@@ -550,6 +556,20 @@ def test_a_write_in_flight_while_the_database_stalls_is_never_a_503(cluster):
         versions = {n.snapshot("stalled")[1]["version"] for n in cluster.nodes}
         return len(versions) == 1
     wait_until(agreed, 15, "the nodes disagree on the list's version after the stall")
+    # The client retries with its key until it gets an answer: the write is made once, whichever node.
+    deadline = time.monotonic() + 15
+    while True:
+        status, headers, retried = b.put("stalled", ["1", "2"], dict(key, **{"If-Match": f'"{created["version"]}"'}))
+        if status < 500:
+            break
+        check(time.monotonic() < deadline, f"the retry still answers {status}")
+        time.sleep(0.2)
+    check(status == 200 and retried["version"] == created["version"] + 1, f"the retry answered {status} {retried}")
+    status, headers, again = c.put("stalled", ["1", "2"], dict(key, **{"If-Match": f'"{created["version"]}"'}))
+    check(status == 200 and headers.get("Idempotent-Replayed") == "true" and again["version"] == created["version"] + 1,
+          f"a retry on c answered {status} {headers.get('Idempotent-Replayed')} {again}")
+    wait_until(lambda: {n.snapshot("stalled")[1]["version"] for n in cluster.nodes} == {created["version"] + 1}, 5,
+               "the write was not made exactly once")
 
 
 def test_a_database_of_the_previous_release_is_migrated(_):

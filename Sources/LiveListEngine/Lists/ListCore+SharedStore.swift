@@ -23,6 +23,8 @@ extension ListCore {
                 failure = ListWriteError(.limitReached, code: "too_many_lists", detail: "the server holds its limit of \(limit) JSON lists")
             case let .stale(version):
                 failure.staleVersion = version
+            case .idempotencyKeyUsed:
+                failure.idempotencyKeyUsed = true
             }
         }
         failure.cause = "\(name): \(what): \(error)"

@@ -38,8 +38,11 @@ public actor ListRegistry {
     /// that does not exist costs an entry here, not an actor, and a stream that ends leaves nothing.
     /// When the name gets an actor (a PUT creates the list, an app takes the name), they move to it.
     var waiting: [ListName: [ObjectIdentifier: Subscription]] = [:]
-    /// What the registry makes of a shared store's notices (``followStore(log:)``).
+    /// What a registry makes of a shared store's notices (``followStore(log:)``).
     var following = StoreFollowing()
+    /// Recent deletions with an idempotency key (`NAME` NUL `KEY`): a deleted list's actor may be gone
+    /// when the retry comes.
+    private var recentDeletions = RecentIdempotentWrites()
     private let quota: ListQuota
 
     /// Opens the registry on `store`, loading its JSON lists.
@@ -293,10 +296,14 @@ public actor ListRegistry {
         lists.withLock { Array($0.values.filter(\.exists)) }
     }
 
-    /// Creates or replaces a JSON-driven list from a PUT body, in the list's ordered path.
+    /// Creates or replaces a JSON-driven list from a PUT body, in the list's ordered path. With an
+    /// `idempotency` key that an earlier write of the list used (with the same request), nothing is
+    /// written again: the answer is what that write made (``ListWrite/replayed``).
     ///
     /// - Returns: the write: whether the list was created, and the changeset the PUT caused.
-    public func put(_ name: ListName, body: [UInt8], precondition: WritePrecondition = .none) async throws(ListWriteError) -> ListWrite {
+    public func put(
+        _ name: ListName, body: [UInt8], precondition: WritePrecondition = .none, idempotency: IdempotencyKey? = nil
+    ) async throws(ListWriteError) -> ListWrite {
         let state: JSONListState
         do {
             state = try JSONListState.decode(body, limits: limits.listLimits)
@@ -307,7 +314,7 @@ public actor ListRegistry {
             let hosted = try jsonList(name, "written")
             let outcome: JSONList.WriteOutcome
             do {
-                outcome = try await hosted.put(state: state, body: body, precondition: precondition)
+                outcome = try await hosted.put(state: state, body: body, precondition: precondition, idempotency: idempotency)
             } catch {
                 // A refused write on a name that does not exist leaves nothing behind.
                 await retireIfUnused(hosted)
@@ -328,8 +335,29 @@ public actor ListRegistry {
                 return ListWrite(created: false, changeset: changeset, json: changeset.encodedJSON())
             case let .retired(version):
                 forget(hosted, version: version)
+            case let .replayed(earlier):
+                return await replayedPut(earlier, of: hosted)
             }
         }
+    }
+
+    /// What an earlier PUT with the same idempotency key answered: its changeset while the list is
+    /// still at the version it made, else a changeset that names that version only.
+    private func replayedPut(_ earlier: IdempotentWrite, of hosted: any ServedList) async -> ListWrite {
+        var changeset = ListChangeset(list: hosted.name.rawValue, from: earlier.version, version: earlier.version, animate: false, operations: [])
+        if await hosted.version == earlier.version, earlier.version > 0 {
+            changeset = await hosted.changes(since: earlier.version - 1)
+            if earlier.created { changeset.from = 0 }
+        }
+        return ListWrite(created: earlier.created, changeset: changeset, json: changeset.encodedJSON(), replayed: true)
+    }
+
+    /// What an earlier deletion with the same idempotency key answered: its final empty reset, which
+    /// its version alone makes again.
+    private static func replayedDeletion(_ earlier: IdempotentWrite, of name: ListName) -> ListWrite {
+        let final = ListChangeset(list: name.rawValue, from: earlier.version - 1, version: earlier.version, animate: false,
+                                  operations: [.reset(html: "", sections: [])])
+        return ListWrite(created: false, changeset: final, json: final.encodedJSON(), replayed: true)
     }
 
     /// Creates or replaces a JSON-driven list; `ifMatch` is `If-Match: "V"`.
@@ -338,7 +366,14 @@ public actor ListRegistry {
     }
 
     /// Deletes a JSON-driven list: its viewers get the final empty reset, which is also the answer.
-    public func delete(_ name: ListName) async throws(ListWriteError) -> ListWrite {
+    public func delete(_ name: ListName, idempotency: IdempotencyKey? = nil) async throws(ListWriteError) -> ListWrite {
+        if let idempotency, let earlier = recentDeletions.find(name.rawValue + "\u{0}" + idempotency.key) {
+            guard earlier.key.fingerprint == idempotency.fingerprint else {
+                throw ListWriteError(.invalid, code: "idempotency_key_reused",
+                                     detail: "this Idempotency-Key came with another request on \(name); a new request needs a new key")
+            }
+            return Self.replayedDeletion(earlier, of: name)
+        }
         while true {
             // With a shared store, a list that another process created may not be known here yet: its
             // actor catches up before it decides.
@@ -348,7 +383,7 @@ public actor ListRegistry {
             let hosted = try jsonList(name, "deleted")
             let outcome: JSONList.WriteOutcome
             do {
-                outcome = try await hosted.delete()
+                outcome = try await hosted.delete(idempotency: idempotency)
             } catch {
                 await retireIfUnused(hosted)
                 throw error
@@ -356,9 +391,15 @@ public actor ListRegistry {
             switch outcome {
             case let .changed(final, json):
                 await retireIfUnused(hosted)
+                if let idempotency {
+                    let scoped = IdempotencyKey(key: name.rawValue + "\u{0}" + idempotency.key, fingerprint: idempotency.fingerprint)
+                    recentDeletions.remember(IdempotentWrite(key: scoped, version: final.version, created: false))
+                }
                 return ListWrite(created: false, changeset: final, json: json)
             case let .retired(version):
                 forget(hosted, version: version)
+            case let .replayed(earlier):
+                return Self.replayedDeletion(earlier, of: name)
             case .created, .unchanged:
                 throw ListWriteError(.internal, code: "internal", detail: "a deletion of \(name) had an unexpected outcome")
             }

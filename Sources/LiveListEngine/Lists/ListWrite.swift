@@ -41,6 +41,9 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
     /// Set when a shared store refused the write because another process wrote the list first (at
     /// this version): the list catches up and the write runs again.
     package var staleVersion: Int?
+    /// Set when a shared store refused the write because it keeps another write with its idempotency
+    /// key: the list answers what that write made.
+    package var idempotencyKeyUsed = false
 
     public init(_ kind: Kind, code: String, detail: String) {
         self.kind = kind
@@ -61,6 +64,9 @@ public struct ListWrite: Sendable {
     public var changeset: ListChangeset
     /// The changeset's JSON.
     public var json: [UInt8]
+    /// Whether the write was not made again: an earlier one with its idempotency key made it, and this
+    /// is what that one made (the changeset as far as this process still has it).
+    public var replayed = false
 
     /// The list's version after the write.
     public var version: Int { changeset.version }

@@ -47,6 +47,15 @@ public protocol ListStore: Sendable {
     func holdsLease(_ name: String) -> Bool
     /// The store's state for `/healthz` and `/readyz`.
     var health: StoreHealth { get }
+    /// Stores the body of a JSON-driven list at `version`, and `idempotency` (the write's key) with it,
+    /// in one transaction: a shared store refuses the write as
+    /// ``StoreError/Kind/idempotencyKeyUsed`` when another write kept the key first. A store of one
+    /// process keeps no keys (the list remembers its recent ones itself). Default: `saveJSONList`.
+    func saveJSONList(name: String, version: Int, body: [UInt8], idempotency: IdempotentWrite?) throws(StoreError)
+    /// Deletes a JSON-driven list, keeping `idempotency` with it (see above). Default: `deleteJSONList`.
+    func deleteJSONList(name: String, version: Int, idempotency: IdempotentWrite?) throws(StoreError)
+    /// The write that a shared store kept for `key` on the list `name`, if any (kept a day).
+    func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite?
     /// Keeps a revocation for the other processes of a shared store, durably; returns once they can
     /// read it. A store of one process keeps nothing.
     func recordRevocation(_ revocation: Revocation) throws(StoreError)
@@ -65,6 +74,13 @@ extension ListStore {
     public func holdsLease(_ name: String) -> Bool { true }
     public var health: StoreHealth { StoreHealth(isReachable: true, description: "embedded") }
     public func recordRevocation(_ revocation: Revocation) throws(StoreError) {}
+    public func saveJSONList(name: String, version: Int, body: [UInt8], idempotency: IdempotentWrite?) throws(StoreError) {
+        try saveJSONList(name: name, version: version, body: body)
+    }
+    public func deleteJSONList(name: String, version: Int, idempotency: IdempotentWrite?) throws(StoreError) {
+        try deleteJSONList(name: name, version: version)
+    }
+    public func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite? { nil }
     public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
         RevocationBatch(revocations: [], position: position ?? 0)
     }
@@ -187,6 +203,9 @@ public struct StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case stale(version: Int)
         /// A shared store holds its limit of JSON-driven lists.
         case limitReached(limit: Int)
+        /// A shared store already keeps a write with this idempotency key on this list (another
+        /// process's, or a retry's that came first): nothing was written; answer what it kept.
+        case idempotencyKeyUsed
     }
 
     public var kind: Kind

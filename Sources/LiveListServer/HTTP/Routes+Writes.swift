@@ -73,18 +73,44 @@ extension LiveListApp {
         case let .success(parsed): precondition = parsed
         case let .failure(answer): return answer.response
         }
+        let idempotency: IdempotencyKey?
+        switch Self.idempotencyKey(request) {
+        case let .success(key): idempotency = key
+        case let .failure(answer): return answer.response
+        }
         do {
-            let write = try await registry.put(name, body: request.body, precondition: precondition)
+            let write = try await registry.put(name, body: request.body, precondition: precondition, idempotency: idempotency)
             var response = HTTPResponse.json(write.json, status: write.created ? .created : .ok)
             response.headers.set("ETag", "\"\(write.version)\"")
             if write.created {
                 response.headers.set("Location", "/lists/\(name)")
+            }
+            if write.replayed {
+                response.headers.set("Idempotent-Replayed", "true")
             }
             return response
         } catch {
             return writeFailure(error, request)
         }
     }
+
+    /// The request's `Idempotency-Key` with a fingerprint of the request (its method, preconditions
+    /// and body), nil without one; 400 `invalid_idempotency_key` for a key that is not 1 to 255
+    /// visible ASCII characters, or for several.
+    static func idempotencyKey(_ request: HTTPRequest) -> Result<IdempotencyKey?, RefusedAnswer> {
+        let keys = request.headers.values("Idempotency-Key")
+        guard let key = keys.first else { return .success(nil) }
+        guard keys.count == 1, IdempotencyKey.isValid(key) else {
+            return .failure(RefusedAnswer(errorResponse(HTTPError(.badRequest, code: "invalid_idempotency_key",
+                detail: "Idempotency-Key must be one key of 1 to 255 visible ASCII characters"))))
+        }
+        var message = Array("\(request.method)\n\(request.headers.joinedValues("If-Match") ?? "")\n\(request.headers.joinedValues("If-None-Match") ?? "")\n".utf8)
+        message += request.body
+        return .success(IdempotencyKey(key: key, fingerprint: Array(hmacSHA256(key: Self.fingerprintKey, message: message).utf8)))
+    }
+
+    /// What the fingerprints of idempotent requests are MACs under (any fixed key: they are digests).
+    private static let fingerprintKey = Array("livelist-idempotency".utf8)
 
     /// `DELETE /lists/NAME`: removes a JSON-driven list; answers its final (empty) reset.
     func delete(_ request: HTTPRequest) async -> HTTPResponse {
@@ -94,8 +120,18 @@ extension LiveListApp {
         guard let raw = request.pathParameters["name"], let name = ListName(raw) else {
             return missingList(request.pathParameters["name"] ?? "")
         }
+        let idempotency: IdempotencyKey?
+        switch Self.idempotencyKey(request) {
+        case let .success(key): idempotency = key
+        case let .failure(answer): return answer.response
+        }
         do {
-            return HTTPResponse.json(try await registry.delete(name).json)
+            let write = try await registry.delete(name, idempotency: idempotency)
+            var response = HTTPResponse.json(write.json)
+            if write.replayed {
+                response.headers.set("Idempotent-Replayed", "true")
+            }
+            return response
         } catch {
             return writeFailure(error, request)
         }

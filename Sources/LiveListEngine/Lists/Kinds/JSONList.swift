@@ -12,6 +12,8 @@ public actor JSONList: ServedList {
     package nonisolated let visibility: ListVisibility
     package let core: ListCore
     private var source: JSONSource
+    /// The idempotency keys of this list's recent writes on this process.
+    private var recentKeys = RecentIdempotentWrites()
     /// The list runs on a lane of its own, off the cooperative pool (its writes block on `fsync`).
     private nonisolated let executor = ListExecutor()
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -41,6 +43,8 @@ public actor JSONList: ServedList {
         case unchanged(version: Int)
         /// This actor was retired; the write must go to the registry's new actor for the name.
         case retired(version: Int)
+        /// A write with this idempotency key was made before: this is what it made.
+        case replayed(IdempotentWrite)
     }
 
     /// Loads a stored list: the list is at exactly `version`, with nothing to publish.
@@ -59,11 +63,72 @@ public actor JSONList: ServedList {
     /// Creates or replaces the list's state, in the ordered path: checks `precondition`, renders,
     /// persists the body with its new version, then publishes. Nothing is published or acknowledged
     /// before the store has the body; a write that cannot be stored leaves the list as it was.
-    func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
-        try retryingStale { () throws(ListWriteError) in try putOnce(state: state, body: body, precondition: precondition) }
+    ///
+    /// With an `idempotency` key that an earlier write of this list used, nothing is written: the
+    /// outcome is what that write made (``WriteOutcome/replayed(_:)``), or a refusal when the key came
+    /// with another request (422 `idempotency_key_reused`).
+    func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition, idempotency: IdempotencyKey? = nil) throws(ListWriteError) -> WriteOutcome {
+        try idempotently(idempotency) { () throws(ListWriteError) in
+            try retryingStale { () throws(ListWriteError) in
+                try putOnce(state: state, body: body, precondition: precondition, idempotency: idempotency)
+            }
+        }
     }
 
-    private func putOnce(state: JSONListState, body: [UInt8], precondition: WritePrecondition) throws(ListWriteError) -> WriteOutcome {
+    /// Runs `write` unless `key` was used before (then answers what that write made), and remembers
+    /// what it made under the key.
+    ///
+    /// A shared store is asked for the key only when the write would not go ahead as asked (another
+    /// process kept the key first, its precondition no longer holds, the list is gone, or nothing
+    /// would change), which is what a retry of a write that was kept meets: the happy path costs no
+    /// extra round trip.
+    private func idempotently(_ key: IdempotencyKey?, _ write: () throws(ListWriteError) -> WriteOutcome) throws(ListWriteError) -> WriteOutcome {
+        guard let key else { return try write() }
+        if let earlier = try earlierWrite(key, askingStore: false) {
+            return .replayed(earlier)
+        }
+        let shared = core.store.isShared
+        let outcome: WriteOutcome
+        do {
+            outcome = try write()
+        } catch let error where error.idempotencyKeyUsed || (shared && [.preconditionFailed, .notFound].contains(error.kind)) {
+            // A retry on another process, or racing this one, kept the key first; or this is a retry
+            // of a write another process kept.
+            guard let earlier = try earlierWrite(key, askingStore: true) else { throw error }
+            return .replayed(earlier)
+        }
+        if shared, case .unchanged = outcome, let earlier = try earlierWrite(key, askingStore: true) {
+            return .replayed(earlier)
+        }
+        switch outcome {
+        case let .created(changeset, _): recentKeys.remember(IdempotentWrite(key: key, version: changeset.version, created: true))
+        case let .changed(changeset, _): recentKeys.remember(IdempotentWrite(key: key, version: changeset.version, created: false))
+        case let .unchanged(version): recentKeys.remember(IdempotentWrite(key: key, version: version, created: false))
+        case .retired, .replayed: break
+        }
+        return outcome
+    }
+
+    /// The earlier write with `key`'s key: this process's, or the shared store's; a refusal when it
+    /// came with another request.
+    private func earlierWrite(_ key: IdempotencyKey, askingStore: Bool) throws(ListWriteError) -> IdempotentWrite? {
+        var earlier = recentKeys.find(key.key)
+        if earlier == nil, askingStore {
+            do {
+                earlier = try core.store.idempotentWrite(of: name.rawValue, key: key.key)
+            } catch {
+                throw core.storageFailed("the idempotency key could not be looked up", error)
+            }
+        }
+        guard let earlier else { return nil }
+        guard earlier.key.fingerprint == key.fingerprint else {
+            throw ListWriteError(.invalid, code: "idempotency_key_reused",
+                                 detail: "this Idempotency-Key came with another request on \(name); a new request needs a new key")
+        }
+        return earlier
+    }
+
+    private func putOnce(state: JSONListState, body: [UInt8], precondition: WritePrecondition, idempotency: IdempotencyKey?) throws(ListWriteError) -> WriteOutcome {
         guard !core.isRetired else { return .retired(version: core.version) }
         let current = core.version
         let exists = source.exists
@@ -81,7 +146,8 @@ public actor JSONList: ServedList {
                 return .unchanged(version: current)
             }
             changeset = rendered
-            try core.store.saveJSONList(name: name.rawValue, version: changeset.version, body: body)
+            try core.store.saveJSONList(name: name.rawValue, version: changeset.version, body: body,
+                                        idempotency: idempotency.map { IdempotentWrite(key: $0, version: changeset.version, created: !exists) })
         } catch {
             // Sections that rendered before render again.
             try? core.resetRenderer(to: previous, at: current)
@@ -97,11 +163,13 @@ public actor JSONList: ServedList {
     /// Deletes the list: the deletion takes a version of its own (a tombstone in the store, so that a
     /// re-created list continues after it); its viewers get a final, empty reset; single-list streams
     /// then end, and multiplexed streams go on (and see the list again if it is re-created).
-    func delete() throws(ListWriteError) -> WriteOutcome {
-        try retryingStale { () throws(ListWriteError) in try deleteOnce() }
+    func delete(idempotency: IdempotencyKey? = nil) throws(ListWriteError) -> WriteOutcome {
+        try idempotently(idempotency) { () throws(ListWriteError) in
+            try retryingStale { () throws(ListWriteError) in try deleteOnce(idempotency: idempotency) }
+        }
     }
 
-    private func deleteOnce() throws(ListWriteError) -> WriteOutcome {
+    private func deleteOnce(idempotency: IdempotencyKey?) throws(ListWriteError) -> WriteOutcome {
         guard !core.isRetired else { return .retired(version: core.version) }
         guard source.exists else {
             throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
@@ -111,7 +179,8 @@ public actor JSONList: ServedList {
             operations: [.reset(html: "", sections: [])]
         )
         do {
-            try core.store.deleteJSONList(name: name.rawValue, version: final.version)
+            try core.store.deleteJSONList(name: name.rawValue, version: final.version,
+                                          idempotency: idempotency.map { IdempotentWrite(key: $0, version: final.version, created: false) })
         } catch {
             throw core.storageFailed("the deletion could not be stored", error)
         }

@@ -1,0 +1,30 @@
+@testable import LiveListServer
+import LiveListTestSupport
+import Testing
+
+/// `Idempotency-Key` on `PUT` and `DELETE /lists/NAME`: a retry gets the first answer (marked
+/// `Idempotent-Replayed: true`) and makes no version; the key with another request is 422; a key that
+/// is not 1 to 255 visible ASCII characters, or two keys, are 400.
+@Suite struct IdempotencyRouteTests {
+    @Test func retriesGetTheFirstAnswerAndBadKeysAreRefused() async throws {
+        let server = try await RouteClient()
+        let body = #"{"sections":[{"id":"s","cells":[{"id":"a","text":"A"}]}]}"#
+        let first = try await server.put("/lists/keyed", json: body, headers: [("Idempotency-Key", "create-keyed")])
+        #expect(first.status == 201 && first.header("Idempotent-Replayed") == nil)
+        let retry = try await server.put("/lists/keyed", json: body, headers: [("Idempotency-Key", "create-keyed")])
+        #expect(retry.status == 201 && retry.header("Idempotent-Replayed") == "true" && retry.text == first.text)
+        #expect(retry.header("ETag") == first.header("ETag"))
+        let reused = try await server.put("/lists/keyed", json: #"{"sections":[]}"#, headers: [("Idempotency-Key", "create-keyed")])
+        #expect(reused.status == 422 && reused.text.contains("idempotency_key_reused"))
+        for bad in ["", String(repeating: "k", count: 256), "with space", "tab\tkey", "é"] {
+            let refused = try await server.put("/lists/keyed", json: body, headers: [("Idempotency-Key", bad)])
+            #expect(refused.status == 400 && refused.text.contains("invalid_idempotency_key"), "\(bad)")
+        }
+        let twice = try await server.put("/lists/keyed", json: body, headers: [("Idempotency-Key", "a"), ("Idempotency-Key", "b")])
+        #expect(twice.status == 400)
+        let deleted = try await server.delete("/lists/keyed", headers: [("Idempotency-Key", "drop-keyed")])
+        let again = try await server.delete("/lists/keyed", headers: [("Idempotency-Key", "drop-keyed")])
+        #expect(deleted.status == 200 && again.status == 200 && again.text == deleted.text && again.header("Idempotent-Replayed") == "true")
+        #expect(try await server.delete("/lists/keyed").status == 404)
+    }
+}
