@@ -85,10 +85,12 @@
   // Actions: the form's own body (with the submitter), sent without leaving the page.
   // (The form's own attribute: f.action is its buttons named "action".)
   const act = f => f && f.tagName == 'FORM' && /\/actions$/.test(f.getAttribute('action')) && f.getAttribute('action');
-  function post(f, d, b) {
+  // Each action has a key of its own, sent again with it when it is resent: the server runs it once.
+  function post(f, d, b, k) {
     const body = new URLSearchParams(d) + '';
+    k = k || Date.now().toString(36) + Math.random().toString(36).slice(2);
     Q.delete(body);
-    fetch(act(f), { method: 'POST', credentials: 'same-origin', headers: { 'LiveList-Action': '1', 'Content-Type': 'application/x-www-form-urlencoded' }, body })
+    fetch(act(f), { method: 'POST', credentials: 'same-origin', headers: { 'LiveList-Action': '1', 'Content-Type': 'application/x-www-form-urlencoded', 'Idempotency-Key': k }, body })
       .then(r => {
         if (!r.ok) return r.json().then(j => j.detail, () => r.status).then(t => say('livelist-news', 'Not saved: ' + t));
         for (const e of f.elements) if (e.dataset.reset && e.value && d.get(e.name) == e.value) {
@@ -99,7 +101,7 @@
         // The server took it, so it is back: reconnect now rather than after the stream's backoff.
         now && now != 'connected' && !stopped && (tries = 0, connect());
       }, () => {
-        Q.set(body, [f, d, b]); lost(); setTimeout(flush, 4 * L.delay);
+        Q.set(body, [f, d, b, k]); lost(); setTimeout(flush, 4 * L.delay);
         say('livelist-news', 'Not sent yet: kept until the server is back');
       });
   }

@@ -25,7 +25,7 @@ TARGET = ROOT / "Public" / "livelist.js"
 KEYWORDS = set("""break case catch class const continue debugger default delete do else export extends false
 finally for function if import in instanceof let new null of return super switch this throw true try typeof
 undefined var void while with yield async await static get set""".split())
-GLOBALS = set("""document window Map WeakMap Set Error Math Promise JSON Object Array CustomEvent
+GLOBALS = set("""document window Map WeakMap Set Error Math Date Promise JSON Object Array CustomEvent
 IntersectionObserver EventSource AbortController fetch setTimeout clearTimeout getComputedStyle matchMedia
 innerHeight encodeURIComponent requestAnimationFrame NaN Infinity console FormData URLSearchParams performance
 navigator""".split())

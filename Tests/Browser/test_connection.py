@@ -255,3 +255,33 @@ def test_cells_that_ask_for_it_report_visibility(browser, server):
     shown, state = reported()
     assert all(state[k] == "hidden" for k in first - last)
     assert all(int(k[1:]) % 2 == 0 for k in state), "only cells with data-visibility report"
+
+
+def test_a_resent_action_carries_the_key_it_was_first_sent_with(browser, server, chains):
+    """An action whose answer is lost (the connection drops) is kept and resent: with the
+    Idempotency-Key of its first sending, so that the server, which may have run it, runs it once.
+    Another action gets a key of its own."""
+    import socket
+
+    def drop(h, record):
+        h.close_connection = True
+        h.connection.shutdown(socket.SHUT_RDWR)
+
+    chain = interesting(chains)
+    before = chain["before"]
+    path = f"/lists/{before['list']}/actions"
+    server.route(path, drop, status(204))
+    server.route(f"/lists/{before['list']}/events", sse(hold=10))
+    browser.get(server.page("keyed", page(root_html(before), connect=True)))
+    wait_for(lambda: browser.execute_script("return !!window.LiveList"), message="livelist.js")
+    browser.execute_script("""LiveList.options.delay = 50;
+      const f = document.createElement('form'); f.method = 'post'; f.setAttribute('action', arguments[0]);
+      f.innerHTML = '<input name="csrf" value="t"><button name="action" value="add:">Add</button>';
+      document.body.append(f); f.querySelector('button').click();""", path)
+    wait_for(lambda: len(server.requests_to(path)) >= 2, timeout=10, message="the action resent after the dropped answer")
+    first, resent = server.requests_to(path)[:2]
+    key = first["headers"].get("Idempotency-Key")
+    assert key and resent["headers"].get("Idempotency-Key") == key and resent["body"] == first["body"]
+    browser.execute_script("document.querySelector('form[action$=\"/actions\"] button').click()")
+    wait_for(lambda: len(server.requests_to(path)) >= 3, timeout=10, message="a second action")
+    assert server.requests_to(path)[2]["headers"].get("Idempotency-Key") not in (None, key)

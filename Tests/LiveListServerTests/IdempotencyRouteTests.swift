@@ -27,4 +27,31 @@ import Testing
         #expect(deleted.status == 200 && again.status == 200 && again.text == deleted.text && again.header("Idempotent-Replayed") == "true")
         #expect(try await server.delete("/lists/keyed").status == 404)
     }
+
+    /// An action resent with its key (what the page's script does after a lost answer) is answered as
+    /// the first and its handler does not run again; the key with another action is 422; an action
+    /// that nothing handled keeps no key, so its retry runs.
+    @Test func aResentActionRunsOnce() async throws {
+        let server = try await RouteClient()
+        let app = server.app
+        let list = try await app.host("keyed-actions", state: [String]()) { items in
+            Section(id: "s", cells: items.enumerated().map { CellNode(TextCell(id: String($0.offset), text: $0.element)) })
+        }
+        await list.onAction(AccessTests.AddAction.self, changing: [String].self) { _, items in items.append("added") }
+        let (id, cookie) = app.keys.mintSession()
+        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.keys.csrfToken(for: id)),
+                       ("Content-Type", "application/json")]
+        func post(_ body: String, key: String?) async throws -> RouteResponse {
+            try await server.post("/lists/keyed-actions/actions", headers: headers + (key.map { [("Idempotency-Key", $0)] } ?? []), body: Array(body.utf8))
+        }
+        let first = try await post(#"{"type":"add"}"#, key: "add-once")
+        let again = try await post(#"{"type":"add"}"#, key: "add-once")
+        #expect(first.status == 204 && again.status == 204 && again.header("Idempotent-Replayed") == "true")
+        #expect(await list.currentState == ["added"], "the handler ran once")
+        #expect(try await post(#"{"type":"add","x":"1"}"#, key: "add-once").status == 422)
+        #expect(try await post(#"{"type":"nope"}"#, key: "unknown").status == 422)
+        #expect(try await post(#"{"type":"nope"}"#, key: "unknown").status == 422, "a refused action keeps no key")
+        #expect(try await post(#"{"type":"add"}"#, key: "add-twice").status == 204)
+        #expect(await list.currentState == ["added", "added"])
+    }
 }

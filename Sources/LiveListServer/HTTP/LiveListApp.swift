@@ -28,6 +28,8 @@ public final class LiveListApp: Sendable {
     let metrics = Metrics()
     /// The actions' pace, per session and per client address; nil for none.
     let actionPacer: ActionPacer?
+    /// Recent actions' idempotency keys.
+    let actionKeys = ActionKeys()
     let pageCache = PageCache()
     /// The `Set-Cookie` value of a new session around its cookie value: made once, joined per view.
     let sessionCookiePrefix = SessionKeys.cookieName + "="

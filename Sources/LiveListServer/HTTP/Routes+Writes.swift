@@ -279,6 +279,33 @@ extension LiveListApp {
             return errorResponse(.actNotAllowed, "you may view \(list.name) but not act on it")
         }
         sessions.touch(session)
+        // A resent action (the same Idempotency-Key, from the same session, on the same list) is
+        // answered as the first was, and not run again.
+        var scopedKey: String?
+        switch Self.idempotencyKey(request) {
+        case let .success(key?):
+            let scoped = ActionKeys.scope(list: list.name.rawValue, session: session, key: key.key)
+            switch actionKeys.begin(scoped, fingerprint: key.fingerprint) {
+            case .run:
+                scopedKey = scoped
+            case .handled:
+                var response = actionTaken(on: list, isForm: isForm, request)
+                response.headers.set("Idempotent-Replayed", "true")
+                return response
+            case .inFlight:
+                return errorResponse(HTTPError(.conflict, code: "idempotency_key_in_flight",
+                                               detail: "an action with this Idempotency-Key is running; try again shortly"), headers: ["Retry-After": "1"])
+            case .reused:
+                return errorResponse(HTTPError(.unprocessableContent, code: "idempotency_key_reused",
+                                               detail: "this Idempotency-Key came with another action; a new action needs a new key"))
+            }
+        case .success(nil):
+            break
+        case let .failure(answer):
+            return answer.response
+        }
+        var handled = false
+        defer { scopedKey.map { actionKeys.finish($0, handled: handled) } }
         if let refusal = pace(type, session: session, request) {
             return refusal
         }
@@ -288,7 +315,7 @@ extension LiveListApp {
         let cell = fields.removeValue(forKey: "cell")
         switch await list.perform(ListAction(type: type, cell: cell, fields: fields, session: session, identity: identity)) {
         case .handled:
-            break
+            handled = true
         case .unknownType:
             return errorResponse(.unknownAction, "type: \(quoted(type)) is not an action of \(list.name)")
         case .unknownCell:

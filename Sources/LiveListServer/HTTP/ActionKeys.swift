@@ -1,0 +1,68 @@
+import Synchronization
+
+/// The `Idempotency-Key`s of recent actions on this node, scoped to their list and browser session: a
+/// page that resends an action whose answer it lost (the client script does, with the key it first
+/// sent) gets the first answer again, and the app's handler does not run twice. The last
+/// ``capacity`` keys are kept; an action refused or failed keeps none, so that its retry runs.
+final class ActionKeys: Sendable {
+    static let capacity = 10_000
+
+    enum Begin: Equatable {
+        /// Run the action; call ``finish(_:handled:)`` after.
+        case run
+        /// An action with this key was handled: answer as it was.
+        case handled
+        /// An action with this key is running now.
+        case inFlight
+        /// The key came with another action.
+        case reused
+    }
+
+    private enum Entry {
+        case running([UInt8])
+        case handled([UInt8])
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var order: [String] = []
+        var head = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// `list` NUL `session` NUL `key`.
+    static func scope(list: String, session: String, key: String) -> String {
+        list + "\u{0}" + session + "\u{0}" + key
+    }
+
+    func begin(_ scoped: String, fingerprint: [UInt8]) -> Begin {
+        state.withLock { state in
+            switch state.entries[scoped] {
+            case let .running(known)?: return known == fingerprint ? .inFlight : .reused
+            case let .handled(known)?: return known == fingerprint ? .handled : .reused
+            case nil:
+                state.entries[scoped] = .running(fingerprint)
+                state.order.append(scoped)
+                while state.entries.count > Self.capacity, state.head < state.order.count {
+                    state.entries.removeValue(forKey: state.order[state.head])
+                    state.head += 1
+                }
+                if state.head > Self.capacity {
+                    state.order.removeFirst(state.head)
+                    state.head = 0
+                }
+                return .run
+            }
+        }
+    }
+
+    /// Records how the action that ``begin(_:fingerprint:)`` let run ended: handled keeps its key,
+    /// anything else forgets it.
+    func finish(_ scoped: String, handled: Bool) {
+        state.withLock { state in
+            guard case let .running(fingerprint)? = state.entries[scoped] else { return }
+            state.entries[scoped] = handled ? .handled(fingerprint) : nil
+        }
+    }
+}
