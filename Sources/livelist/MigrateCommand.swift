@@ -10,8 +10,8 @@ struct MigrateCommand: AsyncParsableCommand {
         commandName: "migrate",
         abstract: "Create or migrate LiveList's schema in PostgreSQL, then exit.",
         discussion: """
-            The URL falls back to LIVELIST_DATABASE_URL, and its password to the file that
-            LIVELIST_DATABASE_PASSWORD_FILE names. Nodes migrate at start-up too when their role may;
+            The URL falls back to LIVELIST_DATABASE_URL, and its password to the file that \
+            LIVELIST_DATABASE_PASSWORD_FILE names. Nodes migrate at start-up too when their role may; \
             with a runtime role that may not, run this first, with the migration role.
             """
     )
