@@ -369,8 +369,7 @@ public actor ListRegistry {
     public func delete(_ name: ListName, idempotency: IdempotencyKey? = nil) async throws(ListWriteError) -> ListWrite {
         if let idempotency, let earlier = recentDeletions.find(name.rawValue + "\u{0}" + idempotency.key) {
             guard earlier.key.fingerprint == idempotency.fingerprint else {
-                throw ListWriteError(.invalid, code: "idempotency_key_reused",
-                                     detail: "this Idempotency-Key came with another request on \(name); a new request needs a new key")
+                throw ListWriteError.idempotencyKeyReused(on: name)
             }
             return Self.replayedDeletion(earlier, of: name)
         }

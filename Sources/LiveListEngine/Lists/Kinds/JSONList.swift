@@ -122,8 +122,7 @@ public actor JSONList: ServedList {
         }
         guard let earlier else { return nil }
         guard earlier.key.fingerprint == key.fingerprint else {
-            throw ListWriteError(.invalid, code: "idempotency_key_reused",
-                                 detail: "this Idempotency-Key came with another request on \(name); a new request needs a new key")
+            throw ListWriteError.idempotencyKeyReused(on: name)
         }
         return earlier
     }
