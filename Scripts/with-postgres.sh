@@ -73,6 +73,12 @@ trap cleanup EXIT
 "${as_owner[@]}" "$bin/initdb" -A trust -U postgres -D "$folder/data" >/dev/null
 url="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 if [ "${LIVELIST_TEST_PG_TLS:-}" = 1 ] || [ "${LIVELIST_TEST_PG_TLS:-}" = both ]; then
+    if ! command -v openssl >/dev/null 2>&1; then
+        [ "$(id -u)" -eq 0 ] || { echo "with-postgres: the TLS mode needs openssl (apt-get install openssl)" >&2; exit 1; }
+        echo "== installing openssl" >&2
+        apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >&2
+    fi
     tls="$folder/tls"
     mkdir "$tls"
     quiet() { "$@" >/dev/null 2>&1 || { echo "with-postgres: $* failed" >&2; exit 1; }; }
