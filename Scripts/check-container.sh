@@ -355,8 +355,8 @@ LOCAL_IMAGES=(nginx)
 # Scripts/container/NAME/ is the build context of the stand-in for IMAGE (NAME=IMAGE).
 STAND_INS=(postgres=postgres:15-bookworm)
 
-compose() {  # the project's secrets and published address go to every call (down reads the file too)
-    LIVELIST_WRITE_TOKEN=$TOKEN LIVELIST_DB_PASSWORD=$TOKEN-db LIVELIST_HTTP=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
+compose() {  # the project's secrets folder and published address go to every call (down reads the file too)
+    LIVELIST_SECRETS=$work/secrets LIVELIST_HTTPS=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
 }
 
 # Builds Scripts/container/$1/ as the image $2 ($3 names it in the output), timed.
@@ -394,8 +394,10 @@ check_compose() {
     for pair in "${STAND_INS[@]}"; do
         build_context "${pair%%=*}" "docker.io/library/${pair#*=}" "stand-in ${pair#*=}"
     done
+    step "secrets: Scripts/container/make-secrets.sh $work/secrets"
+    Scripts/container/make-secrets.sh "$work/secrets" >/dev/null
     local port; port=$(free_port)
-    step "podman-compose up: docker-compose.yml on 127.0.0.1:$port"
+    step "podman-compose up: docker-compose.yml on https://127.0.0.1:$port (TLS to the database too, verify-full)"
     compose_up=1
     compose_http="127.0.0.1:$port"
     # The database first, which makes the project's network and its bridge; then the bridge's MAC address
@@ -409,7 +411,8 @@ check_compose() {
     pin_bridge_address "${PREFIX}_default"
     compose up -d >> "$work/compose.log" 2>&1 \
         || { tail -n 30 "$work/compose.log" >&2; fail "podman-compose up"; }
-    if ! smoke wait "http://127.0.0.1:$port" || ! smoke proxy "http://127.0.0.1:$port" "$TOKEN"; then
+    export LIVELIST_SMOKE_CA="$work/secrets/nginx.crt"
+    if ! smoke wait "https://127.0.0.1:$port" || ! smoke proxy "https://127.0.0.1:$port" "$(cat "$work/secrets/write-token")"; then
         compose logs 2>&1 | tail -n 40 >&2
         fail "the smoke test through nginx"
     fi
@@ -426,6 +429,12 @@ check_compose() {
         done
     done
     echo "   each of the three nodes serves on the shared database (checked in $(seconds_since "$began") s)"
+    # The database takes TLS only: a clear-text connection with the nodes' own role and password is refused.
+    local first; first=$(echo "$nodes" | head -n 1)
+    local clear; clear=$(podman exec -e LIVELIST_DATABASE_PASSWORD_FILE=/run/secrets/livelist/db-password "$first" \
+        /app/livelist migrate --database-url "postgres://livelist@postgres:5432/livelist?sslmode=disable" 2>&1 || true)
+    echo "$clear" | grep -q "no encryption" || fail "a clear-text connection to the database was not refused as such: $clear"
+    echo "   the database refuses a clear-text connection (sslmode=disable: no pg_hba.conf entry, no encryption)"
     compose down -v > "$work/compose-down.log" 2>&1 || { tail -n 30 "$work/compose-down.log" >&2; fail "podman-compose down"; }
     compose_up=""
     echo "   podman-compose down: containers, network and volume removed"

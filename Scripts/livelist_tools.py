@@ -122,10 +122,21 @@ def nginx_binary():
 
 # --- HTTP -----------------------------------------------------------------------------------------------
 
+# When set (an ssl.SSLContext), request() and EventStream speak HTTPS with it.
+TLS_CONTEXT = None
+
+
+def connect(host, port, timeout):
+    """An HTTP connection, or HTTPS with TLS_CONTEXT when that is set."""
+    if TLS_CONTEXT is not None:
+        return http.client.HTTPSConnection(host, port, timeout=timeout, context=TLS_CONTEXT)
+    return http.client.HTTPConnection(host, port, timeout=timeout)
+
+
 def request(port, method, path, body=None, headers=None, timeout=30, host=HOST):
     """One request on a connection of its own: (status, headers, body bytes); the headers are an
     http.client.HTTPMessage (names case-insensitive, get_all for repeated ones)."""
-    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    connection = connect(host, port, timeout)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
@@ -230,7 +241,7 @@ class EventStream:
 
     def __init__(self, host, port, path, headers=None, error=AssertionError):
         self.error = error
-        self.connection = http.client.HTTPConnection(host, port, timeout=30)
+        self.connection = connect(host, port, 30)
         self.connection.request("GET", path, headers=dict({"Accept": "text/event-stream"}, **(headers or {})))
         self.response = self.connection.getresponse()
         self.lines = queue.Queue()

@@ -6,8 +6,12 @@ Scripts/check-container.sh. Talks to the URL it is given only (a loopback port t
     smoke.py node URL TOKEN        /healthz, a page and its script, PUT without the token (401) and with it
                                    (201), storing the list that `persisted` reads back
     smoke.py persisted URL         the list written by `node` is there (a new container on the same volume)
-    smoke.py proxy URL TOKEN       the same page and writes through nginx, and the events of PUTs (which
-                                   nginx spreads over the nodes) arriving on one event stream through it
+    smoke.py proxy URL TOKEN       through nginx: writes, the written list's page (its session cookie
+                                   Secure over HTTPS) and script, and the events of PUTs (which nginx
+                                   spreads over the nodes) arriving on one event stream through it
+
+An https:// URL is checked over TLS, trusting the PEM file that LIVELIST_SMOKE_CA names (nginx's own
+self-signed certificate, in docker-compose.yml's setup), host name included.
 
 Exit status 0 when every check passes; the first failure is printed and ends it with 1.
 """
@@ -47,7 +51,11 @@ def state(*texts):
 class Server:
     def __init__(self, url):
         parts = urllib.parse.urlsplit(url)
-        self.host, self.port = parts.hostname, parts.port or 80
+        self.host, self.port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        self.secure = parts.scheme == "https"
+        if self.secure:
+            import ssl
+            tools.TLS_CONTEXT = ssl.create_default_context(cafile=os.environ["LIVELIST_SMOKE_CA"])
 
     def request(self, method, path, body=None, headers=None, timeout=10):
         status, response_headers, answer = tools.request(self.port, method, path, body, headers, timeout, self.host)
@@ -115,11 +123,17 @@ def open_stream(server, name, last_event_id, where):
 
 
 def proxy(server, token):
-    where = " through nginx"
+    where = " through nginx" + (" over HTTPS" if server.secure else "")
     wait(server)
-    pages(server, where)
     name = "proxied-check"
     writes(server, token, name, ["one"], where)
+    status, headers, body = server.request("GET", f"/lists/{name}")
+    check(status == 200 and f'data-list="{name}"' in body, f"GET /lists/{name}{where}: {status}")
+    cookie = headers.get("Set-Cookie", "")
+    check(not server.secure or "; Secure" in cookie, f"the session cookie{where} is not Secure: {cookie}")
+    script = re.search(r"/livelist\.js\?v=[0-9a-f]+", body)
+    check(script is not None and server.request("GET", script[0])[0] == 200, f"the page{where} has no script it can load")
+    ok(f"GET /lists/{name} and its script{where}: 200" + (", the session cookie Secure" if server.secure else ""))
     status, headers, _ = server.request("GET", f"/lists/{name}", headers={"Accept": "application/json"})
     stream = open_stream(server, name, headers.get("ETag", "").strip('"') or "1", where)
     try:
