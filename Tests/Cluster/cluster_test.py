@@ -608,6 +608,32 @@ def test_a_database_of_the_previous_release_is_migrated(_):
             node.close()
 
 
+def test_one_stream_request_naming_32_lists_costs_one_round_trip(cluster):
+    """Amplification: one unauthenticated /events request naming 32 lists with made-up versions
+    (since=NAME:999) ran 32 catch-up queries. Now the node looks them up in one query: 50 such requests
+    cost about 50 transactions, not 1,600."""
+    a, b, _ = cluster.nodes
+    status, _, _ = a.put("real-0", ["x"])
+    check(status == 201, f"PUT answered {status}")
+    wait_until(lambda: b.snapshot("real-0")[0] == 200, 5, "b never saw the list")
+    database = urllib.parse.urlsplit(cluster.database).path.lstrip("/")
+    transactions = lambda: int(psql(cluster.database, f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{database}'"))  # noqa: E731
+    names = ["real-0"] + [f"made-up-{i}" for i in range(31)]
+    query = "&".join(f"list={n}" for n in names) + "&since=" + ",".join(f"{n}:999" for n in names)
+    psql(cluster.database, "SELECT pg_stat_force_next_flush()")
+    time.sleep(1.2)
+    before = transactions()
+    for _ in range(50):
+        stream = tools.EventStream(tools.HOST, b.port, "/events?" + query, error=TestFailure)
+        check(stream.response.status == 200, f"GET /events with 32 lists: {stream.response.status}")
+        stream.close()
+    time.sleep(1.2)
+    psql(cluster.database, "SELECT pg_stat_force_next_flush()")
+    spent = transactions() - before
+    print(f"  50 stream requests naming 32 lists each cost {spent} transactions")
+    check(spent <= 50 * 2 + 20, f"50 stream requests naming 32 lists each cost {spent} transactions")
+
+
 def session_of(node, name):
     """The session cookie and CSRF token of a page of `name` served by `node`."""
     status, headers, page = node.request("GET", f"/lists/{name}", headers={"Accept": "text/html"})
@@ -722,6 +748,7 @@ PARALLEL = [
     test_a_notice_flood_from_a_role_without_grants_costs_bounded_work,
     test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
     test_a_database_of_the_previous_release_is_migrated,
+    test_one_stream_request_naming_32_lists_costs_one_round_trip,
 ]
 # Tests that start nodes of their own (no Cluster of livelist nodes).
 OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
