@@ -54,4 +54,18 @@ import Testing
         #expect(Set(writes.map(\.version)) == [2])
         #expect(await registry.existingList(listName("r"))?.version == 2)
     }
+
+    /// The last `capacity` keys stay, the oldest go first; a key forgotten and kept again takes a new
+    /// place, so its old place evicts nothing.
+    @Test func recentlyKeptForgetsTheOldestPastItsCapacity() {
+        var kept = RecentlyKept<Int>(capacity: 3)
+        for (index, key) in ["a", "b", "c"].enumerated() { kept.keep(index, for: key) }
+        kept.forget("a")
+        kept.keep(10, for: "a")
+        kept.keep(3, for: "d")
+        #expect(kept["a"] == 10 && kept["b"] == nil && kept["c"] == 2 && kept["d"] == 3)
+        kept.keep(20, for: "c")
+        for index in 0 ..< 100 { kept.keep(index, for: "k\(index)") }
+        #expect(kept["k99"] == 99 && kept["k97"] == 97 && kept["k96"] == nil && kept["a"] == nil)
+    }
 }

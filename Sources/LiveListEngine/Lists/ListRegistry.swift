@@ -42,7 +42,7 @@ public actor ListRegistry {
     var following = StoreFollowing()
     /// Recent deletions with an idempotency key (`NAME` NUL `KEY`): a deleted list's actor may be gone
     /// when the retry comes.
-    private var recentDeletions = RecentIdempotentWrites()
+    private var recentDeletions = RecentlyKept<IdempotentWrite>(capacity: 1_000)
     private let quota: ListQuota
 
     /// Opens the registry on `store`, loading its JSON lists.
@@ -367,11 +367,8 @@ public actor ListRegistry {
 
     /// Deletes a JSON-driven list: its viewers get the final empty reset, which is also the answer.
     public func delete(_ name: ListName, idempotency: IdempotencyKey? = nil) async throws(ListWriteError) -> ListWrite {
-        if let idempotency, let earlier = recentDeletions.find(name.rawValue + "\u{0}" + idempotency.key) {
-            guard earlier.key.fingerprint == idempotency.fingerprint else {
-                throw ListWriteError.idempotencyKeyReused(on: name)
-            }
-            return Self.replayedDeletion(earlier, of: name)
+        if let idempotency, let earlier = recentDeletions[name.rawValue + "\u{0}" + idempotency.key] {
+            return Self.replayedDeletion(try earlier.replayed(for: idempotency, on: name), of: name)
         }
         while true {
             // With a shared store, a list that another process created may not be known here yet: its
@@ -391,8 +388,8 @@ public actor ListRegistry {
             case let .changed(final, json):
                 await retireIfUnused(hosted)
                 if let idempotency {
-                    let scoped = IdempotencyKey(key: name.rawValue + "\u{0}" + idempotency.key, fingerprint: idempotency.fingerprint)
-                    recentDeletions.remember(IdempotentWrite(key: scoped, version: final.version, created: false))
+                    recentDeletions.keep(IdempotentWrite(key: idempotency, version: final.version, created: false),
+                                         for: name.rawValue + "\u{0}" + idempotency.key)
                 }
                 return ListWrite(created: false, changeset: final, json: json)
             case let .retired(version):

@@ -52,11 +52,6 @@ public struct ListWriteError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     public var description: String { "\(code): \(detail)" }
-
-    /// An idempotency key that an earlier write of `list` used with another request.
-    static func idempotencyKeyReused(on list: ListName) -> ListWriteError {
-        ListWriteError(.invalid, code: "idempotency_key_reused", detail: "this Idempotency-Key came with another request on \(list); a new request needs a new key")
-    }
 }
 
 /// An acknowledged write: whether it created the list, the changeset it caused, and that changeset's

@@ -4,7 +4,7 @@
 public struct IdempotencyKey: Sendable, Hashable {
     /// The client's key: 1 to 255 visible ASCII characters.
     public var key: String
-    /// A digest of the request (32 bytes).
+    /// A digest of the request.
     public var fingerprint: [UInt8]
 
     public init(key: String, fingerprint: [UInt8]) {
@@ -34,29 +34,60 @@ public struct IdempotentWrite: Sendable, Equatable {
     }
 }
 
-/// The idempotent writes of one list that a process remembers itself: the most recent
-/// ``capacity``, the oldest forgotten first. A store shared by several processes keeps them too
-/// (``ListStore/idempotentWrite(of:key:)``), so that a retry reaches them on any process.
-struct RecentIdempotentWrites {
-    static let capacity = 1_000
-    private var byKey: [String: IdempotentWrite] = [:]
-    private var order: [String] = []
+/// The values of the most recent ``capacity`` keys, the oldest forgotten first: what a process
+/// remembers of recent idempotency keys (a list's writes, the registry's deletions, a node's actions).
+package struct RecentlyKept<Value> {
+    package let capacity: Int
+    /// Each value with the stamp of its key's place in `order`.
+    private var values: [String: (value: Value, stamp: Int)] = [:]
+    private var order: [(key: String, stamp: Int)] = []
     private var head = 0
+    private var stamps = 0
 
-    func find(_ key: String) -> IdempotentWrite? {
-        byKey[key]
+    package init(capacity: Int) {
+        self.capacity = capacity
     }
 
-    mutating func remember(_ write: IdempotentWrite) {
-        guard byKey.updateValue(write, forKey: write.key.key) == nil else { return }
-        order.append(write.key.key)
-        if byKey.count > Self.capacity {
-            byKey.removeValue(forKey: order[head])
-            head += 1
-            if head > Self.capacity {
-                order.removeFirst(head)
-                head = 0
-            }
+    package subscript(key: String) -> Value? {
+        values[key]?.value
+    }
+
+    /// Keeps `value` under `key`: a key already kept keeps its place, a new one goes last, and the
+    /// oldest go past ``capacity``.
+    package mutating func keep(_ value: Value, for key: String) {
+        if let kept = values[key] {
+            values[key] = (value, kept.stamp)
+            return
         }
+        stamps += 1
+        values[key] = (value, stamps)
+        order.append((key, stamps))
+        while values.count > capacity, head < order.count {
+            let oldest = order[head]
+            // A key forgotten and kept again has a newer place: its older one removes nothing.
+            if values[oldest.key]?.stamp == oldest.stamp {
+                values.removeValue(forKey: oldest.key)
+            }
+            head += 1
+        }
+        if head > capacity {
+            order.removeFirst(head)
+            head = 0
+        }
+    }
+
+    package mutating func forget(_ key: String) {
+        values.removeValue(forKey: key)
+    }
+}
+
+extension IdempotentWrite {
+    /// This write, when `key` came with the same request; a refusal when it came with another.
+    func replayed(for key: IdempotencyKey, on list: ListName) throws(ListWriteError) -> IdempotentWrite {
+        guard self.key.fingerprint == key.fingerprint else {
+            throw ListWriteError(.invalid, code: "idempotency_key_reused",
+                                 detail: "this Idempotency-Key came with another request on \(list); a new request needs a new key")
+        }
+        return self
     }
 }

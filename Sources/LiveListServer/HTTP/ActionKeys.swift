@@ -1,3 +1,4 @@
+import LiveListEngine
 import Synchronization
 
 /// The `Idempotency-Key`s of recent actions on this node, scoped to their list and browser session: a
@@ -23,13 +24,7 @@ final class ActionKeys: Sendable {
         case handled([UInt8])
     }
 
-    private struct State {
-        var entries: [String: Entry] = [:]
-        var order: [String] = []
-        var head = 0
-    }
-
-    private let state = Mutex(State())
+    private let entries = Mutex(RecentlyKept<Entry>(capacity: capacity))
 
     /// `list` NUL `session` NUL `key`.
     static func scope(list: String, session: String, key: String) -> String {
@@ -37,21 +32,12 @@ final class ActionKeys: Sendable {
     }
 
     func begin(_ scoped: String, fingerprint: [UInt8]) -> Begin {
-        state.withLock { state in
-            switch state.entries[scoped] {
+        entries.withLock { entries in
+            switch entries[scoped] {
             case let .running(known)?: return known == fingerprint ? .inFlight : .reused
             case let .handled(known)?: return known == fingerprint ? .handled : .reused
             case nil:
-                state.entries[scoped] = .running(fingerprint)
-                state.order.append(scoped)
-                while state.entries.count > Self.capacity, state.head < state.order.count {
-                    state.entries.removeValue(forKey: state.order[state.head])
-                    state.head += 1
-                }
-                if state.head > Self.capacity {
-                    state.order.removeFirst(state.head)
-                    state.head = 0
-                }
+                entries.keep(.running(fingerprint), for: scoped)
                 return .run
             }
         }
@@ -60,9 +46,13 @@ final class ActionKeys: Sendable {
     /// Records how the action that ``begin(_:fingerprint:)`` let run ended: handled keeps its key,
     /// anything else forgets it.
     func finish(_ scoped: String, handled: Bool) {
-        state.withLock { state in
-            guard case let .running(fingerprint)? = state.entries[scoped] else { return }
-            state.entries[scoped] = handled ? .handled(fingerprint) : nil
+        entries.withLock { entries in
+            guard case let .running(fingerprint)? = entries[scoped] else { return }
+            if handled {
+                entries.keep(.handled(fingerprint), for: scoped)
+            } else {
+                entries.forget(scoped)
+            }
         }
     }
 }

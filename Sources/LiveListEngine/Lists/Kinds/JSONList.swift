@@ -13,7 +13,7 @@ public actor JSONList: ServedList {
     package let core: ListCore
     private var source: JSONSource
     /// The idempotency keys of this list's recent writes on this process.
-    private var recentKeys = RecentIdempotentWrites()
+    private var recentKeys = RecentlyKept<IdempotentWrite>(capacity: 1_000)
     /// The list runs on a lane of its own, off the cooperative pool (its writes block on `fsync`).
     private nonisolated let executor = ListExecutor()
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -101,9 +101,9 @@ public actor JSONList: ServedList {
             return .replayed(earlier)
         }
         switch outcome {
-        case let .created(changeset, _): recentKeys.remember(IdempotentWrite(key: key, version: changeset.version, created: true))
-        case let .changed(changeset, _): recentKeys.remember(IdempotentWrite(key: key, version: changeset.version, created: false))
-        case let .unchanged(version): recentKeys.remember(IdempotentWrite(key: key, version: version, created: false))
+        case let .created(changeset, _): recentKeys.keep(IdempotentWrite(key: key, version: changeset.version, created: true), for: key.key)
+        case let .changed(changeset, _): recentKeys.keep(IdempotentWrite(key: key, version: changeset.version, created: false), for: key.key)
+        case let .unchanged(version): recentKeys.keep(IdempotentWrite(key: key, version: version, created: false), for: key.key)
         case .retired, .replayed: break
         }
         return outcome
@@ -112,7 +112,7 @@ public actor JSONList: ServedList {
     /// The earlier write with `key`'s key: this process's, or the shared store's; a refusal when it
     /// came with another request.
     private func earlierWrite(_ key: IdempotencyKey, askingStore: Bool) throws(ListWriteError) -> IdempotentWrite? {
-        var earlier = recentKeys.find(key.key)
+        var earlier = recentKeys[key.key]
         if earlier == nil, askingStore {
             do {
                 earlier = try core.store.idempotentWrite(of: name.rawValue, key: key.key)
@@ -120,11 +120,7 @@ public actor JSONList: ServedList {
                 throw core.storageFailed("the idempotency key could not be looked up", error)
             }
         }
-        guard let earlier else { return nil }
-        guard earlier.key.fingerprint == key.fingerprint else {
-            throw ListWriteError.idempotencyKeyReused(on: name)
-        }
-        return earlier
+        return try earlier?.replayed(for: key, on: name)
     }
 
     private func putOnce(state: JSONListState, body: [UInt8], precondition: WritePrecondition, idempotency: IdempotencyKey?) throws(ListWriteError) -> WriteOutcome {
