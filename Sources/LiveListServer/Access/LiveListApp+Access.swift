@@ -75,12 +75,10 @@ extension LiveListApp {
     public func endStreams(ofSessionIn request: HTTPRequest) {
         guard let session = keys.session(from: request) else { return }
         metrics.revoked()
-        let revocation = Revocation.session(keys.revocationDigest(of: session))
+        let digest = keys.revocationDigest(of: session)
         gate.countRevocation()
-        for entry in openStreams.select({ $0.session == session }) {
-            deny(entry, entry.names.withLock { $0 })
-        }
-        Task { await share(revocation) }
+        endStreams(ofSessions: [digest])
+        Task { await share(.session(digest)) }
     }
 
     // MARK: - What the routes ask
@@ -161,7 +159,7 @@ extension LiveListApp {
     ) {
         var head = request
         head.body = []
-        let entry = OpenStreams.Entry(request: head, identity: identity, session: session, stream: stream, names: names)
+        let entry = OpenStreams.Entry(request: head, identity: identity, sessionDigest: session.map(keys.revocationDigest), stream: stream, names: names)
         openStreams.add(entry)
         if gate.revocationCount != decidedAt {
             Task { await recheck([entry]) }
@@ -186,6 +184,13 @@ extension LiveListApp {
             if !refused.isEmpty {
                 deny(entry, refused)
             }
+        }
+    }
+
+    /// Ends the streams of the browser sessions that `digests` name, whatever the rules say.
+    func endStreams(ofSessions digests: Set<String>) {
+        for entry in openStreams.select({ $0.sessionDigest.map(digests.contains) ?? false }) {
+            deny(entry, entry.names.withLock { $0 })
         }
     }
 

@@ -3,7 +3,8 @@ import LiveListEngine
 import LiveListHTTP
 
 /// The event streams open on this node, with what their access was decided on: the request's head
-/// (to run `authenticate` again), the identity it gave, the session, and the lists still granted.
+/// (to run `authenticate` again), the identity it gave, its session's revocation digest, and the lists
+/// still granted.
 /// Revocation and the periodic re-check read it; a stream leaves it when it closes.
 final class OpenStreams: Sendable {
     final class Entry: Sendable {
@@ -12,15 +13,17 @@ final class OpenStreams: Sendable {
         /// The identity its access was decided for.
         let identity: Identity?
         var identityID: String? { identity?.id }
-        let session: String?
+        /// What names its browser session in a revocation (``SessionKeys/revocationDigest(of:)``),
+        /// made once when the stream opens.
+        let sessionDigest: String?
         let stream: HTTPStream
         /// The lists the stream is still granted.
         let names: Mutex<[ListName]>
 
-        init(request: HTTPRequest, identity: Identity?, session: String?, stream: HTTPStream, names: [ListName]) {
+        init(request: HTTPRequest, identity: Identity?, sessionDigest: String?, stream: HTTPStream, names: [ListName]) {
             self.request = request
             self.identity = identity
-            self.session = session
+            self.sessionDigest = sessionDigest
             self.stream = stream
             self.names = Mutex(names)
         }

@@ -23,10 +23,7 @@ extension LiveListApp {
             }
         }
         if !sessions.isEmpty {
-            let keys = self.keys
-            for entry in openStreams.select({ entry in entry.session.map { sessions.contains(keys.revocationDigest(of: $0)) } ?? false }) {
-                deny(entry, entry.names.withLock { $0 })
-            }
+            endStreams(ofSessions: sessions)
         }
         guard everything || !identities.isEmpty || !lists.isEmpty else { return }
         await recheck(openStreams.select { entry in

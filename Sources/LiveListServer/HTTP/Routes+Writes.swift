@@ -205,21 +205,20 @@ extension LiveListApp {
     /// and answered without its cause, which can name the server's files.
     func writeFailure(_ error: ListWriteError, _ request: HTTPRequest) -> HTTPResponse {
         let status = error.kind.status
-        if error.kind == .unavailable {
-            // The database is restarting: nothing changed, and the write may be sent again shortly.
-            configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
-            return errorResponse(HTTPError(status, code: error.code, detail: error.detail), headers: ["Retry-After": "2"])
-        }
-        if error.kind == .outcomeUnknown {
-            // The write may still be kept: say so, with no promise of either outcome.
-            configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
-            return errorResponse(HTTPError(status, code: error.code, detail: error.detail))
-        }
         guard status.code >= 500 else {
             return errorResponse(HTTPError(status, code: error.code, detail: error.detail))
         }
         configuration.errorLog?("\(request.method) \(request.path): \(error.code): \(error.cause ?? error.detail)")
-        return errorResponse(HTTPError(status, code: error.code, detail: "the server could not complete this write; its log says why"))
+        switch error.kind {
+        case .unavailable:
+            // The database is restarting: nothing changed, and the write may be sent again shortly.
+            return errorResponse(HTTPError(status, code: error.code, detail: error.detail), headers: ["Retry-After": "2"])
+        case .outcomeUnknown:
+            // The write may still be kept: say so, with no promise of either outcome.
+            return errorResponse(HTTPError(status, code: error.code, detail: error.detail))
+        default:
+            return errorResponse(HTTPError(status, code: error.code, detail: "the server could not complete this write; its log says why"))
+        }
     }
 
     /// `POST /lists/NAME/actions`: a browser event for the app. JSON with `X-CSRF-Token` is answered
