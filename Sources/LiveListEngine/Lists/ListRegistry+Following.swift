@@ -43,7 +43,7 @@ extension ListRegistry {
     private func noticed(_ name: String, version: Int, log: @escaping @Sendable (String) -> Void) async {
         guard let listName = ListName(name) else { return }
         guard let hosted = known(listName), !following.distrusts(listName) else {
-            following.unchecked.insert(listName)
+            following.note(listName)
             scheduleCheck(log: log)
             return
         }
@@ -88,10 +88,9 @@ extension ListRegistry {
             try? await Task.sleep(until: last + StoreFollowing.checkInterval)
         }
         following.lastCheck = .now
-        let names = following.unchecked
-        following.unchecked.removeAll()
+        let (names, overflowed) = following.takeUnchecked()
         following.pendingCheck = nil
-        if names.count > StoreFollowing.largestCheck {
+        if overflowed {
             await catchUpEverythingPaced(log: log)
             return
         }
@@ -156,9 +155,7 @@ extension ListRegistry {
                     // `waiting` (a shared store's lists may exist on other nodes: those get an actor,
                     // which asks the store), unless the registry holds its limit of names.
                     let version = highWater[name.rawValue] ?? 0
-                    let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
-                                              operations: [.reset(html: "", sections: [])])
-                    stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: version)))
+                    Self.sendEmptyReset(to: stream, of: name, at: version, since: since)
                     // A stream that ended meanwhile is not added: its `forget` may have run already.
                     if !store.isShared, !stream.sink.isClosed, waiting[name] != nil || actorCount + waiting.count < limits.maximumNames {
                         let subscription = Subscription(sink: stream.sink, multiplexed: stream, delivered: version, viewer: viewer)
@@ -189,32 +186,33 @@ extension ListRegistry {
         return (try? store.versions(of: ahead.map(\.rawValue))) ?? [:]
     }
 
-    /// Takes one list out of a multiplexed stream's lists.
-    private func leave(_ stream: MultiplexedStream, _ name: ListName) async {
-        let id = ObjectIdentifier(stream.sink)
-        if waiting[name]?.removeValue(forKey: id) != nil {
-            if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
-            return
-        }
-        guard let hosted = known(name) else { return }
-        await hosted.unsubscribe(stream.sink)
-        await retireIfUnused(hosted)
-    }
-
     /// Sends a multiplexed stream, for each of `names`, the empty reset of a list that has never
     /// existed, without subscribing it: what a name its viewer may not see gets.
     nonisolated package func refuse(_ stream: MultiplexedStream, names: [ListName], since: [String: Int]) {
         for name in names {
-            let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: 0, animate: false,
-                                      operations: [.reset(html: "", sections: [])])
-            stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: 0)))
+            Self.sendEmptyReset(to: stream, of: name, at: 0, since: since)
         }
+    }
+
+    /// Sends a multiplexed stream the empty reset of `name` at `version`: what a name without a list
+    /// gets.
+    private static func sendEmptyReset(to stream: MultiplexedStream, of name: ListName, at version: Int, since: [String: Int]) {
+        let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
+                                  operations: [.reset(html: "", sections: [])])
+        stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: version)))
     }
 
     /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
     package func forget(_ stream: MultiplexedStream) async {
+        let id = ObjectIdentifier(stream.sink)
         for name in stream.names.compactMap(ListName.init) {
-            await leave(stream, name)
+            if waiting[name]?.removeValue(forKey: id) != nil {
+                if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
+                continue
+            }
+            guard let hosted = known(name) else { continue }
+            await hosted.unsubscribe(stream.sink)
+            await retireIfUnused(hosted)
         }
     }
 }
@@ -231,11 +229,23 @@ struct StoreFollowing {
     var lastCatchUp: ContinuousClock.Instant?
     var lastCheck: ContinuousClock.Instant?
     var pendingCheck: Task<Void, Never>?
-    /// Names noticed but not yet checked (bounded: past ``largestCheck`` they are not kept one by one).
-    var unchecked: Set<ListName> = [] {
-        didSet {
-            if unchecked.count > Self.largestCheck + 1 { unchecked = Set(unchecked.prefix(Self.largestCheck + 1)) }
+    /// Names noticed but not yet checked, at most ``largestCheck``; past that, only that there were more.
+    private var unchecked: Set<ListName> = []
+    private var overflowed = false
+
+    /// Notes that `name` needs a check.
+    mutating func note(_ name: ListName) {
+        if unchecked.count < Self.largestCheck || unchecked.contains(name) {
+            unchecked.insert(name)
+        } else {
+            overflowed = true
         }
+    }
+
+    /// The names to check, and whether there were more than ``largestCheck``; none are left after.
+    mutating func takeUnchecked() -> (names: Set<ListName>, overflowed: Bool) {
+        defer { (unchecked, overflowed) = ([], false) }
+        return (unchecked, overflowed)
     }
     /// Lists whose last notice named a version the store did not hold, and until when.
     private var distrusted: [ListName: ContinuousClock.Instant] = [:]
