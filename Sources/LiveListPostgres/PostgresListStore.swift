@@ -128,15 +128,10 @@ public final class PostgresListStore: ListStore, Sendable {
     private func watchSchema() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: options.schemaCheckInterval)
-            var found: Int?
-            do {
-                for try await version in try await client.query("SELECT coalesce(max(version), 0) FROM livelist_schema", logger: logger).decode(Int.self) {
-                    found = version
-                }
-            } catch {
-                continue
-            }
-            if let found, found > Self.schemaVersion, state.withLock({ state in
+            let logger = self.logger
+            guard let found = try? await client.withConnection({ connection in try await Self.storedSchemaVersion(connection, logger: logger) })
+            else { continue }
+            if found > Self.schemaVersion, state.withLock({ state in
                 defer { state.newerSchema = found }
                 return state.newerSchema == nil
             }) {
@@ -148,7 +143,8 @@ public final class PostgresListStore: ListStore, Sendable {
         }
     }
 
-    /// Stops the pool, the listener and the leases (their locks are released with their connections).
+    /// Stops the pool, the listener, the schema watcher and the leases (each lease task gives its lease
+    /// back as it ends, when the database still answers; else the lease expires).
     public func close() {
         for task in tasks.withLock({ tasks in defer { tasks.removeAll() }; return tasks }) {
             task.cancel()
@@ -1016,6 +1012,13 @@ final class NoticeQueue: Sendable {
         var reconnected = false
         var finished = false
         var waiter: CheckedContinuation<Void, Never>?
+
+        /// Forgets the lists waiting one by one (a catch-up of every list covers them).
+        mutating func dropChanges() {
+            versions.removeAll()
+            order.removeAll()
+            head = 0
+        }
     }
 
     private let pending = Mutex(Pending())
@@ -1033,9 +1036,7 @@ final class NoticeQueue: Sendable {
                     pending.versions[name] = max(known, version)
                 } else if pending.versions.count >= Self.maximumPending {
                     pending.reconnected = true
-                    pending.versions.removeAll()
-                    pending.order.removeAll()
-                    pending.head = 0
+                    pending.dropChanges()
                 } else {
                     pending.versions[name] = version
                     pending.order.append(name)
@@ -1073,9 +1074,7 @@ final class NoticeQueue: Sendable {
                 if pending.reconnected {
                     // Every list catches up: what was pending is covered.
                     pending.reconnected = false
-                    pending.versions.removeAll()
-                    pending.order.removeAll()
-                    pending.head = 0
+                    pending.dropChanges()
                     return .notice(.reconnected)
                 }
                 guard pending.head < pending.order.count else {
