@@ -77,7 +77,7 @@ struct DecodedTarget {
     var authority: String?
 }
 
-enum TargetDecoder {
+package enum TargetDecoder {
     /// Decodes an origin-form or absolute-form target. Refuses malformed percent-encoding,
     /// encoded `/` or NUL in a segment, invalid UTF-8, and fragments.
     static func decode(_ raw: [UInt8], method: HTTPMethod) -> Result<DecodedTarget, HTTPError> {
@@ -227,7 +227,7 @@ enum TargetDecoder {
         }
     }
 
-    static func hexValue(_ byte: UInt8) -> UInt8? {
+    package static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 0x30...0x39: byte - 0x30
         case 0x41...0x46: byte - 0x41 + 10

@@ -1,5 +1,6 @@
 import Foundation
 import LiveListEngine
+import LiveListHTTP
 
 extension ServerConfiguration {
     /// The configuration that the `LIVELIST_*` environment variables describe, as the `livelist`
@@ -107,19 +108,16 @@ extension ServerConfiguration {
         return secrets
     }
 
+    /// The bytes that `text`'s hex digits (an even number of them) spell; nil for anything else.
     private static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
         var bytes: [UInt8] = []
-        var high: UInt8?
-        for scalar in text.unicodeScalars {
-            guard let nibble = UInt8(String(scalar), radix: 16) else { return nil }
-            if let first = high {
-                bytes.append(first << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
-            }
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = TargetDecoder.hexValue(digits[index]), let low = TargetDecoder.hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
         }
-        return high == nil ? bytes : nil
+        return bytes
     }
 
     /// The re-check interval from its text, in seconds: 1 to 86,400.
