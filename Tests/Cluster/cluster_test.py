@@ -93,6 +93,11 @@ class Cluster:
             node.close()
 
 
+def logs_of(nodes, kind="node"):
+    """The end of each node's output, for a failure's report."""
+    return "\n".join(f"--- {kind} {n.port}\n{n.log_text()}" for n in nodes)
+
+
 def wait_until(condition, seconds, message):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -354,8 +359,7 @@ def test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node(_):
             status, _, _ = node.call("GET", "/lists/team", [alice])
             check(status == 401, f"alice's signed-out cookie on {node.port}: {status}, not 401")
     except Exception as error:
-        logs = "\n".join(f"--- board {n.port}\n{n.log_text()}" for n in nodes)
-        raise TestFailure(f"{error}\n{logs}") from error
+        raise TestFailure(f"{error}\n{logs_of(nodes, 'board')}") from error
     finally:
         for stream in streams:
             stream.close()
@@ -516,8 +520,7 @@ def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
         denied = subprocess.run([PSQL, as_role(database, runtime), "-qc", "CREATE TABLE intruder (x int)"], capture_output=True, text=True, timeout=30)
         check(denied.returncode != 0 and "permission denied" in denied.stderr, f"the runtime role made a table: {denied.stderr}")
     except Exception as error:
-        logs = "\n".join(f"--- node {n.port}\n{n.log_text()}" for n in nodes)
-        raise TestFailure(f"{error}\n{logs}") from error
+        raise TestFailure(f"{error}\n{logs_of(nodes)}") from error
     finally:
         squat.kill()
         for node in nodes:
@@ -601,8 +604,7 @@ def test_a_database_of_the_previous_release_is_migrated(_):
         check(status == 201, f"re-creating the deleted list answered {status}")
         check(a.snapshot("gone")[1]["version"] == 3, "the re-created list does not continue after its tombstone's version")
     except Exception as error:
-        logs = "\n".join(f"--- node {n.port}\n{n.log_text()}" for n in nodes)
-        raise TestFailure(f"{error}\n{logs}") from error
+        raise TestFailure(f"{error}\n{logs_of(nodes)}") from error
     finally:
         for node in nodes:
             node.close()
@@ -764,8 +766,7 @@ def run(test):
         test(cluster)
         return test.__name__, None, time.monotonic() - start
     except Exception as error:  # noqa: BLE001  (reported with the nodes' logs)
-        logs = "\n".join(f"--- node {n.port}\n{n.log_text()}" for n in (cluster.nodes if cluster else []))
-        return test.__name__, f"{type(error).__name__}: {error}\n{logs}", time.monotonic() - start
+        return test.__name__, f"{type(error).__name__}: {error}\n{logs_of(cluster.nodes if cluster else [])}", time.monotonic() - start
     finally:
         if cluster:
             cluster.stop()
