@@ -106,6 +106,18 @@ def persisted(server):
     ok(f"GET /lists/{STORED}: 200 with the text written by the previous container")
 
 
+def read_eventually(server, name, headers=None):
+    """GET /lists/`name` until it answers 200, for up to 3 s. Behind nginx with several nodes the GET
+    may reach a node that has not yet heard of a list another node created a moment ago: other nodes
+    see a write within a fraction of a second (docs/PROTOCOL.md), not at once."""
+    deadline = time.monotonic() + 3
+    while True:
+        status, answered, body = server.request("GET", f"/lists/{name}", headers=headers or {})
+        if status != 404 or time.monotonic() > deadline:
+            return status, answered, body
+        time.sleep(0.1)
+
+
 def open_stream(server, name, last_event_id, where):
     """An event stream on `name` from `last_event_id`. Behind nginx with several nodes the stream may
     reach a node that has not yet heard of a list created a moment ago (404): it is asked again."""
@@ -127,14 +139,14 @@ def proxy(server, token):
     wait(server)
     name = "proxied-check"
     writes(server, token, name, ["one"], where)
-    status, headers, body = server.request("GET", f"/lists/{name}")
+    status, headers, body = read_eventually(server, name)
     check(status == 200 and f'data-list="{name}"' in body, f"GET /lists/{name}{where}: {status}")
     cookie = headers.get("Set-Cookie", "")
     check(not server.secure or "; Secure" in cookie, f"the session cookie{where} is not Secure: {cookie}")
     script = re.search(r"/livelist\.js\?v=[0-9a-f]+", body)
     check(script is not None and server.request("GET", script[0])[0] == 200, f"the page{where} has no script it can load")
     ok(f"GET /lists/{name} and its script{where}: 200" + (", the session cookie Secure" if server.secure else ""))
-    status, headers, _ = server.request("GET", f"/lists/{name}", headers={"Accept": "application/json"})
+    status, headers, _ = read_eventually(server, name, {"Accept": "application/json"})
     stream = open_stream(server, name, headers.get("ETag", "").strip('"') or "1", where)
     try:
         # Each PUT may reach another node (nginx spreads requests over the upstreams); every event must
