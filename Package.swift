@@ -117,7 +117,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // End to end: starts the real `livelist` binary on a free loopback port.
-        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,6 +15,10 @@ import Foundation
 ///   version does not follow the stored one is refused as stale, and the engine catches up and writes
 ///   again, so racing writes on different nodes never share a version. Creations also lock a
 ///   row of `livelist_meta` (`creation_lock`) to count the lists against the limit.
+/// - A patch (`PATCH`, or a PUT that changes only contents) keeps only itself: `livelist_lists` keeps the
+///   body of the list's `base_version`, and the patches after it stay in `livelist_history` until the
+///   list is compacted (once they hold more bytes than that body, the node that wrote the last one
+///   writes the whole body as the new base).
 /// - Each write keeps its content in `livelist_history` (the last ``Options/keptVersions`` versions of
 ///   each list, bodies up to ``Options/largestKeptContent``) and sends `NOTIFY livelist, 'NAME VERSION'`
 ///   on commit. Every node listens, fetches the versions it lacks, and renders and publishes them as the
@@ -46,7 +50,7 @@ public final class PostgresListStore: ListStore, Sendable {
     }
 
     /// The schema version this release creates and understands.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
     /// The NOTIFY channel.
     static let channel = "livelist"
 
@@ -211,7 +215,6 @@ public final class PostgresListStore: ListStore, Sendable {
                     "DROP FUNCTION IF EXISTS livelist_write(text, bigint, text, bytea, boolean, bigint, bigint)", logger: logger))
                 try await drained(connection.query(
                     "INSERT INTO livelist_meta (key, value) VALUES ('creation_lock', ''::bytea) ON CONFLICT (key) DO NOTHING", logger: logger))
-                try await drained(connection.query(PostgresQuery(unsafeSQL: Self.writeFunction), logger: logger))
                 try await drained(connection.query("""
                     CREATE TABLE livelist_revocations (
                         id bigserial PRIMARY KEY,
@@ -235,6 +238,20 @@ public final class PostgresListStore: ListStore, Sendable {
                     )
                     """, logger: logger))
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (2)", logger: logger))
+            }
+            if found < 3 {
+                // Version 3: patches. A list's content is the body at its `base_version`, followed by
+                // the patches after it in `livelist_history`; `patch_bytes` counts their bytes, and
+                // `livelist_write` (which now says when the list is due for compaction) keeps them until
+                // `livelist_compact` writes a new base.
+                try await drained(connection.query(
+                    "ALTER TABLE livelist_lists ADD COLUMN base_version bigint NOT NULL DEFAULT 0, ADD COLUMN patch_bytes bigint NOT NULL DEFAULT 0", logger: logger))
+                try await drained(connection.query("UPDATE livelist_lists SET base_version = version", logger: logger))
+                try await drained(connection.query(
+                    "DROP FUNCTION IF EXISTS livelist_write(text, bigint, text, bytea, boolean, bigint, bigint, text, text, bytea, boolean)", logger: logger))
+                try await drained(connection.query(PostgresQuery(unsafeSQL: Self.writeFunction), logger: logger))
+                try await drained(connection.query(PostgresQuery(unsafeSQL: Self.compactFunction), logger: logger))
+                try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (3)", logger: logger))
             }
         }
     }
@@ -286,6 +303,7 @@ public final class PostgresListStore: ListStore, Sendable {
             "GRANT SELECT, INSERT, UPDATE, DELETE ON livelist_lists, livelist_history, livelist_meta, livelist_revocations, livelist_leases, livelist_idempotency TO \(role)",
             "GRANT USAGE ON SEQUENCE livelist_revocations_id_seq TO \(role)",
             "GRANT EXECUTE ON FUNCTION livelist_write(text, bigint, text, bytea, boolean, bigint, bigint, text, text, bytea, boolean) TO \(role)",
+            "GRANT EXECUTE ON FUNCTION livelist_compact(text, bigint, bytea, bigint) TO \(role)",
         ]
     }
 
@@ -296,15 +314,24 @@ public final class PostgresListStore: ListStore, Sendable {
     public func load() throws(StoreError) -> StoredLists {
         try blocking("loading the lists") { [client, logger] in
             var stored = StoredLists()
-            let rows = try await client.query("SELECT name, version, kind, content FROM livelist_lists", logger: logger)
-            for try await (name, version, kind, content) in rows.decode((String, Int, String, ByteBuffer?).self) {
+            var patched: [(name: String, base: StoredLists.JSONList, version: Int)] = []
+            let rows = try await client.query("SELECT name, version, kind, content, base_version FROM livelist_lists", logger: logger)
+            for try await (name, version, kind, content, base) in rows.decode((String, Int, String, ByteBuffer?, Int).self) {
                 guard kind != Kind.none.rawValue else { continue }
                 stored.highWater[name] = version
-                switch Self.step(version: version, kind: kind, content: content).content {
-                case let .json(body): stored.jsonLists[name] = .init(version: version, body: body)
+                switch Self.step(version: base, kind: kind, content: content).content {
+                case let .json(body):
+                    if base < version {
+                        patched.append((name, .init(version: base, body: body), version))
+                    } else {
+                        stored.jsonLists[name] = .init(version: version, body: body)
+                    }
                 case let .state(bytes): stored.appStates[name] = .init(version: version, bytes: bytes)
-                case .deleted, .reserved: break
+                case .deleted, .reserved, .patch: break
                 }
+            }
+            for list in patched {
+                stored.jsonLists[list.name] = try await Self.patched(list.base, of: list.name, upTo: list.version, client: client, logger: logger)
             }
             return stored
         }
@@ -412,10 +439,16 @@ public final class PostgresListStore: ListStore, Sendable {
                 && !steps.contains { $0.content == .reserved }
             if complete { return StoredUpdate(steps: steps) }
             var latest: StoredUpdate.Step?
-            for try await (stored, kind, content) in try await client.query(
-                "SELECT version, kind, content FROM livelist_lists WHERE name = \(name)", logger: logger
-            ).decode((Int, String, ByteBuffer?).self) {
-                latest = Self.step(version: stored, kind: kind, content: content)
+            for try await (stored, kind, content, base) in try await client.query(
+                "SELECT version, kind, content, base_version FROM livelist_lists WHERE name = \(name)", logger: logger
+            ).decode((Int, String, ByteBuffer?, Int).self) {
+                latest = Self.step(version: base, kind: kind, content: content)
+                if case let .json(body)? = latest?.content, base < stored {
+                    let list = try await Self.patched(.init(version: base, body: body), of: name, upTo: stored, client: client, logger: logger)
+                    latest = .init(version: list.version, content: .json(list.body))
+                } else {
+                    latest?.version = stored
+                }
             }
             guard let latest, latest.version > version else { return nil }
             return StoredUpdate(steps: [latest])
@@ -471,10 +504,31 @@ public final class PostgresListStore: ListStore, Sendable {
         /// write rolls it back with everything else, so no committed row should hold it.
         case none
         case json
+        /// A patch of a JSON list (in `livelist_history` only: the list's row stays `json`).
+        case patch
         case deleted
         case state
         /// Versions reserved by a list that each node renders on its own.
         case reserved
+    }
+
+    /// The list whose base is `base`, with its patches up to `version` applied (they follow the base in
+    /// `livelist_history`; compaction removes none of them before it writes a base past them, and
+    /// later patches are left for the notices).
+    private static func patched(_ base: StoredLists.JSONList, of name: String, upTo version: Int, client: PostgresClient, logger: Logger) async throws -> StoredLists.JSONList {
+        var patches: [[UInt8]] = []
+        let rows = try await client.query("""
+            SELECT version, content FROM livelist_history
+            WHERE name = \(name) AND version > \(base.version) AND version <= \(version) AND kind = 'patch' ORDER BY version
+            """, logger: logger)
+        for try await (stored, content) in rows.decode((Int, ByteBuffer?).self) {
+            guard stored == base.version + patches.count + 1 else { break }
+            patches.append(bytes(content))
+        }
+        guard base.version + patches.count == version else {
+            throw StoreError("the patches of \(name) from version \(base.version + 1) to \(version) are not all in livelist_history; the database is inconsistent")
+        }
+        return try base.applying(patches, what: "list \(name)")
     }
 
     /// A `bytea` column's bytes (none for NULL).
@@ -487,6 +541,7 @@ public final class PostgresListStore: ListStore, Sendable {
         let bytes = Self.bytes(content)
         switch Kind(rawValue: kind) {
         case .json?: return .init(version: version, content: .json(bytes))
+        case .patch?: return .init(version: version, content: .patch(bytes))
         case .deleted?: return .init(version: version, content: .deleted)
         case .state?: return .init(version: version, content: .state(bytes))
         default: return .init(version: version, content: .reserved)
@@ -516,11 +571,13 @@ public final class PostgresListStore: ListStore, Sendable {
     static let writeFunction = """
         CREATE FUNCTION livelist_write(p_name text, p_version bigint, p_kind text, p_content bytea,
                                        p_kept boolean, p_keep bigint, p_limit bigint, p_lock_timeout text,
-                                       p_key text, p_fingerprint bytea, p_created boolean) RETURNS void AS $$
+                                       p_key text, p_fingerprint bytea, p_created boolean) RETURNS boolean AS $$
         DECLARE
             stored_version bigint;
             stored_kind text;
             json_lists bigint;
+            base bigint;
+            due boolean := false;
         BEGIN
             PERFORM set_config('lock_timeout', p_lock_timeout, true);
             IF p_key IS NOT NULL THEN
@@ -544,31 +601,80 @@ public final class PostgresListStore: ListStore, Sendable {
                     RAISE EXCEPTION USING ERRCODE = '\(limitState)', MESSAGE = p_limit::text;
                 END IF;
             END IF;
-            UPDATE livelist_lists SET version = p_version, kind = p_kind, content = p_content, updated_at = now()
-                WHERE name = p_name;
-            INSERT INTO livelist_history (name, version, kind, content)
-                VALUES (p_name, p_version, CASE WHEN p_kept THEN p_kind ELSE 'reserved' END,
-                        CASE WHEN p_kept THEN p_content END)
-                ON CONFLICT (name, version) DO UPDATE SET kind = excluded.kind, content = excluded.content;
-            DELETE FROM livelist_history WHERE name = p_name AND version <= p_version - p_keep;
+            IF p_kind = 'patch' THEN
+                IF stored_kind <> 'json' THEN
+                    RAISE EXCEPTION USING ERRCODE = '\(staleState)', MESSAGE = stored_version::text;
+                END IF;
+                -- The content stays the base's; the patch is kept in the history until a compaction.
+                UPDATE livelist_lists SET version = p_version, patch_bytes = patch_bytes + length(p_content), updated_at = now()
+                    WHERE name = p_name
+                    RETURNING base_version, patch_bytes > coalesce(length(content), 0) INTO base, due;
+                INSERT INTO livelist_history (name, version, kind, content) VALUES (p_name, p_version, 'patch', p_content)
+                    ON CONFLICT (name, version) DO UPDATE SET kind = excluded.kind, content = excluded.content;
+            ELSE
+                UPDATE livelist_lists SET version = p_version, kind = p_kind, content = p_content, base_version = p_version,
+                                          patch_bytes = 0, updated_at = now()
+                    WHERE name = p_name;
+                base := p_version;
+                INSERT INTO livelist_history (name, version, kind, content)
+                    VALUES (p_name, p_version, CASE WHEN p_kept THEN p_kind ELSE 'reserved' END,
+                            CASE WHEN p_kept THEN p_content END)
+                    ON CONFLICT (name, version) DO UPDATE SET kind = excluded.kind, content = excluded.content;
+            END IF;
+            DELETE FROM livelist_history WHERE name = p_name AND version <= p_version - p_keep AND version <= base;
             PERFORM pg_notify('\(channel)', p_name || ' ' || p_version);
+            RETURN due;
         END
         $$ LANGUAGE plpgsql
         """
 
-    /// Writes `name` at `version` with `livelist_write` (one statement, see there).
-    private func write(name: String, version: Int, kind: Kind, content: [UInt8]?, idempotency: IdempotentWrite? = nil) throws(StoreError) {
+    /// Makes the body of a JSON list at `p_version` its new base, when the list is still at that version
+    /// (a later patch leaves it to the node that writes the next one), and drops the patches before it
+    /// that the history keeps no longer.
+    static let compactFunction = """
+        CREATE FUNCTION livelist_compact(p_name text, p_version bigint, p_content bytea, p_keep bigint) RETURNS void AS $$
+        BEGIN
+            UPDATE livelist_lists SET content = p_content, base_version = p_version, patch_bytes = 0
+                WHERE name = p_name AND version = p_version AND kind = 'json';
+            IF FOUND THEN
+                DELETE FROM livelist_history WHERE name = p_name AND version <= p_version - p_keep;
+            END IF;
+        END
+        $$ LANGUAGE plpgsql
+        """
+
+    /// Keeps a patch as the list's `version` (see ``ListStore/appendJSONPatch(name:version:patch:idempotency:body:)``),
+    /// then, when `livelist_write` says the patches since the base outweigh it, writes `body()` as the
+    /// new base. A compaction that fails leaves the patches (the write is kept either way); the next
+    /// patch tries again.
+    public func appendJSONPatch(name: String, version: Int, patch: [UInt8], idempotency: IdempotentWrite?, body: () -> [UInt8]) throws(StoreError) {
+        guard try write(name: name, version: version, kind: .patch, content: patch, idempotency: idempotency) else { return }
+        let buffer = ByteBuffer(bytes: body())
+        let keep = options.keptVersions
+        try? blocking("compacting \(name)", write: true) { [client, logger] in
+            try await drained(client.query("SELECT livelist_compact(\(name), \(version), \(buffer), \(keep))", logger: logger))
+        }
+    }
+
+    /// Writes `name` at `version` with `livelist_write` (one statement, see there); returns whether the
+    /// list is due for compaction.
+    @discardableResult
+    private func write(name: String, version: Int, kind: Kind, content: [UInt8]?, idempotency: IdempotentWrite? = nil) throws(StoreError) -> Bool {
         let options = self.options
         let buffer = content.map { ByteBuffer(bytes: $0) }
         let (key, fingerprint, created) = (idempotency?.key.key, idempotency.map { ByteBuffer(bytes: $0.key.fingerprint) }, idempotency?.created)
         let kept = (content?.count ?? 0) <= options.largestKeptContent
         let lockTimeout = "\(Self.lockTimeoutMilliseconds(within: options.operationTimeout))ms"
-        try blocking("writing \(name)", write: true) { [client, logger] in
+        return try blocking("writing \(name)", write: true) { [client, logger] in
             do {
-                try await drained(client.query("""
-                    SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept), \(options.keptVersions), \(options.maximumJSONLists), \(lockTimeout),
+                var due = false
+                for try await value in try await client.query("""
+                    SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept || kind == .patch), \(options.keptVersions), \(options.maximumJSONLists), \(lockTimeout),
                                           \(key), \(fingerprint), \(created))
-                    """, logger: logger))
+                    """, logger: logger).decode(Bool.self) {
+                    due = value
+                }
+                return due
             } catch let error as PSQLError {
                 switch error.serverInfo?[.sqlState] {
                 case Self.staleState?: throw Refusal.stale(Int(error.serverInfo?[.message] ?? "") ?? 0)

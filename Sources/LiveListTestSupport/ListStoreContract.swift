@@ -76,6 +76,11 @@ public struct ListStoreContract: Sendable {
         /// A store of one process has no updates, versions, notices or leases to wait for; a shared
         /// store answers `update(of:after:)` and `versions()` for what it wrote.
         case sharing
+        /// Random PATCH sequences (through a ``ListRegistry`` on the store) give the states and the
+        /// renderings that PUTs of the same results give, with changesets that bring the page before
+        /// each patch to the page after it in no more operations than a diff; a store opened anew
+        /// (after its patches were compacted, or not) gives the same lists.
+        case patches
     }
 
     /// Names the store in violations, such as `FileListStore`.
@@ -114,6 +119,7 @@ public struct ListStoreContract: Sendable {
         case .highWater: try await checkHighWater()
         case .secret: try await checkSecret()
         case .sharing: try await checkSharing()
+        case .patches: try await checkPatches()
         }
     }
 

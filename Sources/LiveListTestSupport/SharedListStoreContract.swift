@@ -34,6 +34,10 @@ extension ListStoreContract {
         /// second write with the key is refused as ``StoreError/Kind/idempotencyKeyUsed`` and changes
         /// nothing.
         case idempotency
+        /// Two registries on two stores patch one list in turn: each follows the other's patches to the
+        /// same states, versions and byte-identical catch-ups, and a third store opened afterwards
+        /// loads the same list (compactions included).
+        case patchesFollowed
     }
 
     /// Runs one of the checks of a shared store.
@@ -50,6 +54,7 @@ extension ListStoreContract {
         case .leases: try await checkLeases()
         case .revocations: try await checkRevocations()
         case .idempotency: try await checkIdempotency()
+        case .patchesFollowed: try await checkPatchesFollowed()
         }
     }
 

@@ -68,7 +68,7 @@ final class SharedMemoryDatabase: @unchecked Sendable {
                 switch row.content {
                 case let .json(body): stored.jsonLists[name] = .init(version: row.version, body: body)
                 case let .state(bytes): stored.appStates[name] = .init(version: row.version, bytes: bytes)
-                case .deleted, .reserved: break
+                case .deleted, .reserved, .patch: break
                 }
             }
             return stored

@@ -271,8 +271,8 @@ import Testing
         let client = try await RouteClient()
         _ = try await client.put("/lists/g", json: Self.list(["a"]))
         let cases: [(HTTPMethod, String, String)] = [
-            (.POST, "/lists/g", "GET, HEAD, PUT, DELETE"),
-            (.PATCH, "/lists/g", "GET, HEAD, PUT, DELETE"),
+            (.POST, "/lists/g", "GET, HEAD, PUT, DELETE, PATCH"),
+            (.PATCH, "/lists/g/events", "GET, HEAD"),
             (.DELETE, "/lists/g/changes", "GET, HEAD"),
             (.PUT, "/lists/g/events", "GET, HEAD"),
             (.GET, "/lists/g/actions", "POST"),

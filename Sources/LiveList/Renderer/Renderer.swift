@@ -131,6 +131,15 @@ public final class Renderer<U: Updater>: Sendable {
         return try result.get()
     }
 
+    /// Runs `body` on the sections and the updater in place, inside the lock: for an updater that
+    /// applies a change it is told of rather than one it finds by a diff (a JSON list's patch). Neither
+    /// the observer nor the completion hears of it.
+    package func modify<R: Sendable, E: Error>(_ body: (inout [Section], inout U, U.Adapter) throws(E) -> R) throws(E) -> R {
+        try state.withLock { (state: inout State) throws(E) -> R in
+            try body(&state.data, &state.updater, state.adapter)
+        }
+    }
+
     /// Starts telling `observer` of every successful render: at once of the current sections (the
     /// last successful render's, empty before the first), then of each render that succeeds, with
     /// the adapter and updater after it. It is called inside the renderer's lock, so in the order the

@@ -341,6 +341,58 @@ public actor ListRegistry {
         }
     }
 
+    /// Applies a PATCH body (``JSONListPatch``) to an existing JSON-driven list, in the list's ordered
+    /// path, all or nothing. Idempotency keys work as for ``put(_:body:precondition:idempotency:)``.
+    ///
+    /// - Returns: the write (its changeset has no operations and no new version when nothing changed)
+    ///   and how many operations were skipped because their cell or section was missing.
+    public func patch(
+        _ name: ListName, body: [UInt8], precondition: WritePrecondition = .none, idempotency: IdempotencyKey? = nil
+    ) async throws(ListWriteError) -> (write: ListWrite, skipped: Int) {
+        let decoded: JSONListPatch
+        do {
+            decoded = try JSONListPatch.decode(body, limits: limits.listLimits)
+        } catch {
+            throw ListWriteError(error.isMalformedJSON ? .malformed : .invalid, code: error.code, detail: error.detail)
+        }
+        return try await self.patch(name, decoded, precondition: precondition, idempotency: idempotency)
+    }
+
+    /// Applies `patch` to an existing JSON-driven list (see ``patch(_:body:precondition:idempotency:)``):
+    /// for an app that feeds a large list without rendering it whole.
+    public func patch(
+        _ name: ListName, _ patch: JSONListPatch, precondition: WritePrecondition = .none, idempotency: IdempotencyKey? = nil
+    ) async throws(ListWriteError) -> (write: ListWrite, skipped: Int) {
+        while true {
+            // With a shared store, a list that another process created may not be known here yet: its
+            // actor catches up before it decides.
+            guard store.isShared || known(name) != nil else {
+                throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
+            }
+            let hosted = try jsonList(name, "patched")
+            let result: (outcome: JSONList.WriteOutcome, skipped: Int)
+            do {
+                result = try await hosted.patch(patch, precondition: precondition, idempotency: idempotency, limits: limits.listLimits)
+            } catch {
+                await retireIfUnused(hosted)
+                throw error
+            }
+            switch result.outcome {
+            case let .changed(changeset, json):
+                return (ListWrite(created: false, changeset: changeset, json: json), result.skipped)
+            case let .unchanged(version):
+                let changeset = ListChangeset(list: name.rawValue, from: version, version: version, animate: false, operations: [])
+                return (ListWrite(created: false, changeset: changeset, json: changeset.encodedJSON()), result.skipped)
+            case let .retired(version):
+                forget(hosted, version: version)
+            case let .replayed(earlier):
+                return (await replayedPut(earlier, of: hosted), 0)
+            case .created:
+                throw ListWriteError(.internal, code: "internal", detail: "a patch of \(name) had an unexpected outcome")
+            }
+        }
+    }
+
     /// What an earlier PUT with the same idempotency key answered: its changeset while the list is
     /// still at the version it made, else a changeset that names that version only.
     private func replayedPut(_ earlier: IdempotentWrite, of hosted: any ServedList) async -> ListWrite {

@@ -18,9 +18,18 @@ private let systemWrite = Darwin.write
 ///     DIR/versions               one "NAME VERSION" line per list: high-water marks of app lists
 ///     DIR/lists/NAME.list        "livelist-list 1 VERSION\n" then the exact PUT body, or, once the list
 ///                                is deleted, the tombstone "livelist-deleted 1 VERSION\n"
+///     DIR/lists/NAME.log         the patches after NAME.list's version, appended one record each:
+///                                "livelist-patch 1 VERSION LENGTH CHECKSUM\n", the patch, "\n"
 ///     DIR/apps/NAME.state        "livelist-state 1 VERSION\n" then a Swift app's state, opaque (a file
 ///                                without that header, from an earlier release, is a state at version 0)
 ///     DIR/secret                 32 random bytes for session tokens (mode 0600)
+///
+/// A patch (`PATCH`, or a PUT that changes only contents) is appended to the list's log and fsynced,
+/// so its cost follows the patch, not the list. Once the log holds more bytes than the body it follows,
+/// the list is compacted: the whole state is written as NAME.list (as below) at the patch's version,
+/// then the log is removed. At start-up a list is its body with the log's patches after its version
+/// applied; a record torn by a crash (short, or failing its checksum, at the log's end) was never
+/// acknowledged and is cut off; a bad record before the end stops start-up, as any corrupt file does.
 ///
 /// Every file is written to a temporary file of its own beside it (`NAME.PID.N.livelist-tmp`, so that no
 /// two writes ever share one), fsynced, renamed over the old one and the directory fsynced, so a crash
@@ -33,6 +42,8 @@ public final class FileListStore: ListStore, Sendable {
     public let directory: String
     /// Each name's stored high-water mark, as in the `versions` file.
     private let highWater = Mutex<[String: Int]>([:])
+    /// The bytes of each list's log and of the body it follows, for compaction.
+    private let logSizes = Mutex<[String: LogSize]>([:])
     /// The open lock file; closing it releases the directory (-1 once closed).
     private let lockDescriptor: Mutex<Int32>
 
@@ -144,17 +155,29 @@ public final class FileListStore: ListStore, Sendable {
                 throw StoreError("\(path) is not LiveList's; move it out of the data directory")
             }
         }
-        for (name, path) in try Self.storedFiles(in: directory + "/lists", suffix: ".list", kind: "list file") {
+        let listFolder = directory + "/lists"
+        let files = try Self.storedFiles(in: listFolder, suffix: ".list", kind: "list file", alsoAllowing: Self.logSuffix)
+        let listed = Set(files.map(\.name.rawValue))
+        var sizes: [String: LogSize] = [:]
+        for (name, path) in files {
             let version: Int
+            let logPath = listFolder + "/" + name.rawValue + Self.logSuffix
             switch try Self.parseList(try Self.read(path), path: path) {
             case let .list(list):
-                stored.jsonLists[name.rawValue] = list
-                version = list.version
+                let (withPatches, logBytes) = try Self.applyLog(at: logPath, to: list)
+                stored.jsonLists[name.rawValue] = withPatches
+                sizes[name.rawValue] = LogSize(log: logBytes, body: list.body.count)
+                version = withPatches.version
             case let .deleted(deletedAt):
+                unlink(logPath)
                 version = deletedAt
             }
             stored.highWater[name.rawValue] = max(stored.highWater[name.rawValue] ?? 0, version)
         }
+        for entry in try Self.list(listFolder) where entry.hasSuffix(Self.logSuffix) && !listed.contains(String(entry.dropLast(Self.logSuffix.count))) {
+            throw StoreError("\(listFolder)/\(entry) is a log of patches without its list file; the data directory is corrupt")
+        }
+        logSizes.withLock { $0 = sizes }
         for (name, path) in try Self.storedFiles(in: directory + "/apps", suffix: ".state", kind: "app state") {
             let state = try Self.parseAppState(try Self.read(path), path: path)
             stored.appStates[name.rawValue] = state
@@ -169,12 +192,15 @@ public final class FileListStore: ListStore, Sendable {
 
     /// The files `NAME.SUFFIX` of `folder`, with their list names: the temporary files of a write that
     /// was interrupted are removed, and anything else refuses the folder (a `kind` of LiveList's only).
-    private static func storedFiles(in folder: String, suffix: String, kind: String) throws(StoreError) -> [(name: ListName, path: String)] {
+    private static func storedFiles(in folder: String, suffix: String, kind: String, alsoAllowing other: String? = nil) throws(StoreError) -> [(name: ListName, path: String)] {
         var files: [(name: ListName, path: String)] = []
         for entry in try list(folder) {
             let path = folder + "/" + entry
             if entry.hasSuffix(temporarySuffix) {
                 unlink(path)
+                continue
+            }
+            if let other, entry.hasSuffix(other), ListName(String(entry.dropLast(other.count))) != nil {
                 continue
             }
             guard entry.hasSuffix(suffix), let name = ListName(String(entry.dropLast(suffix.count))) else {
@@ -199,10 +225,45 @@ public final class FileListStore: ListStore, Sendable {
     public func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) {
         let header = Array("livelist-list 1 \(version)\n".utf8)
         try Self.writeAtomically(header + body, to: directory + "/lists/\(name).list")
+        try dropLog(of: name, leaving: LogSize(log: 0, body: body.count))
     }
 
     public func deleteJSONList(name: String, version: Int) throws(StoreError) {
         try Self.writeAtomically(Array("livelist-deleted 1 \(version)\n".utf8), to: directory + "/lists/\(name).list")
+        try dropLog(of: name, leaving: nil)
+    }
+
+    /// Appends the patch to the list's log and fsyncs it (and the folder, for a new log); compacts the
+    /// list once the log holds more bytes than the body it follows. A compaction that fails leaves the
+    /// log as it is (the patch is durable either way) and is tried again after the next patch.
+    public func appendJSONPatch(name: String, version: Int, patch: [UInt8], idempotency: IdempotentWrite?, body: () -> [UInt8]) throws(StoreError) {
+        let path = directory + "/lists/\(name)" + Self.logSuffix
+        let size = logSizes.withLock { $0[name] } ?? LogSize(log: 0, body: 0)
+        let record = Self.logRecord(version: version, patch: patch)
+        // A log the store counts as empty holds nothing needed (at most records a compaction left).
+        try Self.append(record, to: path, truncating: size.log == 0)
+        if size.log == 0 {
+            try Self.syncDirectory(directory + "/lists")
+        }
+        let grown = LogSize(log: size.log + record.count, body: size.body)
+        logSizes.withLock { $0[name] = grown }
+        if grown.log > grown.body {
+            try? saveJSONList(name: name, version: version, body: body())
+        }
+    }
+
+    /// Removes a list's log once its list file no longer needs it (written whole, or deleted), and
+    /// records what is left.
+    private func dropLog(of name: String, leaving size: LogSize?) throws(StoreError) {
+        let had = logSizes.withLock { sizes -> Bool in
+            defer { sizes[name] = size }
+            return (sizes[name]?.log ?? 0) > 0
+        }
+        guard had else { return }
+        let path = directory + "/lists/\(name)" + Self.logSuffix
+        if unlink(path) == 0 {
+            try Self.syncDirectory(directory + "/lists")
+        }
     }
 
     public func saveAppState(name: String, version: Int, bytes: [UInt8]) throws(StoreError) {
@@ -283,6 +344,115 @@ public final class FileListStore: ListStore, Sendable {
             throw StoreError("\(path) does not start with \"livelist-state 1 VERSION\"; the file is corrupt")
         }
         return .init(version: version, bytes: Array(bytes[(newline + 1)...]))
+    }
+
+    // MARK: - Logs of patches
+
+    static let logSuffix = ".log"
+
+    /// The bytes of a list's log and of the body it follows.
+    struct LogSize {
+        var log: Int
+        var body: Int
+    }
+
+    /// One record of a log: a header line with the version, the patch's length and its checksum, the
+    /// patch, and a newline.
+    static func logRecord(version: Int, patch: [UInt8]) -> [UInt8] {
+        var record = Array("livelist-patch 1 \(version) \(patch.count) \(String(checksum(patch), radix: 16))\n".utf8)
+        record += patch
+        record.append(0x0A)
+        return record
+    }
+
+    /// FNV-1a, 64 bits: enough to tell a record a crash tore or left unwritten from a whole one.
+    static func checksum(_ bytes: some Collection<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    /// The records of a log after `after`, in order, and the length of the log up to its last whole
+    /// record: a record that ends the log short, or with a wrong checksum, was torn by a crash before
+    /// it was acknowledged, and is left out. Versions must follow each other.
+    static func parseLog(_ bytes: [UInt8], after: Int, path: String) throws(StoreError) -> (patches: [(version: Int, patch: ArraySlice<UInt8>)], length: Int) {
+        var patches: [(version: Int, patch: ArraySlice<UInt8>)] = []
+        var offset = 0
+        var expected = after + 1
+        while offset < bytes.count {
+            guard let newline = bytes[offset...].firstIndex(of: 0x0A) else { break }
+            let fields = bytes[offset ..< newline].split(separator: 0x20).map { String(decoding: $0, as: UTF8.self) }
+            guard fields.count == 5, fields[0] == "livelist-patch", fields[1] == "1", let version = ListVersion.parse(fields[2]),
+                let length = Int(fields[3]), length >= 0, let sum = UInt64(fields[4], radix: 16)
+            else {
+                // Zeros where a crash left the file longer than what was written are a torn end too.
+                if bytes[offset...].allSatisfy({ $0 == 0 }) { break }
+                throw StoreError("\(path): the record at byte \(offset) has no \"livelist-patch 1 VERSION LENGTH CHECKSUM\" header; the file is corrupt")
+            }
+            let start = newline + 1
+            guard bytes.count - start >= length + 1 else { break }
+            let patch = bytes[start ..< start + length]
+            let end = start + length + 1
+            guard bytes[start + length] == 0x0A, checksum(patch) == sum else {
+                if end == bytes.count || bytes[end...].allSatisfy({ $0 == 0 }) { break }
+                throw StoreError("\(path): the record at byte \(offset) fails its checksum; the file is corrupt")
+            }
+            if version > after {
+                guard version == expected else {
+                    throw StoreError("\(path): the record at byte \(offset) is version \(version), expected \(expected); the file is corrupt")
+                }
+                patches.append((version, patch))
+                expected += 1
+            }
+            offset = end
+        }
+        return (patches, offset)
+    }
+
+    /// `list` with the patches of its log applied (the log cut after its last whole record), and the
+    /// log's length.
+    static func applyLog(at path: String, to list: StoredLists.JSONList) throws(StoreError) -> (StoredLists.JSONList, Int) {
+        guard access(path, F_OK) == 0 else { return (list, 0) }
+        let bytes = try read(path)
+        let (records, length) = try parseLog(bytes, after: list.version, path: path)
+        if length < bytes.count {
+            guard truncate(path, off_t(length)) == 0 else {
+                throw StoreError("cannot cut the torn end off \(path): \(errorText())")
+            }
+        }
+        return (try list.applying(records.map { Array($0.patch) }, what: path), length)
+    }
+
+    /// Appends `record` to the file at `path` (made when missing, emptied first with `truncating`) and
+    /// fsyncs it; a failed append is cut off again, so that the next one follows a whole record.
+    static func append(_ record: [UInt8], to path: String, truncating: Bool) throws(StoreError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncating ? O_TRUNC : 0), 0o644)
+        guard descriptor >= 0 else {
+            throw StoreError("cannot open \(path): \(errorText())")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw StoreError("cannot read the size of \(path): \(errorText())")
+        }
+        var written = 0
+        while written < record.count {
+            let count = record.withUnsafeBytes { raw in systemWrite(descriptor, raw.baseAddress! + written, raw.count - written) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                let message = errorText()
+                _ = ftruncate(descriptor, info.st_size)
+                throw StoreError("cannot write \(path): \(message)")
+            }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else {
+            let message = errorText()
+            _ = ftruncate(descriptor, info.st_size)
+            throw StoreError("cannot sync \(path): \(message)")
+        }
     }
 
     // MARK: - Files

@@ -1,3 +1,4 @@
+import LiveListHTML
 import Synchronization
 /// Where lists keep what must survive a restart: each name's version high-water mark (versions are never
 /// reused), the bodies of JSON-driven lists and the tombstones of deleted ones, and the state of Swift
@@ -54,6 +55,12 @@ public protocol ListStore: Sendable {
     func saveJSONList(name: String, version: Int, body: [UInt8], idempotency: IdempotentWrite?) throws(StoreError)
     /// Deletes a JSON-driven list, keeping `idempotency` with it (see above). Default: `deleteJSONList`.
     func deleteJSONList(name: String, version: Int, idempotency: IdempotentWrite?) throws(StoreError)
+    /// Stores a patch of a JSON-driven list (``JSONListPatch``, encoded) as the list's `version`, with
+    /// `idempotency` as ``saveJSONList(name:version:body:idempotency:)`` does. `body` makes the whole
+    /// state after the patch, in the PUT body's format: a store that keeps a list as a body and the
+    /// patches after it calls it when it compacts them; one that keeps whole bodies only stores it.
+    /// Default: `saveJSONList` with `body()`.
+    func appendJSONPatch(name: String, version: Int, patch: [UInt8], idempotency: IdempotentWrite?, body: () -> [UInt8]) throws(StoreError)
     /// The write that a shared store kept for `key` on the list `name`, if any (kept a day).
     func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite?
     /// Keeps a revocation for the other processes of a shared store, durably; returns once they can
@@ -80,6 +87,9 @@ extension ListStore {
     public func deleteJSONList(name: String, version: Int, idempotency: IdempotentWrite?) throws(StoreError) {
         try deleteJSONList(name: name, version: version)
     }
+    public func appendJSONPatch(name: String, version: Int, patch: [UInt8], idempotency: IdempotentWrite?, body: () -> [UInt8]) throws(StoreError) {
+        try saveJSONList(name: name, version: version, body: body(), idempotency: idempotency)
+    }
     public func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite? { nil }
     public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
         RevocationBatch(revocations: [], position: position ?? 0)
@@ -94,6 +104,8 @@ public struct StoredUpdate: Sendable, Equatable {
     public enum Content: Sendable, Equatable {
         /// A JSON-driven list's PUT body.
         case json([UInt8])
+        /// A patch of a JSON-driven list (``JSONListPatch``, encoded): the change from the version before.
+        case patch([UInt8])
         /// A deleted JSON-driven list.
         case deleted
         /// A Swift app's state.
@@ -182,6 +194,28 @@ public struct StoredLists: Sendable, Equatable {
         self.highWater = highWater
         self.jsonLists = jsonLists
         self.appStates = appStates
+    }
+}
+
+extension StoredLists.JSONList {
+    /// This list with `patches` (each an encoded ``JSONListPatch``, the versions after this one in
+    /// order) applied: for a store that keeps a list as a body and the patches after it. Limits are not
+    /// applied (what was accepted stays).
+    ///
+    /// - Throws: when a patch does not decode or apply: the store is corrupt (`what` names where).
+    public func applying(_ patches: [[UInt8]], what: String) throws(StoreError) -> StoredLists.JSONList {
+        guard !patches.isEmpty else { return self }
+        do {
+            var decoded: [JSONListPatch] = []
+            decoded.reserveCapacity(patches.count)
+            for patch in patches {
+                decoded.append(try JSONListPatch.decode(patch, limits: .unlimited))
+            }
+            let state = try JSONListState.decode(body, limits: .unlimited).applying(decoded)
+            return StoredLists.JSONList(version: version + patches.count, body: state.encoded())
+        } catch {
+            throw StoreError("\(what): the patches after version \(version) do not apply (\(error)); the store is corrupt")
+        }
     }
 }
 

@@ -86,6 +86,12 @@ public struct JSONListLimits: Sendable, Equatable {
     }
 }
 
+extension JSONListLimits {
+    /// No limits: for what the store holds, which was within the limits of the process that accepted
+    /// it (a lowered limit must not lose data).
+    public static let unlimited = JSONListLimits(maximumSections: .max, maximumCells: .max, maximumIDLength: .max, maximumTextLength: .max)
+}
+
 /// Why a list body was refused: a stable code and a detail naming the path.
 public struct ListStateError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A stable word for programs: `malformed_json`, `invalid_type`, `missing_field`, `unknown_field`,

@@ -25,7 +25,7 @@ public struct PatchUpdater: Updater {
 
     /// The options, sent to the browser as the root's data attributes and each changeset's `animate`.
     public var options: UpdaterOptions
-    private var state: VersionedRendering
+    var state: VersionedRendering
 
     /// Creates an updater for the list `list`, starting at `version` (a list's versions are never
     /// reused, so a list created again continues from its persisted high-water mark).

@@ -24,6 +24,12 @@ struct VersionedRendering: Sendable {
         return from
     }
 
+    /// Takes the rendering as changed in place as a new version; returns the version it came from.
+    mutating func advanceInPlace() -> Int {
+        version += 1
+        return version - 1
+    }
+
     /// Moves on to `newVersion` keeping the rendering: the versions in between were taken elsewhere (by
     /// another process of a shared store, whose writes this one renders after the fact).
     mutating func skip(to newVersion: Int) {

@@ -120,6 +120,9 @@ public final class LiveListApp: Sendable {
         router.add(.PUT, "/lists/:name", HTTPHandler.async { [self] request in await put(request) }.checkingHeads { [self] head in
             refusePut(head)
         }.acceptingBodies(upTo: configuration.maximumBodyBytes))
+        router.add(.PATCH, "/lists/:name", HTTPHandler.async { [self] request in await patch(request) }.checkingHeads { [self] head in
+            refusePut(head)
+        }.acceptingBodies(upTo: configuration.maximumBodyBytes))
         router.add(.DELETE, "/lists/:name", HTTPHandler.async { [self] request in await delete(request) }.checkingHeads { [self] head in
             refuseWrite(head)
         })

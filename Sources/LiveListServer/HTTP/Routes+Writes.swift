@@ -52,9 +52,46 @@ extension LiveListApp {
             return errorResponse(.notFound, "no list named \(quoted(request.pathParameters["name"] ?? "")); names match [A-Za-z0-9][A-Za-z0-9._-]{0,63}")
         }
         guard request.contentMediaType == "application/json" else {
-            return errorResponse(.unsupportedMediaType, "Content-Type: \(quoted(request.headers["Content-Type"] ?? "")); send application/json")
+            let other = request.contentMediaType == "application/merge-patch+json" ? " (a JSON Merge Patch is not a LiveList patch: send {\"ops\": [...]})" : ""
+            return errorResponse(.unsupportedMediaType, "Content-Type: \(quoted(request.headers["Content-Type"] ?? ""))\(other); send application/json")
         }
         return nil
+    }
+
+    /// `PATCH /lists/NAME`: applies keyed operations to an existing JSON-driven list, all or nothing;
+    /// answers like a PUT (the changeset, the new version as the ETag), with `skipped`, the number of
+    /// operations whose cell or section was missing, as the answer's first member.
+    func patch(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = refusePut(request) {
+            return refusal
+        }
+        guard let name = request.pathParameters["name"].flatMap(ListName.init) else {
+            return missingList(request.pathParameters["name"] ?? "")
+        }
+        guard request.body.count <= configuration.maximumBodyBytes else {
+            return errorResponse(.bodyTooLarge, "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
+        }
+        let precondition: WritePrecondition
+        switch HeaderParsing.writeCondition(ifMatch: request.headers.joinedValues("If-Match"), ifNoneMatch: request.headers.joinedValues("If-None-Match")) {
+        case let .success(parsed): precondition = parsed
+        case let .failure(answer): return answer.response
+        }
+        let idempotency: IdempotencyKey?
+        switch Self.idempotencyKey(request) {
+        case let .success(key): idempotency = key
+        case let .failure(answer): return answer.response
+        }
+        do {
+            let (write, skipped) = try await registry.patch(name, body: request.body, precondition: precondition, idempotency: idempotency)
+            var response = HTTPResponse.json(Array("{\"skipped\":\(skipped),".utf8) + write.json.dropFirst())
+            response.headers.set("ETag", "\"\(write.version)\"")
+            if write.replayed {
+                response.headers.set("Idempotent-Replayed", "true")
+            }
+            return response
+        } catch {
+            return writeFailure(error, request)
+        }
     }
 
     /// `PUT /lists/NAME`: creates (201) or replaces (200) a JSON-driven list; answers the changeset.

@@ -1,4 +1,4 @@
-import LiveListHTML
+public import LiveListHTML
 
 /// A list that `PUT` and `DELETE` drive (through ``ListRegistry/put(_:body:precondition:)`` and
 /// ``ListRegistry/delete(_:)``): its state is the last body stored.
@@ -57,7 +57,17 @@ public actor JSONList: ServedList {
 
     private func set(_ state: JSONListState, body: [UInt8]) {
         source.set(state, body: body)
-        core.snapshotState = body
+    }
+
+    /// The current state in snapshot form, its `state` the list's body (encoded once after a patch).
+    public func snapshot(for viewer: Viewer) -> ListSnapshot {
+        core.snapshotState = source.currentBody()
+        return core.snapshot(for: viewer)
+    }
+
+    package func versionedSnapshotJSON(for viewer: Viewer) -> (version: Int, bytes: [UInt8]) {
+        core.snapshotState = source.currentBody()
+        return core.versionedSnapshotJSON(for: viewer)
     }
 
     /// Creates or replaces the list's state, in the ordered path: checks `precondition`, renders,
@@ -131,6 +141,11 @@ public actor JSONList: ServedList {
         if source.shows(state) {
             return .unchanged(version: current)
         }
+        if exists, let patch = source.contentPatch(to: state) {
+            // Only texts, details, headers or footers differ: the changed cells are rendered and stored
+            // as a patch, and the rest of the list costs nothing.
+            return try patchOnce(patch, precondition: .none, idempotency: idempotency, limits: nil).outcome
+        }
         _ = try core.nextVersion()
         try source.takePlace()
         let previous = core.renderer.data
@@ -153,6 +168,94 @@ public actor JSONList: ServedList {
         core.setExists(true)
         let encoded = core.publish(changeset)
         return exists ? .changed(changeset, json: encoded) : .created(changeset, json: encoded)
+    }
+
+    /// Applies `patch` in the ordered path, all or nothing: checks `precondition`, applies the
+    /// operations to the state (refusing the first that cannot apply, 422), stores the operations that
+    /// changed something with the new version, then renders only what they changed and publishes. A
+    /// patch that changes nothing makes no version. `skipped` counts the operations whose cell or
+    /// section was missing. Idempotency keys work as for ``put(state:body:precondition:idempotency:)``.
+    func patch(_ patch: JSONListPatch, precondition: WritePrecondition, idempotency: IdempotencyKey?, limits: JSONListLimits) throws(ListWriteError) -> (outcome: WriteOutcome, skipped: Int) {
+        var skipped = 0
+        let outcome = try idempotently(idempotency) { () throws(ListWriteError) in
+            try retryingStale { () throws(ListWriteError) in
+                let result = try patchOnce(patch, precondition: precondition, idempotency: idempotency, limits: limits)
+                skipped = result.skipped
+                return result.outcome
+            }
+        }
+        return (outcome, skipped)
+    }
+
+    /// One attempt of a patch (`limits` nil: a PUT's content patch, already within them).
+    private func patchOnce(
+        _ patch: JSONListPatch, precondition: WritePrecondition, idempotency: IdempotencyKey?, limits: JSONListLimits?
+    ) throws(ListWriteError) -> (outcome: WriteOutcome, skipped: Int) {
+        guard !core.isRetired else { return (.retired(version: core.version), 0) }
+        guard source.exists else {
+            throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
+        }
+        let current = core.version
+        try source.check(precondition, version: current)
+        let applied: JSONListDocument.Applied
+        do {
+            applied = try source.apply(patch, limits: limits ?? .unlimited)
+        } catch {
+            throw ListWriteError(.invalid, code: error.code, detail: error.detail)
+        }
+        guard applied.changed else { return (.unchanged(version: current), applied.skipped) }
+        // Operations that act on each other (a cell moved, or touched twice) are rendered whole and
+        // diffed, before the write: their net result may be no change at all, which takes no version.
+        let version: Int
+        do {
+            version = try core.nextVersion()
+        } catch {
+            source.undo(applied)
+            throw error
+        }
+        var whole: ListChangeset?
+        let previous = applied.minimal ? [] : core.renderer.data
+        if !applied.minimal {
+            do {
+                guard let rendered = try core.renderer.render(source.document?.state.listSections ?? []) else {
+                    return (.unchanged(version: current), applied.skipped)
+                }
+                whole = rendered
+            } catch {
+                source.undo(applied)
+                throw ListWriteError(.invalid, code: "invalid_key", detail: "the patch does not render: \(error)")
+            }
+        }
+        do {
+            try core.store.appendJSONPatch(
+                name: name.rawValue, version: version, patch: JSONListPatch(operations: applied.effective).encoded(),
+                idempotency: idempotency.map { IdempotentWrite(key: $0, version: version, created: false) },
+                body: { source.document?.state.encoded() ?? [] })
+        } catch {
+            source.undo(applied)
+            if whole != nil {
+                try? core.resetRenderer(to: previous, at: current)
+            }
+            throw core.storageFailed("the patch could not be stored", error)
+        }
+        let changeset = whole ?? render(applied)
+        return (.changed(changeset, json: core.publish(changeset)), applied.skipped)
+    }
+
+    /// The changeset of an applied patch whose effects make no more DOM operations than a diff would:
+    /// only what it changed is rendered, in place. A version is taken (the store has it).
+    private func render(_ applied: JSONListDocument.Applied) -> ListChangeset {
+        do {
+            let changeset = try core.renderer.modify { (data: inout [Section], updater: inout PatchUpdater, adapter: HTMLAdapter) throws(RenderError) -> ListChangeset? in
+                try updater.apply(applied.effects, adapter: adapter, data: &data)
+            }
+            return changeset ?? core.renderer.updater.advanceVersion()
+        } catch {
+            // Not reached: every id was checked when the patch applied. Should a render fail anyway,
+            // the viewers get the whole list at the new version.
+            try? core.resetRenderer(to: source.document?.state.listSections ?? [], at: core.version + 1)
+            return core.renderer.updater.snapshot.reset(from: core.version - 1)
+        }
     }
 
     /// Deletes the list: the deletion takes a version of its own (a tombstone in the store, so that a
@@ -236,6 +339,19 @@ public actor JSONList: ServedList {
             let changeset = try core.renderer.render(state.listSections) ?? core.renderer.updater.advanceVersion()
             set(state, body: body)
             core.setExists(true)
+            core.publish(core.skipping(changeset, to: step.version))
+        case let .patch(bytes):
+            let patch = try JSONListPatch.decode(bytes, limits: .unlimited)
+            guard source.exists else {
+                throw StoreError("\(name) has a stored patch at version \(step.version) but no list to apply it to")
+            }
+            let applied = try source.apply(patch, limits: .unlimited)
+            let changeset: ListChangeset
+            if applied.minimal && applied.changed {
+                changeset = render(applied)
+            } else {
+                changeset = try core.renderer.render(source.document?.state.listSections ?? []) ?? core.renderer.updater.advanceVersion()
+            }
             core.publish(core.skipping(changeset, to: step.version))
         case .deleted:
             guard source.exists else {
