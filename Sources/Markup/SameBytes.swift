@@ -4,7 +4,14 @@
 package func sameBytes(_ a: String, _ b: String) -> Bool {
     let left = a.utf8
     let right = b.utf8
-    return left.count == right.count && left.elementsEqual(right)
+    guard left.count == right.count else { return false }
+    // Native strings hold their bytes contiguously: compared as buffers, which is much faster than
+    // walking the views.
+    if let same = left.withContiguousStorageIfAvailable({ l in right.withContiguousStorageIfAvailable { r in l.elementsEqual(r) } }),
+        let same {
+        return same
+    }
+    return left.elementsEqual(right)
 }
 
 /// `sameBytes(_:_:)` of two optional strings: both nil, or both present with the same bytes.

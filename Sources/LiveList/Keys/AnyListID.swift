@@ -127,14 +127,24 @@ extension AnyListID: Hashable {
     public static func == (lhs: AnyListID, rhs: AnyListID) -> Bool {
         let left = lhs.key.utf8
         let right = rhs.key.utf8
-        return left.count == right.count && left.elementsEqual(right)
+        guard left.count == right.count else { return false }
+        // Native strings hold their bytes contiguously: compared as buffers, which is much faster
+        // than walking the views.
+        if let same = left.withContiguousStorageIfAvailable({ l in right.withContiguousStorageIfAvailable { r in l.elementsEqual(r) } }),
+            let same {
+            return same
+        }
+        return left.elementsEqual(right)
     }
 
-    /// Hashes the key only, consistently with `==` (byte-equal keys are canonically equivalent,
-    /// so they hash alike).
+    /// Hashes the key's bytes only, consistently with `==`.
     @inlinable
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
+        // The bytes, as `==` compares them (String's own hashing normalizes first, which costs more).
+        if key.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            for byte in key.utf8 { hasher.combine(byte) }
+        }
+        hasher.combine(key.utf8.count)
     }
 }
 

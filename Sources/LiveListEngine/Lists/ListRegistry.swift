@@ -305,8 +305,9 @@ public actor ListRegistry {
         _ name: ListName, body: [UInt8], precondition: WritePrecondition = .none, idempotency: IdempotencyKey? = nil
     ) async throws(ListWriteError) -> ListWrite {
         let state: JSONListState
+        let idsChecked: Bool
         do {
-            state = try JSONListState.decode(body, limits: limits.listLimits)
+            (state, idsChecked) = try JSONListState.decodeForPut(body, limits: limits.listLimits)
         } catch {
             throw ListWriteError(error.isMalformedJSON ? .malformed : .invalid, code: error.code, detail: error.detail)
         }
@@ -314,7 +315,7 @@ public actor ListRegistry {
             let hosted = try jsonList(name, "written")
             let outcome: JSONList.WriteOutcome
             do {
-                outcome = try await hosted.put(state: state, body: body, precondition: precondition, idempotency: idempotency)
+                outcome = try await hosted.put(state: state, body: body, precondition: precondition, idempotency: idempotency, idsChecked: idsChecked)
             } catch {
                 // A refused write on a name that does not exist leaves nothing behind.
                 await retireIfUnused(hosted)

@@ -1,4 +1,3 @@
-import LiveList
 import Markup
 
 /// A JSON list's state with an index of its ids, to which a ``JSONListPatch`` applies in place at a
@@ -15,21 +14,21 @@ public struct JSONListDocument: Sendable {
     /// The number of cells over all sections.
     public private(set) var cellCount: Int
 
-    private var sectionIndex: [AnyListID: Int] = [:]
-    private var cellIndex: [AnyListID: Place] = [:]
+    private var sectionIndex: [ByteKey: Int] = [:]
+    private var cellIndex: [ByteKey: Place] = [:]
     private var shifts: [Shift] = []
     private var indexed = false
 
     /// Where a cell was when it was indexed (its section's id, its position) and the shifts since.
     private struct Place {
-        var section: AnyListID
+        var section: ByteKey
         var position: Int
         var epoch: Int
     }
 
     /// A cell inserted (delta 1: cells at or after `position` move down) or removed (-1: cells after it move up).
     private struct Shift {
-        var section: AnyListID
+        var section: ByteKey
         var position: Int
         var delta: Int
     }
@@ -55,10 +54,10 @@ public struct JSONListDocument: Sendable {
         sectionIndex = Dictionary(minimumCapacity: state.sections.count)
         cellIndex = Dictionary(minimumCapacity: cellCount)
         for (index, section) in state.sections.enumerated() {
-            let id = AnyListID(section.id)
+            let id = ByteKey(section.id)
             sectionIndex[id] = index
             for (position, cell) in section.cells.enumerated() {
-                cellIndex[AnyListID(cell.id)] = Place(section: id, position: position, epoch: 0)
+                cellIndex[ByteKey(cell.id)] = Place(section: id, position: position, epoch: 0)
             }
         }
         shifts = []
@@ -74,12 +73,12 @@ public struct JSONListDocument: Sendable {
     private mutating func indexSections() {
         sectionIndex = Dictionary(minimumCapacity: state.sections.count)
         for (index, section) in state.sections.enumerated() {
-            sectionIndex[AnyListID(section.id)] = index
+            sectionIndex[ByteKey(section.id)] = index
         }
     }
 
     /// The section and position of the cell `id`, if the list holds it.
-    private func find(_ id: AnyListID) -> (section: Int, position: Int)? {
+    private func find(_ id: ByteKey) -> (section: Int, position: Int)? {
         guard let place = cellIndex[id], let section = sectionIndex[place.section] else { return nil }
         var position = place.position
         for shift in shifts[place.epoch...] where shift.section == place.section {
@@ -93,20 +92,20 @@ public struct JSONListDocument: Sendable {
     }
 
     private mutating func insertCell(_ cell: JSONListState.Cell, section: Int, at position: Int) {
-        let sectionID = AnyListID(state.sections[section].id)
+        let sectionID = ByteKey(state.sections[section].id)
         state.sections[section].cells.insert(cell, at: position)
         cellCount += 1
         if position != state.sections[section].cells.count - 1 {
             shifts.append(Shift(section: sectionID, position: position, delta: 1))
         }
-        cellIndex[AnyListID(cell.id)] = Place(section: sectionID, position: position, epoch: shifts.count)
+        cellIndex[ByteKey(cell.id)] = Place(section: sectionID, position: position, epoch: shifts.count)
     }
 
     private mutating func removeCell(section: Int, at position: Int) -> JSONListState.Cell {
-        let sectionID = AnyListID(state.sections[section].id)
+        let sectionID = ByteKey(state.sections[section].id)
         let cell = state.sections[section].cells.remove(at: position)
         cellCount -= 1
-        cellIndex.removeValue(forKey: AnyListID(cell.id))
+        cellIndex.removeValue(forKey: ByteKey(cell.id))
         if position != state.sections[section].cells.count {
             shifts.append(Shift(section: sectionID, position: position, delta: -1))
         }
@@ -162,11 +161,11 @@ public struct JSONListDocument: Sendable {
     public mutating func apply(_ patch: JSONListPatch, limits: JSONListLimits) throws(ListStateError) -> Applied {
         ensureIndex()
         var applied = Applied()
-        var subjects = Set<AnyListID>()
-        var sectionSubjects = Set<AnyListID>()
-        var sectionsWithCellChanges = Set<AnyListID>()
+        var subjects = Set<ByteKey>()
+        var sectionSubjects = Set<ByteKey>()
+        var sectionsWithCellChanges = Set<ByteKey>()
         func subject(_ id: String, section: Bool) {
-            let inserted = section ? sectionSubjects.insert(AnyListID(id)).inserted : subjects.insert(AnyListID(id)).inserted
+            let inserted = section ? sectionSubjects.insert(ByteKey(id)).inserted : subjects.insert(ByteKey(id)).inserted
             if !inserted { applied.minimal = false }
         }
         do throws(ListStateError) {
@@ -174,16 +173,16 @@ public struct JSONListDocument: Sendable {
                 let path = "ops[\(index)]"
                 switch operation {
                 case let .upsert(cell, sectionID, position):
-                    if let found = find(AnyListID(cell.id)) {
+                    if let found = find(ByteKey(cell.id)) {
                         if try placeExisting(cell, at: found, section: sectionID, position: position, path: path, applied: &applied) {
                             subject(cell.id, section: false)
-                            sectionsWithCellChanges.insert(AnyListID(state.sections[find(AnyListID(cell.id))!.section].id))
+                            sectionsWithCellChanges.insert(ByteKey(state.sections[find(ByteKey(cell.id))!.section].id))
                         }
                     } else {
                         guard let sectionID else {
                             throw ListStateError(code: "missing_section", detail: "\(path).section: required to insert the missing cell \(quoted(cell.id))")
                         }
-                        guard let section = sectionIndex[AnyListID(sectionID)] else {
+                        guard let section = sectionIndex[ByteKey(sectionID)] else {
                             throw ListStateError(code: "unknown_section", detail: "\(path).section: no section \(quoted(sectionID))")
                         }
                         guard cellCount < limits.maximumCells else {
@@ -195,23 +194,23 @@ public struct JSONListDocument: Sendable {
                         applied.effects.append(.cellInserted(section: section, position: target, cell: cell))
                         applied.effective.append(.upsert(cell: cell, section: sectionID, position: Self.explicit(target, in: state.sections[section].cells.lazy.map(\.id))))
                         subject(cell.id, section: false)
-                        sectionsWithCellChanges.insert(AnyListID(sectionID))
+                        sectionsWithCellChanges.insert(ByteKey(sectionID))
                     }
                 case let .update(cell):
-                    guard let found = find(AnyListID(cell.id)) else {
+                    guard let found = find(ByteKey(cell.id)) else {
                         applied.skipped += 1
                         continue
                     }
                     if try placeExisting(cell, at: found, section: nil, position: nil, path: path, applied: &applied) {
                         subject(cell.id, section: false)
-                        sectionsWithCellChanges.insert(AnyListID(state.sections[found.section].id))
+                        sectionsWithCellChanges.insert(ByteKey(state.sections[found.section].id))
                     }
                 case let .remove(id):
-                    guard let found = find(AnyListID(id)) else {
+                    guard let found = find(ByteKey(id)) else {
                         applied.skipped += 1
                         continue
                     }
-                    sectionsWithCellChanges.insert(AnyListID(state.sections[found.section].id))
+                    sectionsWithCellChanges.insert(ByteKey(state.sections[found.section].id))
                     let cell = removeCell(section: found.section, at: found.position)
                     applied.undo.append(.insertCell(section: found.section, position: found.position, cell: cell))
                     applied.effects.append(.cellRemoved(section: found.section, position: found.position))
@@ -222,15 +221,15 @@ public struct JSONListDocument: Sendable {
                         subject(id, section: true)
                     }
                 case let .removeSection(id):
-                    guard let index = sectionIndex[AnyListID(id)] else {
+                    guard let index = sectionIndex[ByteKey(id)] else {
                         applied.skipped += 1
                         continue
                     }
-                    if sectionsWithCellChanges.contains(AnyListID(id)) { applied.minimal = false }
+                    if sectionsWithCellChanges.contains(ByteKey(id)) { applied.minimal = false }
                     let section = state.sections.remove(at: index)
                     cellCount -= section.cells.count
                     for cell in section.cells {
-                        cellIndex.removeValue(forKey: AnyListID(cell.id))
+                        cellIndex.removeValue(forKey: ByteKey(cell.id))
                     }
                     indexSections()
                     applied.undo.append(.insertSection(index: index, section: section))
@@ -255,7 +254,7 @@ public struct JSONListDocument: Sendable {
         let old = state.sections[found.section].cells[found.position]
         var targetSection = found.section
         if let sectionID {
-            guard let index = sectionIndex[AnyListID(sectionID)] else {
+            guard let index = sectionIndex[ByteKey(sectionID)] else {
                 throw ListStateError(code: "unknown_section", detail: "\(path).section: no section \(quoted(sectionID))")
             }
             targetSection = index
@@ -269,7 +268,7 @@ public struct JSONListDocument: Sendable {
             case .first: moves = found.position != 0
             case .last: moves = found.position != cells.count - 1
             case let .after(anchor):
-                guard let anchorPlace = find(AnyListID(anchor)), anchorPlace.section == found.section, !sameBytes(anchor, cell.id) else {
+                guard let anchorPlace = find(ByteKey(anchor)), anchorPlace.section == found.section, !sameBytes(anchor, cell.id) else {
                     throw Self.unknownAnchor(anchor, in: state.sections[targetSection].id, path: path)
                 }
                 moves = anchorPlace.position != found.position - 1
@@ -288,7 +287,7 @@ public struct JSONListDocument: Sendable {
         }
         // Validate the anchor before anything moves.
         if case let .after(anchor)? = position, targetSection != found.section {
-            guard let anchorPlace = find(AnyListID(anchor)), anchorPlace.section == targetSection else {
+            guard let anchorPlace = find(ByteKey(anchor)), anchorPlace.section == targetSection else {
                 throw Self.unknownAnchor(anchor, in: state.sections[targetSection].id, path: path)
             }
         }
@@ -310,7 +309,7 @@ public struct JSONListDocument: Sendable {
         case .first: return 0
         case .last: return state.sections[section].cells.count
         case let .after(anchor):
-            guard let place = find(AnyListID(anchor)), place.section == section else {
+            guard let place = find(ByteKey(anchor)), place.section == section else {
                 throw Self.unknownAnchor(anchor, in: state.sections[section].id, path: path)
             }
             return place.position + 1
@@ -336,13 +335,13 @@ public struct JSONListDocument: Sendable {
             case .first: return 0
             case .last: return state.sections.count
             case let .after(anchor):
-                guard let index = sectionIndex[AnyListID(anchor)], excluding.map({ !sameBytes($0, anchor) }) ?? true else {
+                guard let index = sectionIndex[ByteKey(anchor)], excluding.map({ !sameBytes($0, anchor) }) ?? true else {
                     throw ListStateError(code: "unknown_anchor", detail: "\(path).position.after: no other section \(quoted(anchor))")
                 }
                 return index + 1
             }
         }
-        if let index = sectionIndex[AnyListID(id)] {
+        if let index = sectionIndex[ByteKey(id)] {
             let old = state.sections[index]
             var moveTo: Int?
             if let position {

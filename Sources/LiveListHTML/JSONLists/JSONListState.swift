@@ -122,6 +122,9 @@ extension JSONListState {
         _ body: [UInt8],
         limits: JSONListLimits = JSONListLimits()
     ) throws(ListStateError) -> JSONListState {
+        if let state = JSONParser.listState(body, limits: limits) {
+            return state
+        }
         let value: JSONValue
         do {
             value = try JSONParser.parse(body)
@@ -130,6 +133,35 @@ extension JSONListState {
         }
         var decoder = StateDecoder(limits: limits)
         return try decoder.decodeState(value)
+    }
+}
+
+extension JSONListState {
+    /// Decodes a PUT body as ``decode(_:limits:)`` does, except that ids may be left unchecked for
+    /// uniqueness (`idsChecked` false): a list that finds the body's ids to be its own, in order, knows
+    /// them unique, and checks the others with ``duplicateID()``. What a valid body decodes to is the same.
+    package static func decodeForPut(_ body: [UInt8], limits: JSONListLimits) throws(ListStateError) -> (state: JSONListState, idsChecked: Bool) {
+        if let state = JSONParser.listState(body, limits: limits, checkingIDs: false) {
+            return (state, false)
+        }
+        return (try decode(body, limits: limits), true)
+    }
+
+    /// The refusal of the first repeated id, in document order, worded as ``decode(_:limits:)`` words it;
+    /// nil when every id is unique.
+    package func duplicateID() -> ListStateError? {
+        var sectionIDs = Set<ByteKey>(minimumCapacity: sections.count)
+        var cellIDs = Set<ByteKey>(minimumCapacity: cellCount)
+        for (index, section) in sections.enumerated() {
+            guard sectionIDs.insert(ByteKey(section.id)).inserted else {
+                return ListStateError(code: "duplicate_key", detail: "\(BodyPath(section: index).member("id")): duplicate \(quoted(section.id))")
+            }
+            for (position, cell) in section.cells.enumerated() where !cellIDs.insert(ByteKey(cell.id)).inserted {
+                return ListStateError(code: "duplicate_key",
+                                      detail: "\(BodyPath(section: index, cell: position).member("id")): duplicate \(quoted(cell.id))")
+            }
+        }
+        return nil
     }
 }
 
@@ -221,6 +253,7 @@ private struct StateDecoder {
             throw invalidType(path.member("cells"), expected: "an array", got: cellsValue)
         }
         cellCount += items.count
+        cellIDs.reserveCapacity(cellCount)
         guard cellCount <= limits.maximumCells else {
             throw ListStateError(
                 code: "too_many_cells",

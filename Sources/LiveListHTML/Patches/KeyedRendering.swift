@@ -360,7 +360,7 @@ package struct ByteKey: Hashable, Sendable {
     }
 
     package static func == (a: ByteKey, b: ByteKey) -> Bool {
-        a.string.utf8.elementsEqual(b.string.utf8)
+        sameBytes(a.string, b.string)
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -77,10 +77,14 @@ public actor JSONList: ServedList {
     /// With an `idempotency` key that an earlier write of this list used, nothing is written: the
     /// outcome is what that write made (``WriteOutcome/replayed(_:)``), or a refusal when the key came
     /// with another request (422 `idempotency_key_reused`).
-    func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition, idempotency: IdempotencyKey? = nil) throws(ListWriteError) -> WriteOutcome {
+    ///
+    /// With `idsChecked` false, the state's ids were not checked for uniqueness when it was decoded
+    /// (``JSONListState/decodeForPut(_:limits:)``): a state with the list's own ids in their order has
+    /// unique ids; any other is checked here, and refused (422) on a repeated one.
+    func put(state: JSONListState, body: [UInt8], precondition: WritePrecondition, idempotency: IdempotencyKey? = nil, idsChecked: Bool = true) throws(ListWriteError) -> WriteOutcome {
         try idempotently(idempotency) { () throws(ListWriteError) in
             try retryingStale { () throws(ListWriteError) in
-                try putOnce(state: state, body: body, precondition: precondition, idempotency: idempotency)
+                try putOnce(state: state, body: body, precondition: precondition, idempotency: idempotency, idsChecked: idsChecked)
             }
         }
     }
@@ -133,18 +137,23 @@ public actor JSONList: ServedList {
         return try earlier?.replayed(for: key, on: name)
     }
 
-    private func putOnce(state: JSONListState, body: [UInt8], precondition: WritePrecondition, idempotency: IdempotencyKey?) throws(ListWriteError) -> WriteOutcome {
+    private func putOnce(state: JSONListState, body: [UInt8], precondition: WritePrecondition, idempotency: IdempotencyKey?, idsChecked: Bool) throws(ListWriteError) -> WriteOutcome {
         guard !core.isRetired else { return .retired(version: core.version) }
         let current = core.version
         let exists = source.exists
+        let contentPatch = exists ? source.contentPatch(to: state) : nil
+        if contentPatch == nil, !idsChecked, let duplicate = state.duplicateID() {
+            throw ListWriteError(.invalid, code: duplicate.code, detail: duplicate.detail)
+        }
         try source.check(precondition, version: current)
+        if let patch = contentPatch {
+            // Only texts, details, headers or footers differ (or nothing): the changed cells are
+            // rendered and stored as a patch, and the rest of the list costs nothing.
+            guard !patch.operations.isEmpty else { return .unchanged(version: current) }
+            return try patchOnce(patch, precondition: .none, idempotency: idempotency, limits: nil).outcome
+        }
         if source.shows(state) {
             return .unchanged(version: current)
-        }
-        if exists, let patch = source.contentPatch(to: state) {
-            // Only texts, details, headers or footers differ: the changed cells are rendered and stored
-            // as a patch, and the rest of the list costs nothing.
-            return try patchOnce(patch, precondition: .none, idempotency: idempotency, limits: nil).outcome
         }
         _ = try core.nextVersion()
         try source.takePlace()
