@@ -580,7 +580,7 @@ def test_a_write_in_flight_while_the_database_stalls_is_never_a_503(cluster):
 
 def test_a_database_of_the_previous_release_is_migrated(_):
     """Upgrades: a database that the previous release wrote (Tests/Cluster/fixtures/schema-v1.sql, schema
-    version 1) is migrated to version 2 by the first node of this release; its lists keep their content
+    version 1) is migrated to version 3 by the first node of this release; its lists keep their content
     and versions, a write continues after them, a deleted list stays deleted, and a second node finds the
     schema current."""
     database = make_database()
@@ -590,7 +590,7 @@ def test_a_database_of_the_previous_release_is_migrated(_):
     nodes = []
     try:
         nodes.append(Node(database, "--no-demo"))
-        check(psql(database, "SELECT max(version) FROM livelist_schema") == "2", "the first node did not migrate to version 2")
+        check(psql(database, "SELECT max(version) FROM livelist_schema") == "3", "the first node did not migrate to version 3")
         nodes.append(Node(database, "--no-demo"))
         a, b = nodes
         status, kept = b.snapshot("kept")
@@ -603,6 +603,48 @@ def test_a_database_of_the_previous_release_is_migrated(_):
         status, _, _ = a.put("gone", ["new"])
         check(status == 201, f"re-creating the deleted list answered {status}")
         check(a.snapshot("gone")[1]["version"] == 3, "the re-created list does not continue after its tombstone's version")
+    except Exception as error:
+        raise TestFailure(f"{error}\n{logs_of(nodes)}") from error
+    finally:
+        for node in nodes:
+            node.close()
+
+
+def test_a_database_of_release_two_is_migrated_and_patched(_):
+    """Upgrades: a database that the release before this one wrote (Tests/Cluster/fixtures/schema-v2.sql,
+    schema version 2, made by commit 2fc66d1's binary) is migrated to version 3; its lists keep their
+    content and versions; patches follow them on every node, the patches since the base are kept until a
+    compaction, and a node started afterwards loads the base with its patches."""
+    database = make_database()
+    subprocess.run([PSQL, database, "-q", "-v", "ON_ERROR_STOP=1", "-f", os.path.join(ROOT, "Tests", "Cluster", "fixtures", "schema-v2.sql")],
+                   check=True, capture_output=True, timeout=60)
+    check(psql(database, "SELECT max(version) FROM livelist_schema") == "2", "the fixture is not schema version 2")
+    nodes = []
+    try:
+        nodes.append(Node(database, "--no-demo"))
+        check(psql(database, "SELECT max(version) FROM livelist_schema") == "3", "the first node did not migrate to version 3")
+        nodes.append(Node(database, "--no-demo"))
+        a, b = nodes
+        status, kept = b.snapshot("kept")
+        check(status == 200 and kept["version"] == 3, f"the migrated list: {status} {kept}")
+        check([s["id"] for s in kept["state"]["sections"]] == ["s", "t"], f"its sections: {kept}")
+        check([c["text"] for c in kept["state"]["sections"][0]["cells"]] == ["A", "B", "C <&>"], f"its cells: {kept}")
+        check(a.snapshot("gone")[0] == 404, "the deleted list came back")
+        for step in range(40):
+            ops = [{"op": "upsert", "cell": {"id": f"n{step}", "text": f"n{step}"}, "section": "t", "position": "first"},
+                   {"op": "update", "cell": {"id": "a", "text": f"step {step}"}}]
+            status, headers, answer = (a if step % 2 == 0 else b).request("PATCH", "/lists/kept", {"ops": ops})
+            check(status == 200 and headers.get("ETag") == f'"{4 + step}"', f"PATCH {step}: {status} {answer[:300]}")
+        wait_until(lambda: a.snapshot("kept")[1]["version"] == 43 and b.snapshot("kept")[1]["version"] == 43, 5,
+                   "the nodes did not both reach version 43")
+        check(a.snapshot("kept")[1]["state"] == b.snapshot("kept")[1]["state"], "the nodes hold different lists")
+        base, version = psql(database, "SELECT base_version || ' ' || version FROM livelist_lists WHERE name = 'kept'").split()
+        check(version == "43" and int(base) > 3, f"the list was never compacted (base {base}, version {version})")
+        kept_patches = int(psql(database, f"SELECT count(*) FROM livelist_history WHERE name = 'kept' AND kind = 'patch' AND version > {base}"))
+        check(kept_patches == 43 - int(base), f"{kept_patches} patches kept after the base {base}")
+        nodes.append(Node(database, "--no-demo"))
+        status, loaded = nodes[2].snapshot("kept")
+        check(status == 200 and loaded == a.snapshot("kept")[1], f"a node started afterwards loads {status} {loaded}")
     except Exception as error:
         raise TestFailure(f"{error}\n{logs_of(nodes)}") from error
     finally:
@@ -750,12 +792,13 @@ PARALLEL = [
     test_a_notice_flood_from_a_role_without_grants_costs_bounded_work,
     test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
     test_a_database_of_the_previous_release_is_migrated,
+    test_a_database_of_release_two_is_migrated_and_patched,
     test_one_stream_request_naming_32_lists_costs_one_round_trip,
 ]
 # Tests that start nodes of their own (no Cluster of livelist nodes).
 OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
              test_tls_setups_that_cannot_be_trusted_stop_start_up, test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
-             test_a_database_of_the_previous_release_is_migrated)
+             test_a_database_of_the_previous_release_is_migrated, test_a_database_of_release_two_is_migrated_and_patched)
 ALONE = [test_database_restart_is_survived, test_a_write_in_flight_while_the_database_stalls_is_never_a_503]
 
 
