@@ -76,7 +76,8 @@ public struct ListSnapshot: Sendable, Equatable {
     public var version: Int
     /// The rendering.
     public var rendering: RenderedList
-    /// For JSON-driven lists: the exact PUT body that produced this state (valid JSON), else nil.
+    /// For JSON-driven lists: the state in the PUT body's format (the last PUT's own bytes, or the
+    /// state encoded after patches), else nil.
     public var state: [UInt8]?
 
     /// Creates a snapshot of a list at a version, with its rendering and the state it was rendered from, if any.
