@@ -21,7 +21,7 @@ import Testing
         ]))
         #expect(skipped == 0 && write.version == 2)
         #expect(write.changeset.operations.map(\.name) == ["insert", "delete"])
-        let state = try #require(registry.existingList(feed)).snapshot().state
+        let state = await (try #require(registry.existingList(feed))).snapshot().state
         #expect(String(decoding: state ?? [], as: UTF8.self) == #"{"sections":[{"id":"s","cells":[{"id":"r1","text":"First","detail":"10"}]}]}"#)
     }
 
