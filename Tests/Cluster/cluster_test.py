@@ -578,15 +578,21 @@ def test_a_write_in_flight_while_the_database_stalls_is_never_a_503(cluster):
                "the write was not made exactly once")
 
 
+def database_from_fixture(fixture, schema):
+    """A new database loaded from Tests/Cluster/fixtures/`fixture`, checked to be at `schema`."""
+    database = make_database()
+    subprocess.run([PSQL, database, "-q", "-v", "ON_ERROR_STOP=1", "-f", os.path.join(ROOT, "Tests", "Cluster", "fixtures", fixture)],
+                   check=True, capture_output=True, timeout=60)
+    check(psql(database, "SELECT max(version) FROM livelist_schema") == str(schema), f"the fixture is not schema version {schema}")
+    return database
+
+
 def test_a_database_of_the_previous_release_is_migrated(_):
     """Upgrades: a database that the previous release wrote (Tests/Cluster/fixtures/schema-v1.sql, schema
     version 1) is migrated to version 3 by the first node of this release; its lists keep their content
     and versions, a write continues after them, a deleted list stays deleted, and a second node finds the
     schema current."""
-    database = make_database()
-    subprocess.run([PSQL, database, "-q", "-v", "ON_ERROR_STOP=1", "-f", os.path.join(ROOT, "Tests", "Cluster", "fixtures", "schema-v1.sql")],
-                   check=True, capture_output=True, timeout=60)
-    check(psql(database, "SELECT max(version) FROM livelist_schema") == "1", "the fixture is not schema version 1")
+    database = database_from_fixture("schema-v1.sql", 1)
     nodes = []
     try:
         nodes.append(Node(database, "--no-demo"))
@@ -615,10 +621,7 @@ def test_a_database_of_release_two_is_migrated_and_patched(_):
     schema version 2, made by commit 2fc66d1's binary) is migrated to version 3; its lists keep their
     content and versions; patches follow them on every node, the patches since the base are kept until a
     compaction, and a node started afterwards loads the base with its patches."""
-    database = make_database()
-    subprocess.run([PSQL, database, "-q", "-v", "ON_ERROR_STOP=1", "-f", os.path.join(ROOT, "Tests", "Cluster", "fixtures", "schema-v2.sql")],
-                   check=True, capture_output=True, timeout=60)
-    check(psql(database, "SELECT max(version) FROM livelist_schema") == "2", "the fixture is not schema version 2")
+    database = database_from_fixture("schema-v2.sql", 2)
     nodes = []
     try:
         nodes.append(Node(database, "--no-demo"))

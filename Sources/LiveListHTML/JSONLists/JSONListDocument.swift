@@ -438,6 +438,23 @@ public struct JSONListDocument: Sendable {
     }
 }
 
+extension JSONListState.Cell {
+    /// The cell as the PUT body (and a patch) writes it: `{"id", "text", "detail"}`, an absent detail
+    /// left out.
+    func write(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("id")
+        writer.string(id)
+        writer.key("text")
+        writer.string(text)
+        if let detail {
+            writer.key("detail")
+            writer.string(detail)
+        }
+        writer.endObject()
+    }
+}
+
 extension JSONListState {
     /// The state in the PUT body's format: a PUT of these bytes makes this state again.
     public func encoded() -> [UInt8] {
@@ -460,16 +477,7 @@ extension JSONListState {
             writer.key("cells")
             writer.beginArray()
             for cell in section.cells {
-                writer.beginObject()
-                writer.key("id")
-                writer.string(cell.id)
-                writer.key("text")
-                writer.string(cell.text)
-                if let detail = cell.detail {
-                    writer.key("detail")
-                    writer.string(detail)
-                }
-                writer.endObject()
+                cell.write(into: &writer)
             }
             writer.endArray()
             writer.endObject()

@@ -138,16 +138,7 @@ public struct JSONListPatch: Sendable, Equatable {
 
     private static func write(_ cell: JSONListState.Cell, into writer: inout JSONWriter) {
         writer.key("cell")
-        writer.beginObject()
-        writer.key("id")
-        writer.string(cell.id)
-        writer.key("text")
-        writer.string(cell.text)
-        if let detail = cell.detail {
-            writer.key("detail")
-            writer.string(detail)
-        }
-        writer.endObject()
+        cell.write(into: &writer)
     }
 
     private static func write(_ position: Position?, into writer: inout JSONWriter) {

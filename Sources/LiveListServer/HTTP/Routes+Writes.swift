@@ -62,24 +62,10 @@ extension LiveListApp {
     /// answers like a PUT (the changeset, the new version as the ETag), with `skipped`, the number of
     /// operations whose cell or section was missing, as the answer's first member.
     func patch(_ request: HTTPRequest) async -> HTTPResponse {
-        if let refusal = refusePut(request) {
-            return refusal
-        }
-        guard let name = request.pathParameters["name"].flatMap(ListName.init) else {
-            return missingList(request.pathParameters["name"] ?? "")
-        }
-        guard request.body.count <= configuration.maximumBodyBytes else {
-            return errorResponse(.bodyTooLarge, "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
-        }
-        let precondition: WritePrecondition
-        switch HeaderParsing.writeCondition(ifMatch: request.headers.joinedValues("If-Match"), ifNoneMatch: request.headers.joinedValues("If-None-Match")) {
-        case let .success(parsed): precondition = parsed
-        case let .failure(answer): return answer.response
-        }
-        let idempotency: IdempotencyKey?
-        switch Self.idempotencyKey(request) {
-        case let .success(key): idempotency = key
-        case let .failure(answer): return answer.response
+        let (name, precondition, idempotency): (ListName, WritePrecondition, IdempotencyKey?)
+        switch bodyWrite(request) {
+        case let .success(parsed): (name, precondition, idempotency) = parsed
+        case let .failure(refusal): return refusal.response
         }
         do {
             let (write, skipped) = try await registry.patch(name, body: request.body, precondition: precondition, idempotency: idempotency)
@@ -96,24 +82,10 @@ extension LiveListApp {
 
     /// `PUT /lists/NAME`: creates (201) or replaces (200) a JSON-driven list; answers the changeset.
     func put(_ request: HTTPRequest) async -> HTTPResponse {
-        if let refusal = refusePut(request) {
-            return refusal
-        }
-        guard let name = request.pathParameters["name"].flatMap(ListName.init) else {
-            return missingList(request.pathParameters["name"] ?? "")
-        }
-        guard request.body.count <= configuration.maximumBodyBytes else {
-            return errorResponse(.bodyTooLarge, "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")
-        }
-        let precondition: WritePrecondition
-        switch HeaderParsing.writeCondition(ifMatch: request.headers.joinedValues("If-Match"), ifNoneMatch: request.headers.joinedValues("If-None-Match")) {
-        case let .success(parsed): precondition = parsed
-        case let .failure(answer): return answer.response
-        }
-        let idempotency: IdempotencyKey?
-        switch Self.idempotencyKey(request) {
-        case let .success(key): idempotency = key
-        case let .failure(answer): return answer.response
+        let (name, precondition, idempotency): (ListName, WritePrecondition, IdempotencyKey?)
+        switch bodyWrite(request) {
+        case let .success(parsed): (name, precondition, idempotency) = parsed
+        case let .failure(refusal): return refusal.response
         }
         do {
             let write = try await registry.put(name, body: request.body, precondition: precondition, idempotency: idempotency)
@@ -129,6 +101,26 @@ extension LiveListApp {
         } catch {
             return writeFailure(error, request)
         }
+    }
+
+    /// What a PUT or a PATCH asks on its head, or the answer that refuses it: who may write, which
+    /// list, which media type, the body's size, the preconditions and the idempotency key.
+    private func bodyWrite(_ request: HTTPRequest) -> Result<(ListName, WritePrecondition, IdempotencyKey?), RefusedAnswer> {
+        if let refusal = refusePut(request) {
+            return .failure(RefusedAnswer(refusal))
+        }
+        guard let name = request.pathParameters["name"].flatMap(ListName.init) else {
+            return .failure(RefusedAnswer(missingList(request.pathParameters["name"] ?? "")))
+        }
+        guard request.body.count <= configuration.maximumBodyBytes else {
+            return .failure(RefusedAnswer(errorResponse(.bodyTooLarge, "the body has \(request.body.count) bytes, more than the limit of \(configuration.maximumBodyBytes)")))
+        }
+        let precondition: WritePrecondition
+        switch HeaderParsing.writeCondition(ifMatch: request.headers.joinedValues("If-Match"), ifNoneMatch: request.headers.joinedValues("If-None-Match")) {
+        case let .success(parsed): precondition = parsed
+        case let .failure(answer): return .failure(RefusedAnswer(answer.response))
+        }
+        return Self.idempotencyKey(request).map { (name, precondition, $0) }
     }
 
     /// The request's `Idempotency-Key` with a fingerprint of the request (its method, preconditions
