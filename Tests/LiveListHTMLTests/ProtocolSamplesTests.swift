@@ -1,9 +1,10 @@
 import Foundation
-import LiveListHTML
+@testable import LiveListHTML
 import LiveListTestSupport
 import Testing
 
-/// Writes real changesets and snapshots, from random hostile states, as JSON files for
+/// Writes real changesets and snapshots, from random hostile states and patches of them, and the
+/// patches' bodies, as JSON files for
 /// `Scripts/check-protocol.py`, which validates them against the schemas in docs/schemas/. Runs when
 /// LIVELIST_PROTOCOL_SAMPLES names a directory (Scripts/test sets it); otherwise it only checks that
 /// samples can be made.
@@ -14,6 +15,7 @@ import Testing
         // {"before": snapshot, "changeset": changeset, "after": snapshot}: for the browser tests, which
         // apply each changeset to a page built from `before` and compare with a page built from `after`.
         var chains: [[UInt8]] = []
+        var patches: [[UInt8]] = []
         var random = SplitMix64(seed: 2026)
         for round in 0 ..< 200 {
             let (first, second) = makeStatePair(using: &random)
@@ -32,8 +34,33 @@ import Testing
             }
             // The body must decode back to the same state: the snapshot's state can be PUT again.
             #expect(try JSONListState.decode(Array(try putBody(second).utf8)) == second)
+            // Patches of the second state, rendered as a JSON list renders them: only what they name
+            // when that makes no more operations than a diff, else whole.
+            var document = JSONListDocument(second)
+            for _ in 0 ..< 3 {
+                let patch = makePatch(for: document.state, using: &random)
+                patches.append(patch.encoded())
+                let before = renderer.updater.snapshot.encodedJSON()
+                let applied = try document.apply(patch, limits: .unlimited)
+                let changeset: ListChangeset?
+                if applied.minimal {
+                    changeset = try renderer.modify { (data: inout [Section], updater: inout PatchUpdater, adapter: HTMLAdapter) throws(RenderError) -> ListChangeset? in
+                        try updater.apply(applied.effects, adapter: adapter, data: &data)
+                    }
+                } else {
+                    changeset = try renderer.render(document.state.listSections)
+                }
+                if let changeset {
+                    changesets.append(changeset.encodedJSON())
+                    chains.append(Array("{\"before\":".utf8) + before + Array(",\"changeset\":".utf8)
+                        + changeset.encodedJSON() + Array(",\"after\":".utf8) + renderer.updater.snapshot.encodedJSON() + [0x7D])
+                }
+                var snapshot = renderer.updater.snapshot
+                snapshot.state = document.state.encoded()
+                snapshots.append(snapshot.encodedJSON())
+            }
         }
-        #expect(changesets.count > 400 && snapshots.count == 400)
+        #expect(changesets.count > 400 && snapshots.count == 1_000 && patches.count == 600)
         guard let directory = ProcessInfo.processInfo.environment["LIVELIST_PROTOCOL_SAMPLES"] else {
             return
         }
@@ -41,6 +68,7 @@ import Testing
         try write(changesets, to: directory + "/changesets.jsonl")
         try write(snapshots, to: directory + "/snapshots.jsonl")
         try write(chains, to: directory + "/chains.jsonl")
+        try write(patches, to: directory + "/patches.jsonl")
     }
 
     private func write(_ lines: [[UInt8]], to path: String) throws {
