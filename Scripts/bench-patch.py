@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a change to a large JSON list costs, on 127.0.0.1 only, bounded in count and time.
 
-Three tables (Markdown), each with its baseline from the same run:
+Four tables (Markdown), each with its baseline from the same run:
 
 1. PATCH by list size: one-cell operations (update a cell's text, append a cell, prepend one, remove
    one) on a list of 1,000 cells and on one of 100,000, with the file store and (when a database is
@@ -10,7 +10,9 @@ Three tables (Markdown), each with its baseline from the same run:
    request (the CPU time of all its threads, from /proc/PID/task/*/schedstat, over the samples). The ratio is 100k / 1k.
 2. PUT that changes one cell of a 10,000-cell list: this build against --before (an older build, such
    as the previous release's binary), same run, file store.
-3. Store bytes per one-cell PATCH on the 100,000-cell list: what the server passed to write(2) (wchar of
+3. PATCH of N and 8N operations (500 and 4,000 updates of different cells) on the 100,000-cell
+   list: the cost of a patch grows with its operations, linearly (about 8×).
+4. Store bytes per one-cell PATCH on the 100,000-cell list: what the server passed to write(2) (wchar of
    /proc/PID/io: its files, and with PostgreSQL its database connection; its HTTP answers go out with
    sendmsg(2), which wchar does not count), over as many patches as two compactions take (the log is
    compacted once it holds more bytes than the body it follows; PostgreSQL's base likewise).
@@ -184,6 +186,28 @@ def measure_put(binary):
         return statistics.median(latencies) * 1000, cpu * 1e6
 
 
+def measure_scaling(count):
+    """One PATCH of `count` update operations (each on another cell) on the 100,000-cell list, file
+    store: median latency and CPU per request over 9 requests."""
+    with start("file", label="scaling") as server:
+        client = Raw(server.port)
+        client.send("PUT", "/lists/big", list_body(100_000))
+        # The first patch builds the list's index: not part of what N operations cost.
+        client.send("PATCH", "/lists/big", patch_body(OPERATIONS["update"](0, 100_000)))
+        latencies = []
+        before = cpu_seconds(server.process.pid)
+        for round in range(9):
+            body = json.dumps({"ops": [{"op": "update", "cell": {"id": f"c{(k * 7919) % 100_000}", "text": f"r{round}"}}
+                                       for k in range(count)]}, separators=(",", ":")).encode()
+            status, answer, elapsed = client.send("PATCH", "/lists/big", body)
+            if status != 200:
+                raise RuntimeError(f"PATCH of {count} operations: {status} {answer[:200]}")
+            latencies.append(elapsed)
+        cpu = (cpu_seconds(server.process.pid) - before) / 9
+        client.close()
+        return statistics.median(latencies) * 1000, cpu * 1e6
+
+
 def compactions_seen(store, server, database_url, state):
     """How many compactions of `big` happened so far (a log that shrank; a base that moved)."""
     if store == "file":
@@ -254,6 +278,12 @@ def main():
         before, after = measure_put(options.before), measure_put(BINARY)
         print(f"| before ({options.before}) | {before[0]:.2f} ms | {before[1]:.0f} µs | 1.00× | 1.00× |")
         print(f"| after ({BINARY}) | {after[0]:.2f} ms | {after[1]:.0f} µs | {before[0] / after[0]:.2f}× | {before[1] / after[1]:.2f}× |", flush=True)
+    print("\n## PATCH of N and 8N operations on the 100,000-cell list (file store; median of 9)\n")
+    print("| operations | latency | CPU | latency / N's | CPU / N's |")
+    print("|---:|---:|---:|---:|---:|")
+    small, large = measure_scaling(500), measure_scaling(4_000)
+    print(f"| 500 | {small[0]:.2f} ms | {small[1]:.0f} µs | 1.00× | 1.00× |")
+    print(f"| 4,000 | {large[0]:.2f} ms | {large[1]:.0f} µs | {large[0] / small[0]:.2f}× | {large[1] / small[1]:.2f}× |", flush=True)
     if not options.skip_bytes:
         print("\n## Store bytes per one-cell PATCH on a 100,000-cell list (compaction once the log outgrows the body)\n")
         print("| store | patches | compactions | bytes per patch | seconds |")
