@@ -651,8 +651,12 @@ public final class PostgresListStore: ListStore, Sendable {
         guard try write(name: name, version: version, kind: .patch, content: patch, idempotency: idempotency) else { return }
         let buffer = ByteBuffer(bytes: body())
         let keep = options.keptVersions
-        try? blocking("compacting \(name)", write: true) { [client, logger] in
-            try await drained(client.query("SELECT livelist_compact(\(name), \(version), \(buffer), \(keep))", logger: logger))
+        do {
+            try blocking("compacting \(name)", write: true) { [client, logger] in
+                try await drained(client.query("SELECT livelist_compact(\(name), \(version), \(buffer), \(keep))", logger: logger))
+            }
+        } catch {
+            logger.warning("cannot compact \(name) at version \(version) (its patches stay until the next try): \(error)")
         }
     }
 

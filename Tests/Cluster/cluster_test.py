@@ -485,7 +485,7 @@ def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
     psql(database, f"GRANT CREATE ON SCHEMA public TO {migrator}")
     done = subprocess.run([BINARY, "migrate", "--database-url", as_role(database, migrator), "--grant-to", runtime],
                           capture_output=True, text=True, timeout=60)
-    check(done.returncode == 0 and "current (version 2)" in done.stdout, f"livelist migrate: {done.returncode} {done.stdout} {done.stderr}")
+    check(done.returncode == 0 and "current (version 3)" in done.stdout, f"livelist migrate: {done.returncode} {done.stdout} {done.stderr}")
     check(psql(database, f"SELECT tableowner FROM pg_tables WHERE tablename = 'livelist_lists'") == migrator, "the migration role does not own the tables")
     squat = subprocess.Popen([PSQL, as_role(database, squatter), "-qc",
                               "SELECT pg_advisory_lock(1281980005, 1), pg_advisory_lock(1281980005, 2), pg_sleep(20)"],
@@ -515,6 +515,13 @@ def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
         _, event_id, _ = stream.next_event(5)
         check(event_id == "2", f"the stream on c got version {event_id}")
         stream.close()
+        # Patches as the runtime role: kept, and compacted (livelist_compact is granted too).
+        for step in range(12):
+            ops = {"ops": [{"op": "upsert", "cell": {"id": f"p{step}", "text": "p"}, "section": "s"}]}
+            status, _, answer = a.request("PATCH", "/lists/created-0", ops)
+            check(status == 200, f"a PATCH as the runtime role answered {status} {answer[:200]}")
+        base = int(psql(database, "SELECT base_version FROM livelist_lists WHERE name = 'created-0'"))
+        check(base > 2, f"the runtime role's patches were never compacted (base version {base})")
         denied = subprocess.run([PSQL, as_role(database, runtime), "-qc", "DROP TABLE livelist_history"], capture_output=True, text=True, timeout=30)
         check(denied.returncode != 0 and "must be owner" in denied.stderr, f"the runtime role dropped a table: {denied.stderr}")
         denied = subprocess.run([PSQL, as_role(database, runtime), "-qc", "CREATE TABLE intruder (x int)"], capture_output=True, text=True, timeout=30)
