@@ -310,6 +310,84 @@ final class Outputs<Output: Sendable>: Sendable {
         #expect(changes.changeCount == 2)
     }
 
+    // MARK: - Wrappers, collections, builders as values, the adapter's data (written as in Carbon)
+
+    @Test func aWrapperReachesTheWrappedComponentsMembers() {
+        let wrapper = Label(text: "Milk").identified(by: 1)
+        #expect(wrapper.text == "Milk")
+        let byKeyPath = Label(text: "Bread").identified(by: \.text)
+        #expect(byKeyPath.text == "Bread" && byKeyPath.id == "Bread")
+    }
+
+    /// A wrapper of one's own, with no `body`: it renders what it wraps.
+    @Test func aWrapperOfOnesOwnRendersWhatItWraps() {
+        struct Shown: Component, Equatable {
+            var text: String
+            var body: some HTML { span { text } }
+        }
+        struct Highlighted<Wrapped: Component>: ComponentWrapping {
+            var wrapped: Wrapped
+        }
+        var plain = HTMLWriter(capacity: 32)
+        Shown(text: "a").renderBody(into: &plain)
+        var wrapped = HTMLWriter(capacity: 32)
+        Highlighted(wrapped: Shown(text: "a")).renderBody(into: &wrapped)
+        #expect(wrapped.bytes == plain.bytes && !plain.bytes.isEmpty)
+        #expect(Highlighted(wrapped: Shown(text: "b")).text == "b")
+    }
+
+    @Test func sectionsAndRendersTakeAnyCollection() throws {
+        let nodes = (1 ... 5).map { CellNode(Row(id: $0)) }
+        let slice = Section(id: "slice", cells: nodes.prefix(3))
+        let lazy = Section(id: "lazy", header: Header("H"), cells: (1 ... 2).lazy.map { CellNode(Row(id: $0 + 10)) })
+        let optionals = Section(id: "optionals", cells: [CellNode(Row(id: 20)), nil][...])
+        #expect(keys(slice.cells) == ["1", "2", "3"] && keys(lazy.cells) == ["11", "12"] && keys(optionals.cells) == ["20"])
+        let renderer = Renderer(adapter: EmptyAdapter(), updater: StagedChangesetUpdater())
+        let sections = [slice, lazy, optionals]
+        try renderer.render(sections.prefix(2))
+        #expect(renderer.data.map(\.id) == ["slice", "lazy"])
+        try renderer.render(sections.lazy.map { Optional($0) }.filter { $0?.id != "lazy" })
+        #expect(renderer.data.map(\.id) == ["slice", "optionals"])
+        try renderer.render(sections: {
+            Section(id: "labelled") { Row(id: 1) }
+        })
+        #expect(renderer.data.map(\.id) == ["labelled"])
+    }
+
+    @Test func anIdentifiableComponentIsCellsBuildableAndABuilderIsAValue() throws {
+        #expect(keys(Row(id: 7).buildCells()) == ["7"])
+        @CellsBuilder func rows(_ count: Int) -> CellsBuilder {
+            for index in 0 ..< count {
+                Row(id: index)
+            }
+        }
+        @SectionsBuilder func sections() -> SectionsBuilder {
+            Section(id: "a") { rows(2) }
+        }
+        #expect(keys(rows(3).buildCells()) == ["0", "1", "2"])
+        let renderer = Renderer(adapter: EmptyAdapter(), updater: StagedChangesetUpdater())
+        try renderer.render { sections() }
+        #expect(keys(renderer.data[0].cells) == ["0", "1"])
+        func cells<C: CellsBuildable>(of buildable: C) -> [CellNode] { buildable.buildCells() }
+        #expect(keys(cells(of: Label(text: "x").identified(by: "x"))) == ["x"])
+    }
+
+    @Test func theAdapterHoldsTheDataAndFindsItsNodes() throws {
+        let renderer = Renderer(adapter: EmptyAdapter(), updater: StagedChangesetUpdater())
+        try renderer.render {
+            Section(id: "a", header: Header("Top"), footer: Footer("End")) {
+                Row(id: 1)
+                Row(id: 2)
+            }
+        }
+        let adapter = renderer.adapter
+        #expect(adapter.data.map(\.id) == ["a"])
+        #expect(adapter.cellNode(at: IndexPath(indexes: [0, 1])).id == AnyListID(2))
+        #expect(keys(adapter.cellNodes(in: 0)) == ["1", "2"])
+        #expect(adapter.headerNode(in: 0)?.component(as: Header.self)?.title == "Top")
+        #expect(adapter.footerNode(in: 0)?.component(as: Footer.self)?.text == "End")
+    }
+
     // MARK: - Names shared with DifferenceKit
 
     @Test func moduleQualifiedNamesDisambiguateFromDifferenceKit() throws {

@@ -3,6 +3,7 @@ import Testing
 
 /// An adapter that carries a name, to check that the renderer hands its own adapter on.
 struct NamedAdapter: Adapter {
+    var data: [Section] = []
     var name: String
 }
 

@@ -21,7 +21,36 @@
 ///         }
 ///     }
 @resultBuilder
-public enum CellsBuilder {
+public struct CellsBuilder: CellsBuildable, Sendable {
+    /// What the builder built.
+    @usableFromInline
+    var cellNodes: [CellNode]
+
+    /// A builder value holding `cellNodes`.
+    @inlinable
+    init(_ cellNodes: [CellNode]) {
+        self.cellNodes = cellNodes
+    }
+
+    /// What the builder built, in order: as in Carbon, a builder is also a value that a function can
+    /// return (`@CellsBuilder func rows() -> CellsBuilder { … }`).
+    @inlinable
+    public func buildCells() -> [CellNode] {
+        cellNodes
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildFinalResult(_ parts: [CellNode]) -> [CellNode] {
+        parts
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildFinalResult(_ parts: [CellNode]) -> CellsBuilder {
+        CellsBuilder(parts)
+    }
+
     /// :nodoc:
     @inlinable
     public static func buildExpression(_ component: some IdentifiableComponent) -> [CellNode] {

@@ -16,7 +16,36 @@
 ///         }
 ///     }
 @resultBuilder
-public enum SectionsBuilder {
+public struct SectionsBuilder: SectionsBuildable, Sendable {
+    /// What the builder built.
+    @usableFromInline
+    var sections: [Section]
+
+    /// A builder value holding `sections`.
+    @inlinable
+    init(_ sections: [Section]) {
+        self.sections = sections
+    }
+
+    /// What the builder built, in order: as in Carbon, a builder is also a value that a function can
+    /// return (`@SectionsBuilder func rows() -> SectionsBuilder { … }`).
+    @inlinable
+    public func buildSections() -> [Section] {
+        sections
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildFinalResult(_ parts: [Section]) -> [Section] {
+        parts
+    }
+
+    /// :nodoc:
+    @inlinable
+    public static func buildFinalResult(_ parts: [Section]) -> SectionsBuilder {
+        SectionsBuilder(parts)
+    }
+
     /// :nodoc:
     @inlinable
     public static func buildExpression(_ section: Section) -> [Section] {

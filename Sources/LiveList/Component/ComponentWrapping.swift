@@ -1,8 +1,9 @@
 /// A component that wraps another component and behaves as it does.
 ///
-/// Every requirement of ``Component`` is forwarded to ``wrapped`` by default, so a wrapper only
-/// adds what it is for: ``IdentifiedComponentWrapper`` adds an id. ``AnyComponent/as(_:)`` looks
-/// through wrappers, and a rendering layer renders a wrapper by rendering what it wraps.
+/// Every requirement of ``Component`` is forwarded to ``wrapped`` by default (its ``Component/body``
+/// too), so a wrapper only adds what it is for: ``IdentifiedComponentWrapper`` adds an id. As in
+/// Carbon, a wrapper is `@dynamicMemberLookup`: `wrapper.text` reads the wrapped component's `text`.
+/// ``AnyComponent/as(_:)`` looks through wrappers.
 ///
 /// Example for a wrapper that asks the browser for visibility reports:
 ///
@@ -14,6 +15,7 @@
 ///
 /// - Note: Do not make a wrapper `Equatable`: ``Component/shouldContentUpdate(with:)`` would then
 ///         have two defaults to choose from. Implement it in the wrapper if it needs another rule.
+@dynamicMemberLookup
 public protocol ComponentWrapping: Component {
     /// The type of the wrapped component.
     associatedtype Wrapped: Component
@@ -27,6 +29,12 @@ public protocol ComponentWrapping: Component {
 // MARK: - Forwarding defaults
 
 extension ComponentWrapping {
+    /// The wrapped component's property at `keyPath`: `Label(text: "a").identified(by: 1).text`.
+    @inlinable
+    public subscript<T>(dynamicMember keyPath: KeyPath<Wrapped, T>) -> T {
+        wrapped[keyPath: keyPath]
+    }
+
     /// Forwards to the wrapped component: `wrapped.shouldContentUpdate(with: next.wrapped)`.
     ///
     /// - Parameter next: The next value of the wrapper, with the same id.
@@ -61,5 +69,13 @@ extension ComponentWrapping {
     @inlinable
     public func contentDidEndDisplay() {
         wrapped.contentDidEndDisplay()
+    }
+}
+
+extension ComponentWrapping where Body == Wrapped.Body {
+    /// The wrapped component's content: a wrapper renders what it wraps.
+    @inlinable
+    public var body: Wrapped.Body {
+        wrapped.body
     }
 }

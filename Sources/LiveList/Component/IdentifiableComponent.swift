@@ -37,7 +37,7 @@
 ///
 /// A component without an id of its own becomes identifiable with
 /// `identified(by:)`.
-public protocol IdentifiableComponent: Component {
+public protocol IdentifiableComponent: Component, CellsBuildable {
     /// The type of the id: any `Hashable` and `Sendable` type. Its key (see ``AnyListID``) names
     /// the cell.
     associatedtype ID: Hashable & Sendable
@@ -46,6 +46,15 @@ public protocol IdentifiableComponent: Component {
 
     /// The id that names this cell in the list: unique across the list, stable across renders.
     var id: ID { get }
+}
+
+extension IdentifiableComponent {
+    /// The one cell that this component is, as in Carbon (an identifiable component is
+    /// ``CellsBuildable``).
+    @inlinable
+    public func buildCells() -> [CellNode] {
+        [CellNode(self)]
+    }
 }
 
 extension IdentifiableComponent where Self: Hashable {

@@ -59,13 +59,28 @@ public final class Renderer<U: Updater>: Sendable {
     ///   - adapter: The adapter, handed to the updater on each render.
     ///   - updater: The updater.
     public init(adapter: U.Adapter, updater: U) {
+        var adapter = adapter
+        adapter.data = []
         state = Mutex(State(adapter: adapter, updater: updater))
     }
 
-    /// The adapter, handed to the updater on each render.
+    /// The adapter, handed to the updater on each render. Read, it carries the renderer's ``data``
+    /// (`renderer.adapter.cellNode(at:)` finds a node, as in Carbon); set, it configures the
+    /// renderer, and its `data` is not kept (the renderer keeps its sections itself: render to change
+    /// them).
     public var adapter: U.Adapter {
-        get { state.withLock { $0.adapter } }
-        set { state.withLock { $0.adapter = newValue } }
+        get {
+            state.withLock { state in
+                var adapter = state.adapter
+                adapter.data = state.data
+                return adapter
+            }
+        }
+        set {
+            var adapter = newValue
+            adapter.data = []
+            state.withLock { $0.adapter = adapter }
+        }
     }
 
     /// The updater, which turns each change of the sections into ``Updater/Output``.
@@ -173,6 +188,29 @@ public final class Renderer<U: Updater>: Sendable {
         try render(sections.compactMap { $0 })
     }
 
+    /// Renders any collection of sections (a slice, a lazy map), as Carbon's `render(_:)` does.
+    ///
+    /// - Parameter sections: The sections to render.
+    /// - Returns: The updater's output for the change.
+    /// - Throws: What the updater throws; ``data`` and the updater are then left unchanged.
+    @discardableResult
+    @_disfavoredOverload
+    public func render<Sections: Collection>(_ sections: Sections) throws -> U.Output where Sections.Element == Section {
+        try render(Array(sections))
+    }
+
+    /// Renders any collection of optional sections, leaving out the `nil`s, as Carbon's `render(_:)`
+    /// does.
+    ///
+    /// - Parameter sections: The sections to render; `nil`s are left out.
+    /// - Returns: The updater's output for the change.
+    /// - Throws: What the updater throws; ``data`` and the updater are then left unchanged.
+    @discardableResult
+    @_disfavoredOverload
+    public func render<Sections: Collection>(_ sections: Sections) throws -> U.Output where Sections.Element == Section? {
+        try render(sections.compactMap { $0 })
+    }
+
     /// Renders the sections given one by one: `renderer.render(top, bottom)`.
     ///
     /// - Parameter sections: The sections to render.
@@ -201,6 +239,18 @@ public final class Renderer<U: Updater>: Sendable {
     /// - Throws: What the updater throws; ``data`` and the updater are then left unchanged.
     @discardableResult
     public func render(@SectionsBuilder _ sections: () -> [Section]) throws -> U.Output {
+        try render(sections())
+    }
+
+    /// Renders the sections listed by a ``SectionsBuilder`` closure, with Carbon's label:
+    /// `renderer.render(sections: { … })`.
+    ///
+    /// - Parameter sections: A closure listing the sections to render.
+    /// - Returns: The updater's output for the change.
+    /// - Throws: What the updater throws; ``data`` and the updater are then left unchanged.
+    @discardableResult
+    @_disfavoredOverload
+    public func render(@SectionsBuilder sections: () -> [Section]) throws -> U.Output {
         try render(sections())
     }
 

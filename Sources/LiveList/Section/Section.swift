@@ -81,6 +81,32 @@ public struct Section: Sendable {
         self.init(id: id, header: header, cells: cells.compactMap { $0 }, footer: footer)
     }
 
+    /// Creates a section from its id, header, any collection of cells (a slice, a lazy map) and
+    /// footer, as Carbon's `Section(id:header:cells:footer:)` does.
+    @inlinable
+    @_disfavoredOverload
+    public init<Cells: Collection>(
+        id: some Hashable & Sendable,
+        header: (any Component)? = nil,
+        cells: Cells,
+        footer: (any Component)? = nil
+    ) where Cells.Element == CellNode {
+        self.init(id: id, header: header, cells: Array(cells), footer: footer)
+    }
+
+    /// Creates a section from its id, header, any collection of optional cells (the `nil`s left
+    /// out) and footer, as Carbon's `Section(id:header:cells:footer:)` does.
+    @inlinable
+    @_disfavoredOverload
+    public init<Cells: Collection>(
+        id: some Hashable & Sendable,
+        header: (any Component)? = nil,
+        cells: Cells,
+        footer: (any Component)? = nil
+    ) where Cells.Element == CellNode? {
+        self.init(id: id, header: header, cells: cells.compactMap { $0 }, footer: footer)
+    }
+
     /// Creates a section from its id, header and footer, and its cells built by a closure.
     ///
     /// - Parameters:

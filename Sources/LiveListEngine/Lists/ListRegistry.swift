@@ -246,6 +246,7 @@ public actor ListRegistry {
     ) async throws -> AppList {
         var custom = configuration
         custom.adapter = renderer.adapter
+        custom.adapter.data = []  // the list keeps its own sections: the configuration holds none
         custom.options = renderer.updater.options
         let renders = ServedRenders(onError: onError)
         return try await hostApp(name, configuration: custom, make: { version, configuration in

@@ -21,6 +21,10 @@ public import LiveList
 /// CR, LF and TAB as character references), so every key survives the HTML parser. A key with NUL is
 /// refused with ``RenderError/invalidKey(_:kind:)``.
 public struct HTMLAdapter: Adapter {
+    /// The sections shown: a renderer's ``Renderer/adapter`` carries its ``Renderer/data`` here
+    /// (see ``Adapter/data``).
+    public var data: [Section] = []
+
     /// The tag and classes of an element that the adapter owns.
     public struct Container: Sendable, Equatable {
         /// The tag name.
