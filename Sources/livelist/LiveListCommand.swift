@@ -246,7 +246,7 @@ struct ServeCommand: AsyncParsableCommand {
             + (configuration.readToken == nil ? "" : ", reads of JSON lists with the read token")
         let listenHost = configuration.host
         let scheme = configuration.tlsCertificate == nil ? "http" : "https"
-        try await app.run { port in
+        try await app.run(announcing: false) { port in
             logger.info("LiveList serving on \(scheme)://\(listenHost):\(port) (\(banner), \(app.eventLoopBackend.map { "\($0)" } ?? "?") event loop)")
         }
         for demo in demos {

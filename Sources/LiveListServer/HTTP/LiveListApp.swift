@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 // An app that imports LiveListServer gets the engine's types too (HostedList, ListName, ListStore…).
 @_exported public import LiveListEngine
@@ -194,7 +195,12 @@ public final class LiveListApp: Sendable {
     }
 
     /// Starts serving and returns when the server stops (SIGTERM or SIGINT end it gracefully).
-    public func run(onStart: @Sendable (Int) -> Void = { _ in }) async throws {
+    ///
+    /// Once it listens it writes one line to standard error, which is not buffered (so it shows at
+    /// once also when the output goes to a file): `LiveList serving on http://HOST:PORT`, with the
+    /// port it chose when the configuration's is 0; then it calls `onStart` with that port.
+    /// `announcing: false` leaves the line out, for a caller that logs its own.
+    public func run(announcing: Bool = true, onStart: @Sendable (Int) -> Void = { _ in }) async throws {
         let server = HTTPServer(configuration: httpConfiguration, handler: handler)
         serverBox.set(server)
         do {
@@ -213,6 +219,10 @@ public final class LiveListApp: Sendable {
         let follower = Task { await registry.followStore { line in errorLog?(line) } }
         let rechecks = Task { [self] in await recheckPeriodically() }
         let revocations = Task { [self] in await followRevocations() }
+        if announcing {
+            let scheme = configuration.tlsCertificate == nil ? "http" : "https"
+            FileHandle.standardError.write(Data("LiveList serving on \(scheme)://\(configuration.host):\(server.port)\n".utf8))
+        }
         onStart(server.port)
         await server.waitUntilStopped()
         follower.cancel()
