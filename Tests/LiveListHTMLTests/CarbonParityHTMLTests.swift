@@ -114,6 +114,44 @@ private func plainAdapter() -> HTMLAdapter {
         #expect(rendering.sections[0].cells[0].html.contains(#"data-visibility="true""#))
     }
 
+    // MARK: - No stale page where Carbon's screen is right
+
+    /// A Carbon component that compares one property only, for cheap updates (Carbon's README
+    /// recommends it): Carbon's default re-render of what is visible shows the others.
+    struct Score: IdentifiableComponent, Equatable {
+        var id: String
+        var name: String
+        var points: Int
+        var body: some HTML { span { name }; small { "\(points)" } }
+        func shouldContentUpdate(with next: Score) -> Bool { name != next.name }
+    }
+
+    struct Title: Component, Equatable {
+        var text: String
+        var subtitle: String
+        var body: some HTML { text; " · "; subtitle }
+        func shouldContentUpdate(with next: Title) -> Bool { text != next.text }
+    }
+
+    @Test func aPropertyThatShouldContentUpdateIgnoresReachesThePage() throws {
+        let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "scores"))
+        func sections(points: Int, subtitle: String) -> [Section] {
+            [Section(id: "board", header: Title(text: "Board", subtitle: subtitle)) {
+                Score(id: "a", name: "Ann", points: points)
+                Score(id: "b", name: "Bob", points: 1)
+            }]
+        }
+        try renderer.render(sections(points: 1, subtitle: "day 1"))
+        let changed = try #require(try renderer.render(sections(points: 7, subtitle: "day 2")))
+        #expect(changed.operations.map(\.name).sorted() == ["reload", "reloadSection"], "\(changed.operations)")
+        #expect(renderer.updater.rendering.sections[0].cells[0].html.contains("<small>7</small>"))
+        #expect(renderer.updater.rendering.sections[0].header?.contains("day 2") == true)
+        // The cell proved unchanged (Equatable and equal) is not rendered again, and nothing changes
+        // when nothing changed.
+        #expect(!changed.operations.contains { if case let .reload(cell, _) = $0 { cell == "b" } else { false } })
+        #expect(try renderer.render(sections(points: 7, subtitle: "day 2")) == nil)
+    }
+
     // MARK: - Options: Carbon's names, defaults where they mean the same
 
     @Test func optionDefaults() {
@@ -122,7 +160,7 @@ private func plainAdapter() -> HTMLAdapter {
         #expect(!options.isAnimationEnabledWhileScrolling)
         #expect(options.animatableChangeCount == 300)
         #expect(!options.keepsContentOffset)
-        #expect(!options.alwaysRenderVisibleComponents)
+        #expect(options.alwaysRenderVisibleComponents)
         #expect(!options.skipReloadComponents)
     }
 

@@ -79,8 +79,8 @@ private func plainAdapter() -> HTMLAdapter {
         #expect(renderer.updater.version == 1)
     }
 
-    @Test func shouldContentUpdateFalseKeepsTheOldRendering() throws {
-        let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "l"))
+    @Test func shouldContentUpdateFalseKeepsTheOldRenderingWithoutTheVisibleRerender() throws {
+        let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "l", options: UpdaterOptions(alwaysRenderVisibleComponents: false)))
         try renderer.render([Section(id: "a", cells: [CellNode(Noted(id: "n", title: "T", note: "1"))])])
         #expect(try renderer.render([Section(id: "a", cells: [CellNode(Noted(id: "n", title: "T", note: "2"))])]) == nil)
         let changed = try renderer.render([Section(id: "a", cells: [CellNode(Noted(id: "n", title: "U", note: "2"))])])

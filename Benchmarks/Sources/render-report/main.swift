@@ -6,6 +6,10 @@
 //     the bytes of the Server-Sent Event beyond the cell's JSON-escaped HTML (goal: under 400).
 //  3. 1,000 moves: the event's bytes, per move.
 //  4. An unchanged render of the same list: PatchUpdater's time.
+//  5. Carbon's alwaysRenderVisibleComponents (default true): one changed cell of a 10,000-cell app
+//     list with the option off and on, same run, for an Equatable component (the default
+//     shouldContentUpdate), a Carbon-style one that compares one property only, and one that is not
+//     Equatable (every surviving cell rendered again).
 //
 //     swift run -c release --package-path Benchmarks render-report
 
@@ -179,3 +183,50 @@ enum JSONEscapedLength {
         return count
     }
 }
+
+// 5. alwaysRenderVisibleComponents, off and on, same run.
+
+/// A Carbon-style cell: `shouldContentUpdate` compares the title only, for cheap updates.
+struct CarbonStyleCell: IdentifiableComponent, Equatable {
+    var id: Int
+    var title: String
+    var done: Bool
+    var body: some HTML { span(.class("title")) { title }; small { done ? "done" : "open" } }
+    func shouldContentUpdate(with next: CarbonStyleCell) -> Bool { title != next.title }
+}
+
+/// A cell that is not Equatable: nothing proves two of them the same.
+struct OpaqueCell: IdentifiableComponent {
+    var id: Int
+    var title: String
+    var body: some HTML { span(.class("title")) { title } }
+}
+
+func appSections(_ make: (Int) -> CellNode) -> [Section] {
+    (0 ..< 100).map { section in Section(id: "s\(section)", header: Header("Section \(section)"), cells: (0 ..< 100).map { make(section * 100 + $0) }) }
+}
+
+print("## alwaysRenderVisibleComponents on a \(cellCount)-cell app list (one changed cell, median of 21 renders)\n")
+print("| component | off, ms | on (default), ms | on / off |")
+print("|---|---:|---:|---:|")
+let kinds: [(String, (Int, Bool) -> CellNode)] = [
+    ("Equatable (default shouldContentUpdate)", { id, changed in CellNode(TodoCell(id: id, title: "Task \(id)", done: changed && id == changedID)) }),
+    ("Carbon-style (compares the title only)", { id, changed in CellNode(CarbonStyleCell(id: id, title: "Task \(id)", done: changed && id == changedID)) }),
+    ("not Equatable", { id, changed in CellNode(OpaqueCell(id: id, title: changed && id == changedID ? "Edited" : "Task \(id)")) }),
+]
+for (name, make) in kinds {
+    let states = [appSections { make($0, false) }, appSections { make($0, true) }]
+    var timings: [Double] = []
+    for on in [false, true] {
+        let renderer = Renderer(adapter: adapter, updater: PatchUpdater(list: "bench", options: UpdaterOptions(alwaysRenderVisibleComponents: on)))
+        try renderer.render(states[0])
+        var next = 0
+        let (ms, _) = try medianMilliseconds(runs: 21) { () throws -> ListChangeset? in
+            next = 1 - next
+            return try renderer.render(states[next])
+        }
+        timings.append(ms)
+    }
+    print("| \(name) | \(format(timings[0], 3)) | \(format(timings[1], 3)) | \(format(timings[1] / timings[0]))× |")
+}
+print("")

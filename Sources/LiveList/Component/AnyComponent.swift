@@ -67,6 +67,19 @@ public struct AnyComponent: Component {
         return compare(base)
     }
 
+    /// Whether `next` is provably the same component: both bases of one `Equatable` type, and equal.
+    /// False when they differ, are of different types, or are not `Equatable` (nothing proves them
+    /// the same). What an updater asks before it renders again a component whose
+    /// ``shouldContentUpdate(with:)`` said no.
+    package func isSame(as next: AnyComponent) -> Bool {
+        guard let base = base as? any Equatable else { return false }
+        func compare<Base: Equatable>(_ base: Base) -> Bool {
+            guard let next = next.base as? Base else { return false }
+            return base == next
+        }
+        return compare(base)
+    }
+
     /// Returns whether `next` must be rendered again: `true` when the bases have different types,
     /// otherwise the base's answer.
     ///

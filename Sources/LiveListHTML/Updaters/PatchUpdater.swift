@@ -228,7 +228,7 @@ struct PatchPlan {
                 if movedSections.contains(sectionIndex) {
                     operations.append(.moveSection(section: key, after: previousSection))
                 }
-                if updatedSourceSections.contains(sourceIndex) {
+                if updatedSourceSections.contains(sourceIndex) || Self.mayBeStale(section, previous: source[sourceIndex], options) {
                     let previous = source[sourceIndex]
                     let shell = try adapter.renderSection(
                         key: key,
@@ -268,8 +268,9 @@ struct PatchPlan {
                 case .moved:
                     operations.append(.move(cell: cellKey, section: key, after: previousCell))
                     let previousHTML = oldHTML(ofMoved: node.id) ?? ""
-                    if updatedCells.contains(node.id) || options.alwaysRenderVisibleComponents {
-                        html = try rerender(node, previous: oldNode(ofMoved: node.id), oldHTML: previousHTML,
+                    let previous = updatedCells.contains(node.id) || options.alwaysRenderVisibleComponents ? oldNode(ofMoved: node.id) : nil
+                    if updatedCells.contains(node.id) || Self.mayBeStale(node, previous: previous, options) {
+                        html = try rerender(node, previous: previous, oldHTML: previousHTML,
                                             adapter: adapter, operations: &operations)
                     } else {
                         html = previousHTML
@@ -279,10 +280,10 @@ struct PatchPlan {
                         oldCursor += 1
                     }
                     let previousHTML = oldCursor < oldCells.count ? oldCells[oldCursor].html : ""
-                    if updatedCells.contains(node.id) || options.alwaysRenderVisibleComponents {
-                        // The node of the previous render, where the rendering and `source` agree (they
-                        // do when the updater is driven by one renderer).
-                        let previous = oldCursor < oldNodes.count && oldNodes[oldCursor].id == node.id ? oldNodes[oldCursor] : nil
+                    // The node of the previous render, where the rendering and `source` agree (they do
+                    // when the updater is driven by one renderer).
+                    let previous = oldCursor < oldNodes.count && oldNodes[oldCursor].id == node.id ? oldNodes[oldCursor] : nil
+                    if updatedCells.contains(node.id) || Self.mayBeStale(node, previous: previous, options) {
                         html = try rerender(node, previous: previous, oldHTML: previousHTML,
                                             adapter: adapter, operations: &operations)
                     } else {
@@ -301,6 +302,31 @@ struct PatchPlan {
             operations.append(.deleteSection(section: source[sourceIndex].id.key))
         }
         return (operations, RenderedList(sections: newSections))
+    }
+
+    /// Whether a surviving cell that its component says is unchanged (`shouldContentUpdate(with:)`
+    /// false) must be rendered again anyway, with ``UpdaterOptions/alwaysRenderVisibleComponents``:
+    /// unless the previous component is provably the same (both `Equatable` and equal). Carbon
+    /// renders every visible cell again after each update, so that a property its
+    /// `shouldContentUpdate` ignores still reaches the screen; a server does not know what is
+    /// visible, so this renders every such cell that may differ, and skips the ones proved equal.
+    static func mayBeStale(_ node: CellNode, previous: CellNode?, _ options: UpdaterOptions) -> Bool {
+        guard options.alwaysRenderVisibleComponents else { return false }
+        guard let previous else { return true }
+        return !previous.component.isSame(as: node.component)
+    }
+
+    /// ``mayBeStale(_:previous:_:)`` for a surviving section's header and footer.
+    static func mayBeStale(_ section: Section, previous: Section, _ options: UpdaterOptions) -> Bool {
+        guard options.alwaysRenderVisibleComponents else { return false }
+        func differs(_ node: ViewNode?, _ old: ViewNode?) -> Bool {
+            switch (node, old) {
+            case (nil, nil): false
+            case let (node?, old?): !old.component.isSame(as: node.component)
+            default: true
+            }
+        }
+        return differs(section.header, previous.header) || differs(section.footer, previous.footer)
     }
 
     /// Renders again a surviving cell that was updated, or that the options ask to render again,

@@ -3,10 +3,10 @@
 /// `animate`.
 ///
 /// Carbon's defaults are kept where they mean the same thing on the web: ``isAnimationEnabled``
-/// (true), ``isAnimationEnabledWhileScrolling`` (false) and ``animatableChangeCount`` (300). Two
-/// differ, for reasons given on each: ``keepsContentOffset`` (Carbon: true; here false) and
-/// ``alwaysRenderVisibleComponents`` (Carbon: true; here false). docs/MIGRATING-FROM-CARBON.md
-/// compares them side by side.
+/// (true), ``isAnimationEnabledWhileScrolling`` (false), ``animatableChangeCount`` (300) and
+/// ``alwaysRenderVisibleComponents`` (true). One differs, for the reason given there:
+/// ``keepsContentOffset`` (Carbon: true; here false). docs/MIGRATING-FROM-CARBON.md compares them
+/// side by side.
 public struct UpdaterOptions: Sendable, Equatable {
     /// Whether changes are animated (`data-animate`). Default true, as in Carbon.
     public var isAnimationEnabled = true
@@ -40,18 +40,18 @@ public struct UpdaterOptions: Sendable, Equatable {
     /// then false). Default false.
     public var skipReloadComponents = false
 
-    /// Whether every surviving cell is rendered again on each render, even when its component says
-    /// its content did not change (`shouldContentUpdate(with:)` returns false); a reload is still sent
-    /// only for a changed rendering, and a component whose `shouldRender(next:)` returns false keeps
-    /// its HTML. Default false.
+    /// Whether a surviving cell, header or footer whose component says its content did not change
+    /// (`shouldContentUpdate(with:)` false) is rendered again anyway, so that what that answer
+    /// overlooked still reaches the page. Default true, as in Carbon.
     ///
-    /// Carbon's default is true, and needed there: Carbon's default `shouldContentUpdate(with:)`
-    /// returns false, so without re-rendering the visible cells a changed component would never be
-    /// shown. LiveList's default answers true for a component that is not `Equatable` (and `!=` for
-    /// one that is), so every changed component is rendered again and compared without this option.
-    /// A server does not know which cells are visible: true here renders *every* cell of the list on
-    /// each render, the cost that diffing saves.
-    public var alwaysRenderVisibleComponents = false
+    /// Carbon renders every visible cell, header and footer again after each update: a component
+    /// whose `shouldContentUpdate` compares some properties only (Carbon's README recommends it for
+    /// cheap updates) still shows the others. A server does not know what is visible, so this renders
+    /// again each surviving component that may differ from the previous one: every one, except those
+    /// proved the same (both `Equatable` and equal), which cost one `==`. A reload is sent only for
+    /// a changed rendering, and a component whose `shouldRender(next:)` returns false keeps its HTML.
+    /// JSON-driven lists turn it off: their cells compare every property.
+    public var alwaysRenderVisibleComponents = true
 
     /// LiveList's own option for chats and logs: a list scrolled to its end stays at its end as cells
     /// arrive (`data-stick-bottom`). Default false.
@@ -64,7 +64,7 @@ public struct UpdaterOptions: Sendable, Equatable {
         animatableChangeCount: Int = 300,
         keepsContentOffset: Bool = false,
         skipReloadComponents: Bool = false,
-        alwaysRenderVisibleComponents: Bool = false,
+        alwaysRenderVisibleComponents: Bool = true,
         stickToBottom: Bool = false
     ) {
         self.isAnimationEnabled = isAnimationEnabled

@@ -25,6 +25,9 @@ public actor JSONList: ServedList {
     /// the name before it had a list.
     init(name: ListName, version: Int, configuration: ListConfiguration, store: any ListStore, quota: ListQuota?, waiting: [Subscription] = []) {
         self.name = name
+        // Its cells compare every property: nothing a diff overlooks needs rendering again.
+        var configuration = configuration
+        configuration.options.alwaysRenderVisibleComponents = false
         let core = ListCore(name: name, version: version, configuration: configuration, store: store, waiting: waiting)
         self.core = core
         visibility = core.visibility
