@@ -117,6 +117,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // End to end: starts the real `livelist` binary on a free loopback port.
+        // The Swift blocks of docs/GUIDE.md and docs/MIGRATING-FROM-CARBON.md (Scripts/doc-snippets.py),
+        // compiled with the suite against the code they describe.
+        .testTarget(name: "DocSnippetTests", dependencies: ["LiveListServer", "LiveList", "ListDiff"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -41,7 +41,7 @@ def guide():
         text = f.read()
     with open(os.path.join(ROOT, "Examples", "Todo", "Sources", "todo", "main.swift")) as f:
         code = f.read()
-    shown = re.search(r"\(this is `Examples/Todo`, (\d+) lines\):\n\n```swift\n(.*?)```", text, re.S)
+    shown = re.search(r"\(this is `Examples/Todo`, (\d+) lines\):\n\n(?:<!-- snippet: [^>]*-->\n)?```swift\n(.*?)```", text, re.S)
     if not shown:
         sys.exit("check-examples: docs/GUIDE.md does not show Examples/Todo's main.swift as \"(this is `Examples/Todo`, N lines):\"")
     count = code.count("\n")
