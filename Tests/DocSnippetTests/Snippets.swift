@@ -66,16 +66,16 @@ extension SnippetContext {
         }
     }
 
-    /// docs/MIGRATING-FROM-CARBON.md:173
-    func migrating_from_carbon_line173() async throws {
+    /// docs/MIGRATING-FROM-CARBON.md:178
+    func migrating_from_carbon_line178() async throws {
         // LiveList, served: the server is the target (docs/GUIDE.md, "Your own Renderer")
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "todo"))
         try await app.serve(renderer)           // every page at /lists/todo shows it, live
         try renderer.render { Section(id: 0) { Label(text: "Milk").identified(by: 1) } }
     }
 
-    /// docs/MIGRATING-FROM-CARBON.md:180
-    func migrating_from_carbon_line180() async throws {
+    /// docs/MIGRATING-FROM-CARBON.md:185
+    func migrating_from_carbon_line185() async throws {
         // LiveList, on your own: the render returns the changeset to send
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "todo"))
         if let changeset = try renderer.render({ Section(id: 0) { Label(text: "Milk").identified(by: 1) } }) {
@@ -83,8 +83,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/MIGRATING-FROM-CARBON.md:257
-    func migrating_from_carbon_line257() async throws {
+    /// docs/MIGRATING-FROM-CARBON.md:280
+    func migrating_from_carbon_line280() async throws {
         struct Item: LiveList.Differentiable {           // or ListDiff.Differentiable
             var differenceIdentifier: Int
             func isContentEqual(to source: Item) -> Bool { true }
