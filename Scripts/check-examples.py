@@ -94,6 +94,12 @@ def exercise(directory, binary, label, checks, extra_env=None):
             tools.wait_ready(port, "/healthz", server, seconds=30)
         except RuntimeError:
             raise Failure("it did not answer /healthz within 30 s")
+        # LiveListApp.run says where it listens, at once, whatever the app prints (docs/GUIDE.md).
+        announced = f"LiveList serving on http://{tools.HOST}:{port}"
+        deadline = time.monotonic() + 5
+        while not any(announced in line for line in list(lines)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(any(announced in line for line in list(lines)), f"it did not say \"{announced}\"")
         checks(port)
         server.send_signal(signal.SIGTERM)
         try:
