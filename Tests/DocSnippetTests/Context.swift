@@ -30,6 +30,13 @@ struct Message: Sendable {
     var text: String
 }
 
+/// The guide's todo item.
+struct Item: IdentifiableComponent, Codable, Equatable {
+    var id: Int
+    var title: String
+    var body: some HTML { span { title } }
+}
+
 /// The chat example's state.
 struct Room: Codable, Equatable, Sendable {
     var lines: [String] = []

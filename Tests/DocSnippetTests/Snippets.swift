@@ -6,8 +6,17 @@ import LiveList
 import LiveListServer
 
 extension SnippetContext {
-    /// docs/GUIDE.md:132
-    func guide_line132() async throws {
+    /// docs/GUIDE.md:98
+    func guide_line98() async throws {
+        let todo = try await app.host("todo", state: [Item]()) { items in [Section(id: "items", cells: items.map(CellNode.init))] }
+        Task {
+            // Elsewhere in the app, at any time: stored with a new version, then sent to every page.
+            _ = try await todo.updateState { items in items.append(Item(id: items.count + 1, title: "From a job")) }
+        }
+    }
+
+    /// docs/GUIDE.md:147
+    func guide_line147() async throws {
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "scores"))
         let list = try await app.serve(renderer)       // an AppList: the list "scores", named after the updater
         // anywhere, from any thread or task, whenever the scores change:
@@ -17,8 +26,8 @@ extension SnippetContext {
         _ = list
     }
 
-    /// docs/GUIDE.md:164
-    func guide_line164() async throws {
+    /// docs/GUIDE.md:179
+    func guide_line179() async throws {
         let inbox = try await app.registry.hostApp(ListName("inbox")!, perViewer: { viewer in
             render(messages(for: viewer.session))   // viewer.session: the browser's session id, or nil
         })
@@ -26,8 +35,8 @@ extension SnippetContext {
         _ = try await inbox.refresh()
     }
 
-    /// docs/GUIDE.md:185
-    func guide_line185() async throws {
+    /// docs/GUIDE.md:200
+    func guide_line200() async throws {
         let feed = ListName("feed")!
         _ = try await registry.put(feed, body: Array(#"{"sections":[{"id":"s","cells":[{"id":"r0","text":"Old"}]}]}"#.utf8))
         let (write, skipped) = try await registry.patch(feed, JSONListPatch(operations: [
@@ -38,8 +47,8 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:371
-    func guide_line371() async throws {
+    /// docs/GUIDE.md:386
+    func guide_line386() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
