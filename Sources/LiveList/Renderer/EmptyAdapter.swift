@@ -15,6 +15,6 @@ public struct EmptyAdapter: Adapter, Hashable {
         true
     }
 
-    /// Hashes nothing (see ``==(_:_:)``).
+    /// Hashes nothing: every empty adapter is alike.
     public func hash(into _: inout Hasher) {}
 }

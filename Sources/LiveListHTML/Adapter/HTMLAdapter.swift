@@ -21,8 +21,8 @@ public import LiveList
 /// CR, LF and TAB as character references), so every key survives the HTML parser. A key with NUL is
 /// refused with ``RenderError/invalidKey(_:kind:)``.
 public struct HTMLAdapter: Adapter {
-    /// The sections shown: a renderer's ``Renderer/adapter`` carries its ``Renderer/data`` here
-    /// (see ``Adapter/data``).
+    /// The sections shown: a renderer's `adapter` carries its `data` here (see the `Adapter`
+    /// protocol of the LiveList module).
     public var data: [Section] = []
 
     /// The tag and classes of an element that the adapter owns.
