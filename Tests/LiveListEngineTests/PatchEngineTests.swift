@@ -3,6 +3,7 @@ import LiveListHTML
 @testable import LiveListEngine
 import LiveListTestSupport
 import Testing
+import Synchronization
 
 /// Patches through the registry's Swift API: what docs/GUIDE.md shows an app doing, and what streams get.
 @Suite struct PatchEngineTests {
@@ -58,5 +59,35 @@ import Testing
         #expect(write.version == 2)
         let cells = await list.snapshot().rendering.sections[0].cells.map(\.key)
         #expect(cells == ["a", "d", "b"])
+    }
+}
+
+/// A patch renders into the page only what it names and leaves the renderer's sections behind; what
+/// reads them (an action's cell, a later diff) must see the state as it is.
+@Suite struct PatchedSectionsTests {
+    @Test func aSelectionFindsACellThatAPatchInserted() async throws {
+        let selected = Mutex<[String]>([])
+        var configuration = ListConfiguration()
+        configuration.adapter.didSelect = { context in selected.withLock { $0.append(context.cellKey) } }
+        let registry = try await ListRegistry(store: MemoryListStore(), configuration: configuration)
+        let name = listName("picks")
+        _ = try await registry.put(name, body: jsonBody(["a", "b"]))
+        _ = try await registry.patch(name, JSONListPatch(operations: [.upsert(cell: .init(id: "n", text: "new"), section: "s", position: .first)]))
+        let list = try #require(registry.existingList(name))
+        #expect(await list.perform(ListAction(type: "select", cell: "n")) == .handled)
+        #expect(selected.withLock { $0 } == ["n"])
+    }
+
+    @Test func aMoveAfterPatchesDiffsAgainstThePatchedList() async throws {
+        let registry = try await ListRegistry(store: MemoryListStore())
+        let name = listName("moves")
+        _ = try await registry.put(name, body: jsonBody(["a", "b", "c"]))
+        _ = try await registry.patch(name, JSONListPatch(operations: [.upsert(cell: .init(id: "d", text: "d"), section: "s", position: .first)]))
+        _ = try await registry.patch(name, JSONListPatch(operations: [.remove(cell: "b")]))
+        // A move is rendered whole and diffed: against [d, a, c], not the [a, b, c] the last full render saw.
+        let (write, _) = try await registry.patch(name, JSONListPatch(operations: [.upsert(cell: .init(id: "a", text: "a"), section: "s", position: .last)]))
+        #expect(write.changeset.operations.map(\.name) == ["move"], "\(write.changeset.operations)")
+        let list = try #require(registry.existingList(name))
+        #expect(await list.snapshot().rendering.sections[0].cells.map(\.key) == ["d", "c", "a"])
     }
 }

@@ -149,6 +149,12 @@ extension ServedList {
     }
 
     package func perform(_ action: ListAction) async -> ActionOutcome {
+        await performAction(action)
+    }
+
+    /// What ``perform(_:)`` does by default: a visibility report or a selection goes to the component
+    /// or the adapter, any other action to the app's handler.
+    package func performAction(_ action: ListAction) async -> ActionOutcome {
         var known = false
         if action.cell == nil, action.type == "visible" || action.type == "hidden",
             let key = action.fields["section"], let part = action.fields["part"],

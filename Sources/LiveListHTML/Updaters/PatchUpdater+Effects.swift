@@ -7,8 +7,11 @@ extension PatchUpdater {
     /// and returns the changeset (nil when the page would not change). No diff of the whole list: the
     /// cost follows the effects. The operations apply in the effects' order, each anchor naming an
     /// element of the state the ones before it left.
+    ///
+    /// With `updatingData` false, `data` is left as it was (stale): for an owner that rebuilds it from
+    /// its own state before it next needs it, so that a patch does not move every cell of `data` too.
     package mutating func apply(
-        _ effects: [JSONListDocument.Effect], adapter: HTMLAdapter, data: inout [LiveList.Section]
+        _ effects: [JSONListDocument.Effect], adapter: HTMLAdapter, data: inout [LiveList.Section], updatingData: Bool = true
     ) throws(RenderError) -> ListChangeset? {
         var operations: [PatchOperation] = []
         for effect in effects {
@@ -16,7 +19,7 @@ extension PatchUpdater {
             case let .cellChanged(section, position, cell):
                 let node = Self.node(cell)
                 let rendered = try adapter.renderCell(node)
-                data[section].cells[position] = node
+                if updatingData { data[section].cells[position] = node }
                 if !sameBytes(rendered.html, state.rendering.sections[section].cells[position].html) {
                     operations.append(.reload(cell: rendered.key, html: rendered.html))
                     state.rendering.sections[section].cells[position] = rendered
@@ -24,19 +27,21 @@ extension PatchUpdater {
             case let .cellInserted(section, position, cell):
                 let node = Self.node(cell)
                 let rendered = try adapter.renderCell(node)
-                data[section].cells.insert(node, at: position)
+                if updatingData { data[section].cells.insert(node, at: position) }
                 let after = position > 0 ? state.rendering.sections[section].cells[position - 1].key : nil
                 state.rendering.sections[section].cells.insert(rendered, at: position)
                 operations.append(.insert(cell: rendered.key, section: state.rendering.sections[section].key, after: after, html: rendered.html))
             case let .cellRemoved(section, position):
-                data[section].cells.remove(at: position)
+                if updatingData { data[section].cells.remove(at: position) }
                 let removed = state.rendering.sections[section].cells.remove(at: position)
                 operations.append(.delete(cell: removed.key))
             case let .cellMoved(from, to, cell):
                 let node = Self.node(cell)
-                data[from.section].cells.remove(at: from.position)
+                if updatingData {
+                    data[from.section].cells.remove(at: from.position)
+                    data[to.section].cells.insert(node, at: to.position)
+                }
                 let old = state.rendering.sections[from.section].cells.remove(at: from.position)
-                data[to.section].cells.insert(node, at: to.position)
                 let after = to.position > 0 ? state.rendering.sections[to.section].cells[to.position - 1].key : nil
                 operations.append(.move(cell: old.key, section: state.rendering.sections[to.section].key, after: after))
                 let rendered = try adapter.renderCell(node)
@@ -48,13 +53,13 @@ extension PatchUpdater {
                 let node = Self.node(section, cells: [])
                 let shell = try adapter.renderSection(node, cells: [])
                 let after = index > 0 ? state.rendering.sections[index - 1].key : nil
-                data.insert(node, at: index)
+                if updatingData { data.insert(node, at: index) }
                 state.rendering.sections.insert(shell, at: index)
                 operations.append(.insertSection(section: shell.key, after: after, html: shell.html, header: shell.header, footer: shell.footer))
             case let .sectionChanged(index, header, footer):
-                let old = data[index]
-                let node = Self.node(JSONListState.Section(id: old.id.key, header: header, footer: footer, cells: []), cells: old.cells)
-                data[index] = node
+                let key = state.rendering.sections[index].key
+                let node = Self.node(JSONListState.Section(id: key, header: header, footer: footer, cells: []), cells: updatingData ? data[index].cells : [])
+                if updatingData { data[index] = node }
                 let shell = try adapter.renderSection(node, cells: [])
                 let rendered = state.rendering.sections[index]
                 if !sameBytes(shell.header, rendered.header) || !sameBytes(shell.footer, rendered.footer) {
@@ -65,11 +70,11 @@ extension PatchUpdater {
                     state.rendering.sections[index].footer = shell.footer
                 }
             case let .sectionRemoved(index):
-                data.remove(at: index)
+                if updatingData { data.remove(at: index) }
                 let removed = state.rendering.sections.remove(at: index)
                 operations.append(.deleteSection(section: removed.key))
             case let .sectionMoved(from, to):
-                data.insert(data.remove(at: from), at: to)
+                if updatingData { data.insert(data.remove(at: from), at: to) }
                 let moved = state.rendering.sections.remove(at: from)
                 let after = to > 0 ? state.rendering.sections[to - 1].key : nil
                 state.rendering.sections.insert(moved, at: to)

@@ -12,6 +12,10 @@ public actor JSONList: ServedList {
     package nonisolated let visibility: ListVisibility
     package let core: ListCore
     private var source: JSONSource
+    /// Whether the renderer's sections (`data`) lag behind the state: a patch renders only what it
+    /// names, into the rendering, and leaves them, so that it does not move every cell of them too.
+    /// They are rebuilt from the state before anything reads them (``refreshRendererData()``).
+    private var rendererDataStale = false
     /// The idempotency keys of this list's recent writes on this process.
     private var recentKeys = RecentlyKept<IdempotentWrite>(capacity: 1_000)
     /// The list runs on a lane of its own, off the cooperative pool (its writes block on `fsync`).
@@ -52,7 +56,7 @@ public actor JSONList: ServedList {
 
     /// Loads a stored list: the list is at exactly `version`, with nothing to publish.
     func load(state: JSONListState, body: [UInt8], version: Int) throws {
-        try core.resetRenderer(to: state.listSections, at: version)
+        try resetRenderer(to: state.listSections, at: version)
         set(state, body: body)
         core.log.start(at: version, rendering: core.renderer.updater.snapshot.rendering)
         core.setExists(true)
@@ -60,6 +64,27 @@ public actor JSONList: ServedList {
 
     private func set(_ state: JSONListState, body: [UInt8]) {
         source.set(state, body: body)
+    }
+
+    /// Rebuilds the renderer's sections from the state when a patch left them behind: before a
+    /// render that diffs against them, and before an action looks a cell up in them.
+    private func refreshRendererData() {
+        guard rendererDataStale else { return }
+        let sections = source.document?.state.listSections ?? []
+        core.renderer.modify { (data: inout [Section], _: inout PatchUpdater, _: HTMLAdapter) in data = sections }
+        rendererDataStale = false
+    }
+
+    /// Puts the renderer at `version` showing `sections` (its sections are then up to date).
+    private func resetRenderer(to sections: [Section], at version: Int) throws {
+        try core.resetRenderer(to: sections, at: version)
+        rendererDataStale = false
+    }
+
+    /// Handles a browser event, with the renderer's sections up to date (its cells are found there).
+    package func perform(_ action: ListAction) async -> ActionOutcome {
+        refreshRendererData()
+        return await performAction(action)
     }
 
     /// The current state in snapshot form, its `state` the list's body (encoded once after a patch).
@@ -160,6 +185,7 @@ public actor JSONList: ServedList {
         }
         _ = try core.nextVersion()
         try source.takePlace()
+        refreshRendererData()
         let previous = core.renderer.data
         let changeset: ListChangeset
         do {
@@ -172,7 +198,7 @@ public actor JSONList: ServedList {
                                         idempotency: idempotency.map { IdempotentWrite(key: $0, version: changeset.version, created: !exists) })
         } catch {
             // Sections that rendered before render again.
-            try? core.resetRenderer(to: previous, at: current)
+            try? resetRenderer(to: previous, at: current)
             source.giveBackPlace()
             throw core.storageFailed("the list could not be stored", error)
         }
@@ -209,9 +235,15 @@ public actor JSONList: ServedList {
         }
         let current = core.version
         try source.check(precondition, version: current)
-        let applied: JSONListDocument.Applied
+        var applied: JSONListDocument.Applied
         do {
             applied = try source.apply(patch, limits: limits ?? .unlimited)
+            if !applied.minimal && rendererDataStale {
+                // Rendered whole below, against the renderer's sections as they were before it.
+                source.undo(applied)
+                refreshRendererData()
+                applied = try source.apply(patch, limits: limits ?? .unlimited)
+            }
         } catch {
             throw ListWriteError(.invalid, code: error.code, detail: error.detail)
         }
@@ -246,7 +278,7 @@ public actor JSONList: ServedList {
         } catch {
             source.undo(applied)
             if whole != nil {
-                try? core.resetRenderer(to: previous, at: current)
+                try? resetRenderer(to: previous, at: current)
             }
             throw core.storageFailed("the patch could not be stored", error)
         }
@@ -259,13 +291,14 @@ public actor JSONList: ServedList {
     private func render(_ applied: JSONListDocument.Applied) -> ListChangeset {
         do {
             let changeset = try core.renderer.modify { (data: inout [Section], updater: inout PatchUpdater, adapter: HTMLAdapter) throws(RenderError) -> ListChangeset? in
-                try updater.apply(applied.effects, adapter: adapter, data: &data)
+                try updater.apply(applied.effects, adapter: adapter, data: &data, updatingData: false)
             }
+            rendererDataStale = true
             return changeset ?? core.renderer.updater.advanceVersion()
         } catch {
             // Not reached: every id was checked when the patch applied. Should a render fail anyway,
             // the viewers get the whole list at the new version.
-            try? core.resetRenderer(to: source.document?.state.listSections ?? [], at: core.version + 1)
+            try? resetRenderer(to: source.document?.state.listSections ?? [], at: core.version + 1)
             return core.renderer.updater.snapshot.reset(from: core.version - 1)
         }
     }
@@ -304,7 +337,7 @@ public actor JSONList: ServedList {
         source.remove()
         core.snapshotState = nil
         core.setExists(false)
-        try? core.resetRenderer(to: [], at: final.version)
+        try? resetRenderer(to: [], at: final.version)
         core.log.clear()
         let encoded = EncodedChangeset(final)
         for subscription in core.subscriptions.values {
@@ -348,6 +381,7 @@ public actor JSONList: ServedList {
             // Limits are not applied to what another process accepted.
             let state = try JSONListState.decode(body, limits: JSONListLimits(
                 maximumSections: .max, maximumCells: .max, maximumIDLength: .max, maximumTextLength: .max))
+            refreshRendererData()
             let changeset = try core.renderer.render(state.listSections) ?? core.renderer.updater.advanceVersion()
             set(state, body: body)
             core.setExists(true)
@@ -357,17 +391,25 @@ public actor JSONList: ServedList {
             guard source.exists else {
                 throw StoreError("\(name) has a stored patch at version \(step.version) but no list to apply it to")
             }
-            let applied = try source.apply(patch, limits: .unlimited)
+            var applied = try source.apply(patch, limits: .unlimited)
             let changeset: ListChangeset
-            if applied.minimal && applied.changed {
+            if !applied.changed {
+                changeset = core.renderer.updater.advanceVersion()
+            } else if applied.minimal {
                 changeset = render(applied)
             } else {
+                if rendererDataStale {
+                    // Rendered whole, against the renderer's sections as they were before it.
+                    source.undo(applied)
+                    refreshRendererData()
+                    applied = try source.apply(patch, limits: .unlimited)
+                }
                 changeset = try core.renderer.render(source.document?.state.listSections ?? []) ?? core.renderer.updater.advanceVersion()
             }
             core.publish(core.skipping(changeset, to: step.version))
         case .deleted:
             guard source.exists else {
-                try core.resetRenderer(to: [], at: step.version)
+                try resetRenderer(to: [], at: step.version)
                 return
             }
             let final = ListChangeset(list: name.rawValue, from: core.version, version: step.version, animate: false,
