@@ -5,9 +5,9 @@ import Markup
 ///
 /// The index maps each cell id to its section and its position there as of some moment, and keeps the
 /// insertions and removals since then (*shifts*), which a look-up replays for the cell's section. When
-/// the shifts outgrow the square root of the list's size (at least 64) the index is built again, so a
-/// look-up costs at most that many steps and the rebuild, spread over the writes that caused it, about
-/// as much.
+/// the shifts outgrow a sixty-fourth of the list's cells (at least 256) the index is built again: a
+/// look-up costs at most that many steps (integer comparisons), and the rebuild, spread over the
+/// structural writes that caused it, about 64 dictionary inserts each.
 public struct JSONListDocument: Sendable {
     /// The state.
     public private(set) var state: JSONListState
@@ -15,20 +15,25 @@ public struct JSONListDocument: Sendable {
     public private(set) var cellCount: Int
 
     private var sectionIndex: [ByteKey: Int] = [:]
+    /// A number for each section, by position, that stays with it while the index lives: what places
+    /// and shifts name a section by (an integer compares faster than an id).
+    private var sectionSerials: [Int] = []
+    private var indexBySerial: [Int: Int] = [:]
+    private var nextSerial = 0
     private var cellIndex: [ByteKey: Place] = [:]
     private var shifts: [Shift] = []
     private var indexed = false
 
     /// Where a cell was when it was indexed (its section's id, its position) and the shifts since.
     private struct Place {
-        var section: ByteKey
+        var section: Int
         var position: Int
         var epoch: Int
     }
 
     /// A cell inserted (delta 1: cells at or after `position` move down) or removed (-1: cells after it move up).
     private struct Shift {
-        var section: ByteKey
+        var section: Int
         var position: Int
         var delta: Int
     }
@@ -45,19 +50,21 @@ public struct JSONListDocument: Sendable {
         indexed = false
         cellIndex = [:]
         sectionIndex = [:]
+        sectionSerials = []
+        indexBySerial = [:]
         shifts = []
     }
 
     // MARK: - The index
 
     private mutating func buildIndex() {
-        sectionIndex = Dictionary(minimumCapacity: state.sections.count)
+        sectionSerials = Array(state.sections.indices)
+        nextSerial = state.sections.count
+        indexSections()
         cellIndex = Dictionary(minimumCapacity: cellCount)
         for (index, section) in state.sections.enumerated() {
-            let id = ByteKey(section.id)
-            sectionIndex[id] = index
             for (position, cell) in section.cells.enumerated() {
-                cellIndex[ByteKey(cell.id)] = Place(section: id, position: position, epoch: 0)
+                cellIndex[ByteKey(cell.id)] = Place(section: index, position: position, epoch: 0)
             }
         }
         shifts = []
@@ -65,21 +72,25 @@ public struct JSONListDocument: Sendable {
     }
 
     private mutating func ensureIndex() {
-        if !indexed || shifts.count > max(64, Int(Double(cellCount).squareRoot())) {
+        if !indexed || shifts.count > max(256, cellCount / 64) {
             buildIndex()
         }
     }
 
+    /// Indexes the sections by id and by serial (``sectionSerials`` follows every structural change
+    /// of the sections).
     private mutating func indexSections() {
         sectionIndex = Dictionary(minimumCapacity: state.sections.count)
+        indexBySerial = Dictionary(minimumCapacity: state.sections.count)
         for (index, section) in state.sections.enumerated() {
             sectionIndex[ByteKey(section.id)] = index
+            indexBySerial[sectionSerials[index]] = index
         }
     }
 
     /// The section and position of the cell `id`, if the list holds it.
     private func find(_ id: ByteKey) -> (section: Int, position: Int)? {
-        guard let place = cellIndex[id], let section = sectionIndex[place.section] else { return nil }
+        guard let place = cellIndex[id], let section = indexBySerial[place.section] else { return nil }
         var position = place.position
         for shift in shifts[place.epoch...] where shift.section == place.section {
             if shift.delta > 0 {
@@ -92,7 +103,7 @@ public struct JSONListDocument: Sendable {
     }
 
     private mutating func insertCell(_ cell: JSONListState.Cell, section: Int, at position: Int) {
-        let sectionID = ByteKey(state.sections[section].id)
+        let sectionID = sectionSerials[section]
         state.sections[section].cells.insert(cell, at: position)
         cellCount += 1
         if position != state.sections[section].cells.count - 1 {
@@ -102,7 +113,7 @@ public struct JSONListDocument: Sendable {
     }
 
     private mutating func removeCell(section: Int, at position: Int) -> JSONListState.Cell {
-        let sectionID = ByteKey(state.sections[section].id)
+        let sectionID = sectionSerials[section]
         let cell = state.sections[section].cells.remove(at: position)
         cellCount -= 1
         cellIndex.removeValue(forKey: ByteKey(cell.id))
@@ -227,6 +238,7 @@ public struct JSONListDocument: Sendable {
                     }
                     if sectionsWithCellChanges.contains(ByteKey(id)) { applied.minimal = false }
                     let section = state.sections.remove(at: index)
+                    sectionSerials.remove(at: index)
                     cellCount -= section.cells.count
                     for cell in section.cells {
                         cellIndex.removeValue(forKey: ByteKey(cell.id))
@@ -362,6 +374,7 @@ public struct JSONListDocument: Sendable {
             if let moveTo {
                 let section = state.sections.remove(at: index)
                 state.sections.insert(section, at: moveTo)
+                sectionSerials.insert(sectionSerials.remove(at: index), at: moveTo)
                 indexSections()
                 applied.undo.append(.insertSection(index: index, section: section))
                 applied.undo.append(.removeSection(index: moveTo))
@@ -379,6 +392,8 @@ public struct JSONListDocument: Sendable {
         let index = try target(position ?? .last, excluding: nil)
         let section = JSONListState.Section(id: id, header: header, footer: footer, cells: [])
         state.sections.insert(section, at: index)
+        sectionSerials.insert(nextSerial, at: index)
+        nextSerial += 1
         indexSections()
         applied.undo.append(.removeSection(index: index))
         applied.effects.append(.sectionInserted(index: index, section: section))
