@@ -63,8 +63,7 @@ public actor ListRegistry {
             let state: JSONListState
             do {
                 // Limits are not applied to what was accepted before: a lowered limit must not lose data.
-                state = try JSONListState.decode(list.body, limits: JSONListLimits(
-                    maximumSections: .max, maximumCells: .max, maximumIDLength: .max, maximumTextLength: .max))
+                state = try JSONListState.decode(list.body, limits: .unlimited)
             } catch {
                 throw StoreError("stored list \(rawName) no longer decodes (\(error)); the data directory is corrupt")
             }

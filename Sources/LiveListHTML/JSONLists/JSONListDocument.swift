@@ -506,9 +506,8 @@ extension JSONListState {
     /// after it). Limits are not applied: what was accepted stays.
     public func applying(_ patches: [JSONListPatch]) throws(ListStateError) -> JSONListState {
         var document = JSONListDocument(self)
-        let unlimited = JSONListLimits(maximumSections: .max, maximumCells: .max, maximumIDLength: .max, maximumTextLength: .max)
         for patch in patches {
-            _ = try document.apply(patch, limits: unlimited)
+            _ = try document.apply(patch, limits: .unlimited)
         }
         return document.state
     }

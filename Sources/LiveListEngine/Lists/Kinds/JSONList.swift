@@ -379,8 +379,7 @@ public actor JSONList: ServedList {
         switch step.content {
         case let .json(body):
             // Limits are not applied to what another process accepted.
-            let state = try JSONListState.decode(body, limits: JSONListLimits(
-                maximumSections: .max, maximumCells: .max, maximumIDLength: .max, maximumTextLength: .max))
+            let state = try JSONListState.decode(body, limits: .unlimited)
             refreshRendererData()
             let changeset = try core.renderer.render(state.listSections) ?? core.renderer.updater.advanceVersion()
             set(state, body: body)
