@@ -72,13 +72,21 @@ public struct TextCell: IdentifiableComponent, Equatable {
 extension JSONListState {
     /// The sections of this state, built from ``TextCell``, ``Header`` and ``Footer``.
     public var listSections: [LiveList.Section] {
-        sections.map { section in
-            LiveList.Section(
-                id: section.id,
-                header: section.header.map(Header.init),
-                cells: section.cells.map { CellNode(TextCell(id: $0.id, text: $0.text, detail: $0.detail)) },
-                footer: section.footer.map(Footer.init)
-            )
-        }
+        sections.map { section in section.node(cells: section.cells.map(\.node)) }
+    }
+}
+
+extension JSONListState.Cell {
+    /// The cell's node: a ``TextCell``.
+    var node: CellNode {
+        CellNode(TextCell(id: id, text: text, detail: detail))
+    }
+}
+
+extension JSONListState.Section {
+    /// The section's node, with its ``Header`` and ``Footer``, holding `cells` (its own cells' nodes, or
+    /// others: a patch renders a section's shell alone).
+    func node(cells: [CellNode]) -> LiveList.Section {
+        LiveList.Section(id: id, header: header.map(Header.init), cells: cells, footer: footer.map(Footer.init))
     }
 }

@@ -17,7 +17,7 @@ extension PatchUpdater {
         for effect in effects {
             switch effect {
             case let .cellChanged(section, position, cell):
-                let node = Self.node(cell)
+                let node = cell.node
                 let rendered = try adapter.renderCell(node)
                 if updatingData { data[section].cells[position] = node }
                 if !sameBytes(rendered.html, state.rendering.sections[section].cells[position].html) {
@@ -25,7 +25,7 @@ extension PatchUpdater {
                     state.rendering.sections[section].cells[position] = rendered
                 }
             case let .cellInserted(section, position, cell):
-                let node = Self.node(cell)
+                let node = cell.node
                 let rendered = try adapter.renderCell(node)
                 if updatingData { data[section].cells.insert(node, at: position) }
                 let after = position > 0 ? state.rendering.sections[section].cells[position - 1].key : nil
@@ -36,7 +36,7 @@ extension PatchUpdater {
                 let removed = state.rendering.sections[section].cells.remove(at: position)
                 operations.append(.delete(cell: removed.key))
             case let .cellMoved(from, to, cell):
-                let node = Self.node(cell)
+                let node = cell.node
                 if updatingData {
                     data[from.section].cells.remove(at: from.position)
                     data[to.section].cells.insert(node, at: to.position)
@@ -50,7 +50,7 @@ extension PatchUpdater {
                 }
                 state.rendering.sections[to.section].cells.insert(rendered, at: to.position)
             case let .sectionInserted(index, section):
-                let node = Self.node(section, cells: [])
+                let node = section.node(cells: [])
                 let shell = try adapter.renderSection(node, cells: [])
                 let after = index > 0 ? state.rendering.sections[index - 1].key : nil
                 if updatingData { data.insert(node, at: index) }
@@ -58,7 +58,7 @@ extension PatchUpdater {
                 operations.append(.insertSection(section: shell.key, after: after, html: shell.html, header: shell.header, footer: shell.footer))
             case let .sectionChanged(index, header, footer):
                 let key = state.rendering.sections[index].key
-                let node = Self.node(JSONListState.Section(id: key, header: header, footer: footer, cells: []), cells: updatingData ? data[index].cells : [])
+                let node = JSONListState.Section(id: key, header: header, footer: footer, cells: []).node(cells: updatingData ? data[index].cells : [])
                 if updatingData { data[index] = node }
                 let shell = try adapter.renderSection(node, cells: [])
                 let rendered = state.rendering.sections[index]
@@ -85,13 +85,5 @@ extension PatchUpdater {
         let from = state.advanceInPlace()
         return ListChangeset(list: list, from: from, version: version, animate: options.animates(operationCount: operations.count),
                              operations: operations)
-    }
-
-    private static func node(_ cell: JSONListState.Cell) -> CellNode {
-        CellNode(TextCell(id: cell.id, text: cell.text, detail: cell.detail))
-    }
-
-    private static func node(_ section: JSONListState.Section, cells: [CellNode]) -> LiveList.Section {
-        LiveList.Section(id: section.id, header: section.header.map(Header.init), cells: cells, footer: section.footer.map(Footer.init))
     }
 }
