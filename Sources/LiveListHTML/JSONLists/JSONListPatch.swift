@@ -65,7 +65,7 @@ public struct JSONListPatch: Sendable, Equatable {
             throw ListStateError(code: "missing_field", detail: "ops: missing")
         }
         guard case let .array(items) = opsValue else {
-            throw PatchDecoder.invalidType("ops", expected: "an array", got: opsValue)
+            throw .invalidType("ops", expected: "an array", got: opsValue)
         }
         guard items.count <= maximumOperations else {
             throw ListStateError(code: "too_many_operations", detail: "ops: \(items.count) operations, more than the limit of \(maximumOperations)")
@@ -163,7 +163,7 @@ private struct PatchDecoder {
     /// An object's members, each of them in `allowed`.
     static func members(_ value: JSONValue, at path: String, allowed: [String]) throws(ListStateError) -> [String: JSONValue] {
         guard case let .object(pairs) = value else {
-            throw invalidType(path, expected: "an object", got: value)
+            throw .invalidType(path, expected: "an object", got: value)
         }
         var members: [String: JSONValue] = [:]
         for (name, member) in pairs {
@@ -176,10 +176,6 @@ private struct PatchDecoder {
         return members
     }
 
-    static func invalidType(_ path: String, expected: String, got value: JSONValue) -> ListStateError {
-        ListStateError(code: "invalid_type", detail: "\(path): expected \(expected), got \(value.typeName)")
-    }
-
     static let operationMembers: [String: [String]] = [
         "upsert": ["op", "cell", "section", "position"],
         "update": ["op", "cell"],
@@ -190,7 +186,7 @@ private struct PatchDecoder {
 
     func operation(_ value: JSONValue, at path: String) throws(ListStateError) -> JSONListPatch.Operation {
         guard case let .object(pairs) = value else {
-            throw Self.invalidType(path, expected: "an object", got: value)
+            throw .invalidType(path, expected: "an object", got: value)
         }
         guard let opValue = pairs.first(where: { $0.key == "op" })?.value else {
             throw ListStateError(code: "missing_field", detail: "\(path).op: missing")
@@ -203,21 +199,21 @@ private struct PatchDecoder {
         switch op {
         case "upsert":
             let cell = try self.cell(members["cell"], at: path + ".cell")
-            let section = try members["section"].map { value throws(ListStateError) in try key(value, at: path + ".section") }
+            let section = try members["section"].map { value throws(ListStateError) in try limits.key(value, at: path + ".section") }
             return .upsert(cell: cell, section: section, position: try position(members["position"], at: path + ".position"))
         case "update":
             return .update(cell: try cell(members["cell"], at: path + ".cell"))
         case "remove":
-            return .remove(cell: try key(required(members["cell"], at: path + ".cell"), at: path + ".cell"))
+            return .remove(cell: try limits.key(required(members["cell"], at: path + ".cell"), at: path + ".cell"))
         case "upsertSection":
             let sectionPath = path + ".section"
             let section = try Self.members(required(members["section"], at: sectionPath), at: sectionPath, allowed: ["id", "header", "footer"])
-            return .upsertSection(id: try key(required(section["id"], at: sectionPath + ".id"), at: sectionPath + ".id"),
-                                  header: try optionalText(section["header"], at: sectionPath + ".header"),
-                                  footer: try optionalText(section["footer"], at: sectionPath + ".footer"),
+            return .upsertSection(id: try limits.key(required(section["id"], at: sectionPath + ".id"), at: sectionPath + ".id"),
+                                  header: try limits.optionalText(section["header"], at: sectionPath + ".header"),
+                                  footer: try limits.optionalText(section["footer"], at: sectionPath + ".footer"),
                                   position: try position(members["position"], at: path + ".position"))
         default:
-            return .removeSection(id: try key(required(members["section"], at: path + ".section"), at: path + ".section"))
+            return .removeSection(id: try limits.key(required(members["section"], at: path + ".section"), at: path + ".section"))
         }
     }
 
@@ -230,9 +226,9 @@ private struct PatchDecoder {
 
     func cell(_ value: JSONValue?, at path: String) throws(ListStateError) -> JSONListState.Cell {
         let members = try Self.members(required(value, at: path), at: path, allowed: ["id", "text", "detail"])
-        return JSONListState.Cell(id: try key(required(members["id"], at: path + ".id"), at: path + ".id"),
-                                  text: try text(required(members["text"], at: path + ".text"), at: path + ".text"),
-                                  detail: try optionalText(members["detail"], at: path + ".detail"))
+        return JSONListState.Cell(id: try limits.key(required(members["id"], at: path + ".id"), at: path + ".id"),
+                                  text: try limits.text(required(members["text"], at: path + ".text"), at: path + ".text"),
+                                  detail: try limits.optionalText(members["detail"], at: path + ".detail"))
     }
 
     func position(_ value: JSONValue?, at path: String) throws(ListStateError) -> JSONListPatch.Position? {
@@ -241,37 +237,9 @@ private struct PatchDecoder {
         case .string("first")?: return .first
         case .string("last")?: return .last
         case let .object(pairs)? where pairs.count == 1 && pairs[0].key == "after":
-            return .after(try key(pairs[0].value, at: path + ".after"))
+            return .after(try limits.key(pairs[0].value, at: path + ".after"))
         case let value?:
             throw ListStateError(code: "invalid_position", detail: "\(path): expected \"first\", \"last\" or {\"after\": ID}, got \(value.typeName)")
         }
-    }
-
-    func key(_ value: JSONValue, at path: String) throws(ListStateError) -> String {
-        guard case let .string(id) = value else {
-            throw Self.invalidType(path, expected: "a string", got: value)
-        }
-        guard !id.utf8.contains(0) else {
-            throw ListStateError(code: "invalid_key", detail: "\(path): \(quoted(id)) contains NUL")
-        }
-        guard id.utf8.count <= limits.maximumIDLength else {
-            throw ListStateError(code: "too_long", detail: "\(path): \(id.utf8.count) bytes, more than the limit of \(limits.maximumIDLength)")
-        }
-        return id
-    }
-
-    func text(_ value: JSONValue, at path: String) throws(ListStateError) -> String {
-        guard case let .string(text) = value else {
-            throw Self.invalidType(path, expected: "a string", got: value)
-        }
-        guard text.utf8.count <= limits.maximumTextLength else {
-            throw ListStateError(code: "too_long", detail: "\(path): \(text.utf8.count) bytes, more than the limit of \(limits.maximumTextLength)")
-        }
-        return text
-    }
-
-    func optionalText(_ value: JSONValue?, at path: String) throws(ListStateError) -> String? {
-        guard let value, value != .null else { return nil }
-        return try text(value, at: path)
     }
 }

@@ -224,7 +224,7 @@ private struct StateDecoder {
             throw ListStateError(code: "missing_field", detail: "sections: missing")
         }
         guard case let .array(items) = sectionsValue else {
-            throw invalidType(BodyPath.body.member("sections"), expected: "an array", got: sectionsValue)
+            throw .invalidType(BodyPath.body.member("sections"), expected: "an array", got: sectionsValue)
         }
         guard items.count <= limits.maximumSections else {
             throw ListStateError(
@@ -244,13 +244,13 @@ private struct StateDecoder {
         let members = try object(value, at: path, allowed: Self.sectionMembers)
         let id = try key(members["id"], at: path.member("id"))
         try Self.claim(id, at: path.member("id"), in: &sectionIDs)
-        let header = try optionalText(members["header"], at: path.member("header"))
-        let footer = try optionalText(members["footer"], at: path.member("footer"))
+        let header = try limits.optionalText(members["header"], at: path.member("header"))
+        let footer = try limits.optionalText(members["footer"], at: path.member("footer"))
         guard let cellsValue = members["cells"] else {
             throw ListStateError(code: "missing_field", detail: "\(path.member("cells")): missing")
         }
         guard case let .array(items) = cellsValue else {
-            throw invalidType(path.member("cells"), expected: "an array", got: cellsValue)
+            throw .invalidType(path.member("cells"), expected: "an array", got: cellsValue)
         }
         cellCount += items.count
         cellIDs.reserveCapacity(cellCount)
@@ -270,8 +270,8 @@ private struct StateDecoder {
             guard let textValue = cell["text"] else {
                 throw ListStateError(code: "missing_field", detail: "\(cellPath.member("text")): missing")
             }
-            let text = try self.text(textValue, at: cellPath.member("text"))
-            let detail = try optionalText(cell["detail"], at: cellPath.member("detail"))
+            let text = try limits.text(textValue, at: cellPath.member("text"))
+            let detail = try limits.optionalText(cell["detail"], at: cellPath.member("detail"))
             cells.append(JSONListState.Cell(id: cellID, text: text, detail: detail))
         }
         return JSONListState.Section(id: id, header: header, footer: footer, cells: cells)
@@ -281,7 +281,7 @@ private struct StateDecoder {
     /// names).
     func object(_ value: JSONValue, at path: BodyPath, allowed: [String]) throws(ListStateError) -> Members {
         guard case let .object(pairs) = value else {
-            throw invalidType(path, expected: "an object", got: value)
+            throw .invalidType(path, expected: "an object", got: value)
         }
         for (name, _) in pairs where !allowed.contains(name) {
             let known = allowed.sorted().joined(separator: ", ")
@@ -298,19 +298,7 @@ private struct StateDecoder {
         guard let value else {
             throw ListStateError(code: "missing_field", detail: "\(path): missing")
         }
-        guard case let .string(id) = value else {
-            throw invalidType(path, expected: "a string", got: value)
-        }
-        guard !id.utf8.contains(0) else {
-            throw ListStateError(code: "invalid_key", detail: "\(path): \(quoted(id)) contains NUL")
-        }
-        guard id.utf8.count <= limits.maximumIDLength else {
-            throw ListStateError(
-                code: "too_long",
-                detail: "\(path): \(id.utf8.count) bytes, more than the limit of \(limits.maximumIDLength)"
-            )
-        }
-        return id
+        return try limits.key(value, at: path)
     }
 
     /// Records `id` in `seen`, refusing a repeated one. Static, so that the set is not also reached
@@ -321,28 +309,48 @@ private struct StateDecoder {
             throw ListStateError(code: "duplicate_key", detail: "\(path): duplicate \(quoted(id))")
         }
     }
+}
 
-    func text(_ value: JSONValue, at path: BodyPath) throws(ListStateError) -> String {
-        guard case let .string(text) = value else {
-            throw invalidType(path, expected: "a string", got: value)
+// MARK: - Checks that the PUT body and the PATCH body share
+
+extension JSONListLimits {
+    /// An id: a string without NUL within ``maximumIDLength``; a refusal names `path`.
+    func key(_ value: JSONValue, at path: some CustomStringConvertible) throws(ListStateError) -> String {
+        guard case let .string(id) = value else {
+            throw .invalidType(path, expected: "a string", got: value)
         }
-        guard text.utf8.count <= limits.maximumTextLength else {
-            throw ListStateError(
-                code: "too_long",
-                detail: "\(path): \(text.utf8.count) bytes, more than the limit of \(limits.maximumTextLength)"
-            )
+        guard !id.utf8.contains(0) else {
+            throw ListStateError(code: "invalid_key", detail: "\(path): \(quoted(id)) contains NUL")
+        }
+        guard id.utf8.count <= maximumIDLength else {
+            throw ListStateError(code: "too_long", detail: "\(path): \(id.utf8.count) bytes, more than the limit of \(maximumIDLength)")
+        }
+        return id
+    }
+
+    /// A text: a string within ``maximumTextLength``; a refusal names `path`.
+    func text(_ value: JSONValue, at path: some CustomStringConvertible) throws(ListStateError) -> String {
+        guard case let .string(text) = value else {
+            throw .invalidType(path, expected: "a string", got: value)
+        }
+        guard text.utf8.count <= maximumTextLength else {
+            throw ListStateError(code: "too_long", detail: "\(path): \(text.utf8.count) bytes, more than the limit of \(maximumTextLength)")
         }
         return text
     }
 
-    func optionalText(_ value: JSONValue?, at path: BodyPath) throws(ListStateError) -> String? {
+    /// An optional text: absent or null is none.
+    func optionalText(_ value: JSONValue?, at path: some CustomStringConvertible) throws(ListStateError) -> String? {
         guard let value, value != .null else {
             return nil
         }
         return try text(value, at: path)
     }
+}
 
-    func invalidType(_ path: BodyPath, expected: String, got value: JSONValue) -> ListStateError {
+extension ListStateError {
+    /// `invalid_type`: the value at `path` is not of the type expected.
+    static func invalidType(_ path: some CustomStringConvertible, expected: String, got value: JSONValue) -> ListStateError {
         ListStateError(code: "invalid_type", detail: "\(path): expected \(expected), got \(value.typeName)")
     }
 }
