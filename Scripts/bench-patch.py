@@ -48,13 +48,12 @@ TOKEN = "bench-patch-token"
 
 
 class Raw:
-    """One keep-alive HTTP/1.1 connection that counts the bytes it receives."""
+    """One keep-alive HTTP/1.1 connection."""
 
     def __init__(self, port):
         self.socket = socket.create_connection((tools.HOST, port), timeout=120)
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buffer = b""
-        self.received = 0
 
     def send(self, method, path, body=b""):
         head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n"
@@ -80,7 +79,6 @@ class Raw:
         chunk = self.socket.recv(1 << 20)
         if not chunk:
             raise RuntimeError("the server closed the connection")
-        self.received += len(chunk)
         self.buffer += chunk
 
     def close(self):
@@ -128,7 +126,9 @@ def start(store, binary=BINARY, label="x"):
     env.pop("LIVELIST_DATABASE_URL", None)
     if store == "postgres":
         env["LIVELIST_DATABASE_URL"] = fresh_database(label)
-    return tools.Server(binary, "--write-token", TOKEN, "--no-demo", "--max-cells", "200000", env=env)
+    server = tools.Server(binary, "--write-token", TOKEN, "--no-demo", "--max-cells", "200000", env=env)
+    server.database_url = env.get("LIVELIST_DATABASE_URL")
+    return server
 
 
 OPERATIONS = {
@@ -227,13 +227,8 @@ def compactions_seen(store, server, database_url, state):
 
 
 def measure_bytes(store):
-    env_url = None
     with start(store, label="bytes") as server:
-        if store == "postgres":
-            env_url = None
-            for line in open(f"/proc/{server.process.pid}/environ", "rb").read().split(b"\0"):
-                if line.startswith(b"LIVELIST_DATABASE_URL="):
-                    env_url = line.split(b"=", 1)[1].decode()
+        env_url = server.database_url
         client = Raw(server.port)
         status, _, _ = client.send("PUT", "/lists/big", list_body(100_000))
         assert status in (200, 201), status
