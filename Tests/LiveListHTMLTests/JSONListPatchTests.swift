@@ -54,6 +54,18 @@ import Testing
         #expect(next.changed && document.state.sections[0].cells.map(\.id) == ["a", "c", "b"])
     }
 
+    @Test func aMoveToAnotherSectionAfterAMissingAnchorIsRefusedWhole() throws {
+        let state = JSONListState(sections: [.init(id: "s", cells: [.init(id: "a", text: "a")]), .init(id: "t", cells: [.init(id: "b", text: "b")])])
+        var document = JSONListDocument(state)
+        let patch = JSONListPatch(operations: [.upsert(cell: .init(id: "a", text: "a"), section: "t", position: .after("nope"))])
+        #expect {
+            _ = try document.apply(patch, limits: JSONListLimits())
+        } throws: { error in
+            (error as? ListStateError)?.code == "unknown_anchor" && (error as? ListStateError)?.detail.contains("ops[0].position.after") == true
+        }
+        #expect(document.state == state)
+    }
+
     /// Many structural changes to one document, whose index shifts and rebuilds, against a document
     /// built anew from the same state before each patch.
     @Test func theIndexAgreesWithAFreshDocumentThroughLongSequences() throws {

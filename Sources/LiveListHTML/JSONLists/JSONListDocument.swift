@@ -185,9 +185,9 @@ public struct JSONListDocument: Sendable {
                 switch operation {
                 case let .upsert(cell, sectionID, position):
                     if let found = find(ByteKey(cell.id)) {
-                        if try placeExisting(cell, at: found, section: sectionID, position: position, path: path, applied: &applied) {
+                        if let placed = try placeExisting(cell, at: found, section: sectionID, position: position, path: path, applied: &applied) {
                             subject(cell.id, section: false)
-                            sectionsWithCellChanges.insert(ByteKey(state.sections[find(ByteKey(cell.id))!.section].id))
+                            sectionsWithCellChanges.insert(ByteKey(state.sections[placed].id))
                         }
                     } else {
                         guard let sectionID else {
@@ -212,7 +212,7 @@ public struct JSONListDocument: Sendable {
                         applied.skipped += 1
                         continue
                     }
-                    if try placeExisting(cell, at: found, section: nil, position: nil, path: path, applied: &applied) {
+                    if try placeExisting(cell, at: found, section: nil, position: nil, path: path, applied: &applied) != nil {
                         subject(cell.id, section: false)
                         sectionsWithCellChanges.insert(ByteKey(state.sections[found.section].id))
                     }
@@ -258,11 +258,11 @@ public struct JSONListDocument: Sendable {
     }
 
     /// Replaces an existing cell's content and moves it when `section` or `position` names another
-    /// place; returns whether anything changed.
+    /// place; returns the section the cell is in when anything changed, nil otherwise.
     private mutating func placeExisting(
         _ cell: JSONListState.Cell, at found: (section: Int, position: Int), section sectionID: String?,
         position: JSONListPatch.Position?, path: String, applied: inout Applied
-    ) throws(ListStateError) -> Bool {
+    ) throws(ListStateError) -> Int? {
         let old = state.sections[found.section].cells[found.position]
         var targetSection = found.section
         if let sectionID {
@@ -275,10 +275,9 @@ public struct JSONListDocument: Sendable {
         if targetSection != found.section {
             moves = true
         } else if let position {
-            let cells = state.sections[found.section].cells
             switch position {
             case .first: moves = found.position != 0
-            case .last: moves = found.position != cells.count - 1
+            case .last: moves = found.position != state.sections[found.section].cells.count - 1
             case let .after(anchor):
                 guard let anchorPlace = find(ByteKey(anchor)), anchorPlace.section == found.section, !sameBytes(anchor, cell.id) else {
                     throw Self.unknownAnchor(anchor, in: state.sections[targetSection].id, path: path)
@@ -289,20 +288,15 @@ public struct JSONListDocument: Sendable {
             moves = false
         }
         let contentChanges = old != cell
-        guard moves || contentChanges else { return false }
+        guard moves || contentChanges else { return nil }
         if !moves {
             state.sections[found.section].cells[found.position] = cell
             applied.undo.append(.restoreCell(section: found.section, position: found.position, cell: old))
             applied.effects.append(.cellChanged(section: found.section, position: found.position, cell: cell))
             applied.effective.append(.update(cell: cell))
-            return true
+            return found.section
         }
-        // Validate the anchor before anything moves.
-        if case let .after(anchor)? = position, targetSection != found.section {
-            guard let anchorPlace = find(ByteKey(anchor)), anchorPlace.section == targetSection else {
-                throw Self.unknownAnchor(anchor, in: state.sections[targetSection].id, path: path)
-            }
-        }
+        // A refused anchor below is undone with the rest of the patch, this removal included.
         _ = removeCell(section: found.section, at: found.position)
         applied.undo.append(.insertCell(section: found.section, position: found.position, cell: old))
         let target = try cellPosition(position ?? .last, in: targetSection, path: path)
@@ -312,10 +306,10 @@ public struct JSONListDocument: Sendable {
         applied.effective.append(.upsert(cell: cell, section: state.sections[targetSection].id,
                                          position: Self.explicit(target, in: state.sections[targetSection].cells.lazy.map(\.id))))
         applied.minimal = false
-        return true
+        return targetSection
     }
 
-    /// The position a cell goes to in section `section` (the cell `moving` already taken out).
+    /// The position a cell goes to in section `section` (a cell that moves already taken out).
     private func cellPosition(_ position: JSONListPatch.Position, in section: Int, path: String) throws(ListStateError) -> Int {
         switch position {
         case .first: return 0
