@@ -70,7 +70,7 @@ public actor JSONList: ServedList {
     /// render that diffs against them, and before an action looks a cell up in them.
     private func refreshRendererData() {
         guard rendererDataStale else { return }
-        let sections = source.document?.state.listSections ?? []
+        let sections = source.listSections
         core.renderer.modify { (data: inout [Section], _: inout PatchUpdater, _: HTMLAdapter) in data = sections }
         rendererDataStale = false
     }
@@ -261,7 +261,7 @@ public actor JSONList: ServedList {
         let previous = applied.minimal ? [] : core.renderer.data
         if !applied.minimal {
             do {
-                guard let rendered = try core.renderer.render(source.document?.state.listSections ?? []) else {
+                guard let rendered = try core.renderer.render(source.listSections) else {
                     return (.unchanged(version: current), applied.skipped)
                 }
                 whole = rendered
@@ -298,7 +298,7 @@ public actor JSONList: ServedList {
         } catch {
             // Not reached: every id was checked when the patch applied. Should a render fail anyway,
             // the viewers get the whole list at the new version.
-            try? resetRenderer(to: source.document?.state.listSections ?? [], at: core.version + 1)
+            try? resetRenderer(to: source.listSections, at: core.version + 1)
             return core.renderer.updater.snapshot.reset(from: core.version - 1)
         }
     }
@@ -403,7 +403,7 @@ public actor JSONList: ServedList {
                     refreshRendererData()
                     applied = try source.apply(patch, limits: .unlimited)
                 }
-                changeset = try core.renderer.render(source.document?.state.listSections ?? []) ?? core.renderer.updater.advanceVersion()
+                changeset = try core.renderer.render(source.listSections) ?? core.renderer.updater.advanceVersion()
             }
             core.publish(core.skipping(changeset, to: step.version))
         case .deleted:

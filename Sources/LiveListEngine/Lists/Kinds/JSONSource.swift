@@ -48,6 +48,11 @@ struct JSONSource {
         }
     }
 
+    /// The state's sections, to render (none while the list does not exist).
+    var listSections: [Section] {
+        document?.state.listSections ?? []
+    }
+
     /// Whether `state` is what the list shows already (equal states render equally: every field is
     /// rendered, and escaping is injective).
     func shows(_ state: JSONListState) -> Bool {
