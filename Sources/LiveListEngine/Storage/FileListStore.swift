@@ -437,21 +437,27 @@ public final class FileListStore: ListStore, Sendable {
         guard fstat(descriptor, &info) == 0 else {
             throw StoreError("cannot read the size of \(path): \(errorText())")
         }
+        do {
+            try writeAndSync(record, to: descriptor, path: path)
+        } catch {
+            _ = ftruncate(descriptor, info.st_size)
+            throw error
+        }
+    }
+
+    /// Writes all of `bytes` to `descriptor` (again after an interruption), then fsyncs it.
+    private static func writeAndSync(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(StoreError) {
         var written = 0
-        while written < record.count {
-            let count = record.withUnsafeBytes { raw in systemWrite(descriptor, raw.baseAddress! + written, raw.count - written) }
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { raw in systemWrite(descriptor, raw.baseAddress! + written, raw.count - written) }
             if count < 0 {
                 if errno == EINTR { continue }
-                let message = errorText()
-                _ = ftruncate(descriptor, info.st_size)
-                throw StoreError("cannot write \(path): \(message)")
+                throw StoreError("cannot write \(path): \(errorText())")
             }
             written += count
         }
         guard fsync(descriptor) == 0 else {
-            let message = errorText()
-            _ = ftruncate(descriptor, info.st_size)
-            throw StoreError("cannot sync \(path): \(message)")
+            throw StoreError("cannot sync \(path): \(errorText())")
         }
     }
 
@@ -517,25 +523,12 @@ public final class FileListStore: ListStore, Sendable {
         guard descriptor >= 0 else {
             throw StoreError("cannot write \(temporary): \(errorText())")
         }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { raw in
-                systemWrite(descriptor, raw.baseAddress! + written, raw.count - written)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let message = errorText()
-                close(descriptor)
-                unlink(temporary)
-                throw StoreError("cannot write \(temporary): \(message)")
-            }
-            written += count
-        }
-        guard fsync(descriptor) == 0 else {
-            let message = errorText()
+        do {
+            try writeAndSync(bytes, to: descriptor, path: temporary)
+        } catch {
             close(descriptor)
             unlink(temporary)
-            throw StoreError("cannot sync \(temporary): \(message)")
+            throw error
         }
         close(descriptor)
         guard rename(temporary, path) == 0 else {
