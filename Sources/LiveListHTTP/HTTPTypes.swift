@@ -160,6 +160,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Makes room for `count` fields.
     mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
 
+    /// The same fields in storage of their exact size (a parsed request's room for more let go), for
+    /// headers kept long, such as an event stream's.
+    package func compacted() -> HTTPHeaders {
+        var copy = HTTPHeaders()
+        copy.fields = fields.withUnsafeBufferPointer { Array($0) }
+        return copy
+    }
+
     /// Appends a field (keeping any others of the same name).
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 

@@ -117,6 +117,8 @@ final class EventStream {
     private var buffer: [UInt8] = []
     private(set) var headStatus = 0
     private(set) var comments: [String] = []
+    /// A multiplexed stream's token (its `event: stream`), once read: what `POST /events/TOKEN` names.
+    private(set) var token: String?
 
     init(path: String, port: Int, headers: [(String, String)] = []) throws {
         socket = try Client.connect(port: port)
@@ -161,11 +163,18 @@ final class EventStream {
                 text = String(text[end.upperBound...])
                 var id = ""
                 var data = ""
+                var kind = "message"
                 var isEvent = false
                 for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
                     if line.hasPrefix(":") { comments.append(String(line)) }
+                    if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
                     if line.hasPrefix("id: ") { id = String(line.dropFirst(4)); isEvent = true }
                     if line.hasPrefix("data: ") { data = String(line.dropFirst(6)); isEvent = true }
+                }
+                if kind == "stream" {
+                    // A multiplexed stream's first event: its token, kept for the changes to its lists.
+                    token = data.split(separator: "\"").dropFirst(3).first.map(String.init)
+                    continue
                 }
                 if isEvent && !data.isEmpty { return (id, data) }
                 continue

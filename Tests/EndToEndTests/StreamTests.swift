@@ -139,6 +139,57 @@ private func cells(_ ids: [String]) -> String {
             #expect(try #require(try stream.next()).id == "a:2,b:3,c:0", "the multiplexed stream goes on")
         }
     }
+
+    @Test func listsJoinAndLeaveAnOpenMultiplexedStream() async throws {
+        try await offThePool {
+            let server = try LiveServer()
+            defer { server.stop(); server.removeData() }
+            for name in ["a", "b", "c"] {
+                _ = try Client.put("/lists/\(name)", port: server.port, json: cells(["x"]))
+            }
+            _ = try Client.put("/lists/b", port: server.port, json: cells(["x", "y"]))
+            let stream = try EventStream(path: "/events?list=a&since=a:1", port: server.port)
+            _ = try Client.put("/lists/a", port: server.port, json: cells(["y"]))
+            #expect(try #require(try stream.next()).id == "a:2")
+            let token = try #require(stream.token, "the stream's first event names it")
+            func change(_ json: String, token: String = token) throws -> RawHTTPResponse {
+                try Client.request("POST", "/events/\(token)", port: server.port, headers: [("Content-Type", "application/json")],
+                                   body: Array(json.utf8))
+            }
+            // b joins at version 1: it gets what it missed, then its changes; c joins live; a leaves.
+            #expect(try change(#"{"add":["b","c"],"since":{"b":1},"drop":["a"]}"#).status == 204)
+            let caughtUp = try #require(try stream.next())
+            #expect(caughtUp.data.contains(#""list":"b","from":1,"version":2"#))
+            #expect(caughtUp.id.hasPrefix("b:2,"))
+            _ = try Client.put("/lists/a", port: server.port, json: cells(["z"]))
+            _ = try Client.put("/lists/c", port: server.port, json: cells(["z"]))
+            let live = try #require(try stream.next())
+            #expect(live.data.contains(#""list":"c""#), "a left the stream: its change does not come")
+            #expect(live.id == "b:2,c:2")
+            // Refusals: a malformed body, a list past the cap, a token no stream has.
+            #expect(try change(#"{"add":"b"}"#).status == 422)
+            #expect(try change(#"{"add":["b"],"extra":1}"#).status == 422)
+            #expect(try change(#"{"since":{"b":-1}}"#).status == 400)
+            let many = (0 ..< 70).map { "\"l\($0)\"" }.joined(separator: ",")
+            #expect(try change(#"{"add":[\#(many)]}"#).status == 400)
+            #expect(try change(#"{"add":["a"]}"#, token: "0123456789abcdef0123456789abcdef").status == 404)
+            // Another browser session (the stream was opened without one) may not change it.
+            let page = try Client.get("/lists/a", port: server.port, headers: [("Accept", "text/html")])
+            let cookie = try #require(page.headers.first { $0.0.lowercased() == "set-cookie" }?.1.split(separator: ";").first)
+            #expect(try Client.request("POST", "/events/\(token)", port: server.port,
+                                       headers: [("Content-Type", "application/json"), ("Cookie", String(cookie))],
+                                       body: Array(#"{"add":["a"]}"#.utf8)).status == 404)
+            #expect(try Client.request("POST", "/events/\(token)", port: server.port, headers: [("Content-Type", "text/plain")],
+                                       body: Array("{}".utf8)).status == 415)
+            // A name that has no list yet waits for it, as at connect.
+            #expect(try change(#"{"add":["later"]}"#).status == 204)
+            #expect(try #require(try stream.next()).data.contains(#""list":"later""#))
+            _ = try Client.put("/lists/later", port: server.port, json: cells(["n"]))
+            let created = try #require(try stream.next())
+            #expect(created.data.contains(#""list":"later","from":0,"version":1"#))
+            #expect(created.id == "b:2,c:2,later:1")
+        }
+    }
 }
 
 @Suite struct PersistenceTests {

@@ -204,8 +204,14 @@ extension ListRegistry {
 
     /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.
     package func forget(_ stream: MultiplexedStream) async {
+        await leave(stream, names: stream.names.compactMap(ListName.init))
+    }
+
+    /// Removes a multiplexed stream from `names` (lists that left it, or all of an ended stream's),
+    /// and forgets the names it alone waited on.
+    package func leave(_ stream: MultiplexedStream, names: [ListName]) async {
         let id = ObjectIdentifier(stream.sink)
-        for name in stream.names.compactMap(ListName.init) {
+        for name in names {
             if waiting[name]?.removeValue(forKey: id) != nil {
                 if waiting[name]?.isEmpty == true { waiting.removeValue(forKey: name) }
                 continue

@@ -57,6 +57,16 @@ package struct SessionKeys: Sendable {
         }
     }
 
+    /// A new random token of 32 hex digits (16 bytes), such as the one that names an open multiplexed
+    /// stream to the requests that change its lists.
+    package static func mintToken() -> String {
+        let random = Self.random.next()
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.idLength) { text in
+            withUnsafeBytes(of: random) { Self.writeHex($0, to: text.baseAddress!) }
+            return String(decoding: UnsafeBufferPointer(text), as: UTF8.self)
+        }
+    }
+
     /// Where session ids' random bytes come from (one pool per process).
     private static let random = SessionRandom()
     /// What a session id's tag authenticates before the id.

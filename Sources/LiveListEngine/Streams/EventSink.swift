@@ -143,27 +143,58 @@ package final class Subscription: @unchecked Sendable {
     var id: ObjectIdentifier { ObjectIdentifier(sink) }
 }
 
-/// The state of one multiplexed stream (`GET /events?list=A&list=B`): the version of each of its
-/// lists, which together form every event's `id:` (`A:3,B:7`), so that `Last-Event-ID` resumes them all.
+/// The state of one multiplexed stream (`GET /events?list=A&list=B`): its lists and the version of each,
+/// which together form every event's `id:` (`A:3,B:7`), so that `Last-Event-ID` resumes them all. Lists
+/// join and leave while the stream is open (`POST /events/TOKEN`): joined ones are appended.
 public final class MultiplexedStream: Sendable {
-    /// The stream's lists, in their order in the URL.
-    let names: [String]
-    /// Each list's version, by name.
-    private let versions: Mutex<[String: Int]>
+    private struct State {
+        /// The stream's lists, in their order in the URL, then in the order they joined.
+        var names: [String]
+        /// Each list's version, by name.
+        var versions: [String: Int]
+    }
+
+    private let state: Mutex<State>
     let sink: any EventSink
 
     /// Creates the state for `names` (in their order in the URL), at the given versions.
     package init(sink: any EventSink, names: [String], versions: [String: Int]) {
         self.sink = sink
-        self.names = names
-        self.versions = Mutex(versions)
+        state = Mutex(State(names: names, versions: versions))
     }
 
-    /// Records that `name` is now at `version` and returns the event's id: the whole vector.
+    /// The stream's lists now.
+    package var names: [String] { state.withLock { $0.names } }
+
+    /// Adds `name` at `version` (the client's, or nil: it starts at the list's current version when it
+    /// joins); false when the stream holds it already.
+    package func join(_ name: String, at version: Int?) -> Bool {
+        state.withLock { state in
+            guard !state.names.contains(name) else { return false }
+            state.names.append(name)
+            state.versions[name] = version
+            return true
+        }
+    }
+
+    /// Removes `name`; false when the stream does not hold it.
+    package func leave(_ name: String) -> Bool {
+        state.withLock { state in
+            guard let index = state.names.firstIndex(of: name) else { return false }
+            state.names.remove(at: index)
+            state.versions[name] = nil
+            return true
+        }
+    }
+
+    /// Records that `name` is now at `version` and returns the event's id: the whole vector (a list
+    /// that left meanwhile is not in it).
     func advance(_ name: String, to version: Int) -> String {
-        versions.withLock { versions in
-            versions[name] = version
-            return names.map { "\($0):\(versions[$0] ?? 0)" }.joined(separator: ",")
+        state.withLock { state in
+            if state.names.contains(name) {
+                state.versions[name] = version
+            }
+            return state.names.map { "\($0):\(state.versions[$0] ?? 0)" }.joined(separator: ",")
         }
     }
 

@@ -155,22 +155,37 @@ extension LiveListApp {
     /// before a revocation that came since (`decidedAt`, the gate's count then) is decided again now,
     /// so that none slips between its decision and its start.
     func trackStream(
-        _ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, names: [ListName], decidedAt: Int
+        _ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, names: [ListName], decidedAt: Int,
+        control: StreamControl? = nil
     ) {
-        var head = request
-        head.body = []
-        let entry = OpenStreams.Entry(request: head, identity: identity, sessionDigest: session.map(keys.revocationDigest), stream: stream, names: names)
+        let kept = gate.authenticates || gate.hasReadToken ? Self.keptHead(of: request) : nil
+        let entry = OpenStreams.Entry(request: kept, identity: identity, sessionDigest: session.map(keys.revocationDigest), stream: stream,
+                                      names: names, control: control)
         openStreams.add(entry)
         if gate.revocationCount != decidedAt {
             Task { await recheck([entry]) }
         }
     }
 
+    /// What a stream keeps of its request to decide it again: the head that `authenticate` and the
+    /// read-token check see, in storage of its exact size (no body, no route parameters).
+    private static func keptHead(of request: HTTPRequest) -> HTTPRequest {
+        var head = request
+        head.body = []
+        head.pathParameters = [:]
+        head.query = []
+        head.pathSegments = []
+        head.headers = request.headers.compacted()
+        return head
+    }
+
     /// Runs the gate again for each stream and list, and ends the streams with a list it no longer
     /// allows, or whose viewer is now someone else (or has other roles).
     func recheck(_ entries: [OpenStreams.Entry]) async {
         for entry in entries where !entry.stream.isClosed {
-            let subject = await gate.subject(entry.request)
+            // No request kept: the server neither authenticates nor checks a read token, and nobody
+            // signed in is who every request is.
+            let subject = if let request = entry.request { await gate.subject(request) } else { AccessGate.Subject(identity: nil, isReader: false) }
             let names = entry.names.withLock { $0 }
             if subject.identity != entry.identity {
                 deny(entry, names)

@@ -62,8 +62,10 @@ public struct ServerConfiguration: Sendable {
     public var eventLoops: Int?
     /// The numbers of event loops that `--event-loops` and `LIVELIST_EVENT_LOOPS` accept.
     package static let eventLoopRange = 1 ... 1_024
-    /// The most lists one multiplexed stream may name. Default 32.
-    public var maximumListsPerStream = 32
+    /// The most lists one multiplexed stream may carry, at connect and after lists join it
+    /// (`POST /events/TOKEN`). Default 64: one stream serves every tab of a browser, and each event's
+    /// id names every list of its stream.
+    public var maximumListsPerStream = 64
     /// The most sessions held. Default 100,000.
     public var sessionCapacity = 100_000
     /// Sessions without a stream expire after this. Default 30 minutes.

@@ -33,6 +33,9 @@ enum ErrorCode: String {
     case conflictingPreconditions = "conflicting_preconditions"
     /// A multiplexed stream that names no list.
     case missingList = "missing_list"
+    /// A change to a multiplexed stream that no stream open on this node answers to (ended, on another
+    /// node, or another viewer's).
+    case unknownStream = "unknown_stream"
     /// A multiplexed stream that names more lists than it may (the engine's `too_many_lists`, the limit of JSON lists, is 422 by its kind).
     case tooManyLists = "too_many_lists"
     /// A missing or wrong write token.
@@ -79,6 +82,7 @@ enum ErrorCode: String {
         case .malformedIfNoneMatch: .badRequest
         case .conflictingPreconditions: .badRequest
         case .missingList: .badRequest
+        case .unknownStream: .notFound
         case .tooManyLists: .badRequest
         case .unauthorized: .unauthorized
         case .signInRequired: .unauthorized

@@ -108,6 +108,9 @@ public final class LiveListApp: Sendable {
         }
         router.on(.GET, "/metrics") { [self] request in await serveMetrics(request) }
         router.on(.GET, "/events") { [self] request in await multiplexedEvents(request) }
+        router.add(.POST, "/events/:token", HTTPHandler.async { [self] request in await changeStream(request) }.checkingHeads { head in
+            head.contentMediaType == "application/json" ? nil : errorResponse(.unsupportedMediaType, "Content-Type: send application/json")
+        }.acceptingBodies(upTo: StreamChange.maximumBodyBytes))
         // A page cached at its list's current version is answered on the event loop; any other
         // request for the page goes to a task.
         router.add(.GET, "/lists/:name", HTTPHandler.dispatch { [self] request in

@@ -304,7 +304,11 @@ extension LiveListApp {
             if let session {
                 _ = sessions.streamOpened(session, lists: listNames.map(\.rawValue))
             }
-            trackStream(stream, request: request, identity: subject.identity, session: session, names: allowed, decidedAt: decidedAt)
+            // Its first event names it to the requests that add and drop its lists (POST /events/TOKEN).
+            let control = StreamControl(token: SessionKeys.mintToken(), multiplexed: multiplexed, session: session)
+            stream.write(ServerSentEvent(event: "stream", data: "{\"stream\":\"\(control.token)\"}").encoded)
+            trackStream(stream, request: request, identity: subject.identity, session: session, names: allowed, decidedAt: decidedAt,
+                        control: control)
             stream.onClose { _ in
                 metrics.streamClosed()
                 openStreams.remove(stream)
