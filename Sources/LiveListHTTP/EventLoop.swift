@@ -25,6 +25,9 @@ final class EventLoop: @unchecked Sendable {
     /// Tasks from other threads, waiting for the loop.
     private struct Tasks {
         var waiting: [@Sendable () -> Void] = []
+        /// Connections whose stream has output to send, flushed after the tasks: the writes of one
+        /// fan-out to this loop's streams wake it once and are sent in one pass, with no task each.
+        var flushes: [Connection] = []
         var wakePending = false
         /// Set when the loop has stopped and closed its poller: tasks are dropped from then on,
         /// because the wake-up descriptor's number may already belong to another file or socket.
@@ -113,18 +116,35 @@ final class EventLoop: @unchecked Sendable {
         _ = accepted
     }
 
+    /// Sends `connection`'s stream output on this loop's thread, in the next pass over the streams
+    /// written to (a write queued meanwhile goes with it).
+    func scheduleFlush(_ connection: Connection) {
+        let onLoop = isOnLoop
+        tasks.withLock { tasks in
+            guard !tasks.stopped else { return }
+            tasks.flushes.append(connection)
+            if tasks.wakePending || onLoop { return }
+            tasks.wakePending = true
+            poller.wake()
+        }
+    }
+
     /// True once the loop has stopped; later tasks are dropped.
     var hasStopped: Bool { tasks.withLock { $0.stopped } }
 
+    /// Runs the tasks, then flushes the streams written to, until none are left. Tasks go first: one
+    /// may start the stream that a flush sends (an answer that opens a stream), and one that ends a
+    /// stream takes what it holds queued with it.
     private func runTasks() {
         while true {
-            let batch = tasks.withLock { tasks -> [@Sendable () -> Void] in
+            let (batch, flushes) = tasks.withLock { tasks -> ([@Sendable () -> Void], [Connection]) in
                 tasks.wakePending = false
-                defer { tasks.waiting = [] }
-                return tasks.waiting
+                defer { (tasks.waiting, tasks.flushes) = ([], []) }
+                return (tasks.waiting, tasks.flushes)
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty && flushes.isEmpty { return }
             for task in batch { task() }
+            for connection in flushes { connection.flushStream() }
         }
     }
 
@@ -169,11 +189,11 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
         }
-        let dropped = tasks.withLock { tasks -> [@Sendable () -> Void] in
+        let dropped = tasks.withLock { tasks -> ([@Sendable () -> Void], [Connection]) in
             tasks.stopped = true
             poller.close()
-            defer { tasks.waiting = [] }
-            return tasks.waiting
+            defer { (tasks.waiting, tasks.flushes) = ([], []) }
+            return (tasks.waiting, tasks.flushes)
         }
         // Released here, outside the lock (what they hold may call `execute`).
         withExtendedLifetime(dropped) {}

@@ -204,7 +204,7 @@ public final class HTTPStream: @unchecked Sendable {
         if overflow {
             connection.loop.execute { [connection] in connection.endStream(.backlogExceeded) }
         } else if schedule {
-            connection.loop.execute { [connection] in connection.flushStream() }
+            connection.loop.scheduleFlush(connection)
         }
         return accepted
     }
