@@ -95,6 +95,15 @@ struct OutboundQueue {
     }
 }
 
+/// A connection's request parser, kept apart so that a connection can let it go.
+final class ParserBox {
+    var parser: RequestParser
+
+    init(_ parser: RequestParser) {
+        self.parser = parser
+    }
+}
+
 /// One accepted socket. Owned by its event loop: every method runs on that loop's thread.
 final class Connection: @unchecked Sendable {
     enum Phase {
@@ -111,7 +120,9 @@ final class Connection: @unchecked Sendable {
     let remoteAddress: String
     /// Position in the loop's list of open connections (-1 once removed).
     var openIndex = -1
-    private var parser: RequestParser
+    /// The parser of the requests read, made when a request starts; an event stream lets it go while
+    /// it holds nothing, so that an idle stream keeps no parsing state (see `parser`).
+    private var parserBox: ParserBox?
     private var outbound = OutboundQueue()
     private(set) var phase: Phase = .reading
     private var stream: HTTPStream?
@@ -155,12 +166,27 @@ final class Connection: @unchecked Sendable {
         self.token = token
         self.loop = loop
         self.remoteAddress = remoteAddress
-        self.parser = RequestParser(limits: loop.configuration.limits)
         self.requestStarted = now
         self.idleSince = now
     }
 
     private var configuration: HTTPServerConfiguration { loop.configuration }
+
+    /// The request parser, made on first use.
+    private var parser: RequestParser {
+        _read {
+            if let parserBox {
+                yield parserBox.parser
+            } else {
+                yield RequestParser(limits: configuration.limits)
+            }
+        }
+        _modify {
+            let box = parserBox ?? ParserBox(RequestParser(limits: configuration.limits))
+            parserBox = box
+            yield &box.parser
+        }
+    }
 
     /// Bodies up to this size are copied behind the head; larger ones are sent from their own buffer.
     static let inlineBodyLimit = 2048
@@ -423,6 +449,10 @@ final class Connection: @unchecked Sendable {
             heartbeatBytes = options.heartbeatBytes
             lastStreamWrite = loop.now
             phase = .streaming
+            if parser.isIdle {
+                // Nothing is read while it streams: made again if the connection serves requests after.
+                parserBox = nil
+            }
             loop.count { $0.streamsOpen += 1 }
             start(stream)
         }

@@ -100,7 +100,9 @@ public final class HTTPStream: @unchecked Sendable {
         var closeReason: HTTPStreamCloseReason?
         var finished = false
         var drainWaiters: [@Sendable () -> Void] = []
-        var closeHandlers: [@Sendable (HTTPStreamCloseReason) -> Void] = []
+        /// The first close handler (a stream's owner registers one), and any others: no array for one.
+        var closeHandler: (@Sendable (HTTPStreamCloseReason) -> Void)?
+        var moreCloseHandlers: [@Sendable (HTTPStreamCloseReason) -> Void] = []
         /// What this stream has counted in the server's stream output budget: the bytes that it
         /// alone holds (shared ones are counted by their ``SharedBytes``).
         var accounted = 0
@@ -239,7 +241,11 @@ public final class HTTPStream: @unchecked Sendable {
     public func onClose(_ body: @escaping @Sendable (HTTPStreamCloseReason) -> Void) {
         let reason = state.withLock { state -> HTTPStreamCloseReason? in
             if state.finished { return state.closeReason ?? .closed }
-            state.closeHandlers.append(body)
+            if state.closeHandler == nil {
+                state.closeHandler = body
+            } else {
+                state.moreCloseHandlers.append(body)
+            }
             return nil
         }
         if let reason { body(reason) }
@@ -298,8 +304,9 @@ public final class HTTPStream: @unchecked Sendable {
             state.settle(budget)
             if state.closeReason == nil { state.closeReason = reason }
             state.drainWaiters = []
-            let handlers = state.closeHandlers
-            state.closeHandlers = []
+            let handlers = (state.closeHandler.map { [$0] } ?? []) + state.moreCloseHandlers
+            state.closeHandler = nil
+            state.moreCloseHandlers = []
             return handlers
         }
         for handler in handlers { handler(reason) }

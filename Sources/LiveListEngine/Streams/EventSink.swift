@@ -126,8 +126,10 @@ package final class Subscription: @unchecked Sendable {
     let sink: any EventSink
     /// For a multiplexed stream, the stream's shared state (its version vector).
     let multiplexed: MultiplexedStream?
-    /// Who is viewing (for lists rendered per viewer).
-    let viewer: Viewer
+    /// Who is viewing (for lists rendered per viewer): kept apart unless anonymous, so that an anonymous
+    /// viewer's subscription, the most numerous, stays small.
+    private let someone: ViewerBox?
+    var viewer: Viewer { someone?.viewer ?? .anonymous }
     /// Guarded by the owning list's actor.
     var delivered: Int
     var isWaitingForDrain = false
@@ -136,11 +138,20 @@ package final class Subscription: @unchecked Sendable {
         self.sink = sink
         self.multiplexed = multiplexed
         self.delivered = delivered
-        self.viewer = viewer
+        someone = viewer == .anonymous ? nil : ViewerBox(viewer)
     }
 
     /// The sink's identity: a stream subscribes to a list at most once.
     var id: ObjectIdentifier { ObjectIdentifier(sink) }
+}
+
+/// A viewer held on the heap.
+private final class ViewerBox: Sendable {
+    let viewer: Viewer
+
+    init(_ viewer: Viewer) {
+        self.viewer = viewer
+    }
 }
 
 /// The state of one multiplexed stream (`GET /events?list=A&list=B`): its lists and the version of each,
