@@ -5,9 +5,11 @@ First table: LiveList's HTTPServer (http-bench-server of Benchmarks/HTTPServerBe
 reference server (Benchmarks/HummingbirdReference) and nginx (one worker, then two) serve the same
 bytes, a 20,000-byte HTML body from memory at /body and a static file at /static/livelist.js, each
 measured with `wrk -t1 -c64 -d5s` (keep-alive). Second table: the real `livelist` binary's routes beside
-nginx (one worker, sendfile on) serving the very same bytes from files: the page of a 100-cell list
+nginx (one worker) serving the very same bytes from files: the page of a 100-cell list
 (without a session cookie, so that each view mints one; with a cookie; as JSON), a static file (plain
-and gzip, nginx with gzip_static and the same gzip bytes), /healthz and changes?since. --compare BIN
+and gzip, nginx with gzip_static and the same gzip bytes), /healthz and changes?since. Every nginx runs
+as its users tune it, its fastest: files from `root`, `sendfile on; tcp_nopush on; access_log off;`, no
+charset filter, keep-alive connections never closed by count (see nginx_server). --compare BIN
 adds a second livelist binary (an older build) to the same interleaved rounds. --access adds the same
 binary with `--read-token` to the rounds, its requests carrying the token, and a third table: what the
 access gate costs on the page routes (the read token is the gate's own `authenticate` and rule: such a
@@ -153,23 +155,26 @@ def run_wrk(url, pid, headers=()):
     }
 
 
-def nginx_server(workers, routes, name, connections=4096, pin=()):
+def nginx_server(workers, site, name, locations=(), connections=4096, pin=()):
+    """nginx as its users tune it, serving `site` from `root`: the directives of the issue's reference
+    (`worker_processes`, `sendfile on; tcp_nopush on; access_log off;`), the MIME types every install
+    includes, a default type of text/html for the files without an extension (the page and /healthz),
+    and keep-alive connections never closed by request count (LiveList closes none either). No charset
+    filter. `locations` are extra location blocks (gzip_static for the gzip route)."""
     prefix = os.path.join(work, name)
     os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
     port = tools.free_port()
-    locations = "\n".join(routes)
+    extra = "".join(f"\n        {location}" for location in locations)
     config = tools.nginx_conf(prefix, f"""
     include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    charset_types text/html text/css application/javascript text/javascript;
+    default_type text/html;
     access_log off;
     sendfile on;
-    tcp_nodelay on;
-    keepalive_timeout 65;
+    tcp_nopush on;
     keepalive_requests 1000000;
     server {{
         listen 127.0.0.1:{port};
-{locations}
+        root {site};{extra}
     }}""", workers=workers, connections=connections, rlimit=30000)
     path = os.path.join(prefix, "nginx.conf")
     with open(path, "w") as f:
@@ -210,12 +215,16 @@ def servers_table(body_path, body, root, static_bytes):
                           ("Hummingbird 2.28.1", executable(os.path.join(HB_BIN, "hummingbird-bench-server"), "hummingbird-bench-server"))):
         port = tools.free_port()
         servers[label] = (start([binary, "--port", str(port), "--body", body_path, "--root", root]), port)
-    nginx_routes = [
-        f"        location = /body {{ default_type text/html; charset utf-8; alias {body_path}; }}",
-        f"        location /static/ {{ root {root}; }}",
-    ]
-    servers["nginx, 1 worker"] = nginx_server(1, nginx_routes, "nginx1")
-    servers["nginx, 2 workers"] = nginx_server(2, nginx_routes, "nginx2")
+    # nginx serves the same two files from one folder: /body (no extension: text/html) and the script.
+    site = os.path.join(work, "servers-site")
+    os.makedirs(os.path.join(site, "static"))
+    with open(os.path.join(site, "body"), "wb") as f:
+        f.write(body)
+    with open(os.path.join(site, "static", "livelist.js"), "wb") as f:
+        f.write(static_bytes)
+    open_to_all(site)
+    servers["nginx, 1 worker"] = nginx_server(1, site, "nginx1")
+    servers["nginx, 2 workers"] = nginx_server(2, site, "nginx2")
     for name, (process, port) in servers.items():
         tools.wait_ready(port, "/body", process, error=failure)
         for path, _, expected in routes:
@@ -293,19 +302,15 @@ def routes_table(static_bytes):
     _, _, changes = fetch(first_port, "/lists/bench/changes?since=1")
     site = os.path.join(work, "site")
     os.makedirs(os.path.join(site, "lists"))
-    files = {"lists/bench.html": page, "lists/bench.json": snapshot, "livelist.js": static_bytes,
+    # From `root`, by the files' own names: the page and /healthz have no extension (text/html), the
+    # JSON ones end in .json; only the gzip route needs a location of its own (gzip_static).
+    files = {"lists/bench": page, "lists/bench.json": snapshot, "livelist.js": static_bytes,
              "livelist.js.gz": script_gzip, "changes.json": changes, "healthz": b"ok\n"}
     for name, content in files.items():
         with open(os.path.join(site, name), "wb") as f:
             f.write(content)
     open_to_all(site)
-    nginx, nginx_port = nginx_server(1, [
-        f"        location = /lists/bench {{ default_type text/html; charset utf-8; alias {site}/lists/bench.html; }}",
-        f"        location = /lists/bench.json {{ default_type application/json; alias {site}/lists/bench.json; }}",
-        f"        location = /livelist.js {{ gzip_static on; default_type text/javascript; charset utf-8; alias {site}/livelist.js; }}",
-        f"        location = /healthz {{ default_type text/plain; alias {site}/healthz; }}",
-        f"        location = /lists/bench/changes {{ default_type application/json; alias {site}/changes.json; }}",
-    ], "nginx-routes", pin=PIN)
+    nginx, nginx_port = nginx_server(1, site, "nginx-routes", locations=["location = /livelist.js { gzip_static on; }"], pin=PIN)
     tools.wait_ready(nginx_port, "/healthz", nginx, error=failure)
     servers["nginx, 1 worker"] = (nginx, nginx_port)
     check_same(nginx_port, "/lists/bench", page, "nginx")
@@ -321,7 +326,7 @@ def routes_table(static_bytes):
         (f"static livelist.js ({len(files['livelist.js']):,} B)", "/livelist.js", "/livelist.js", [], []),
         (f"static livelist.js, gzip ({len(script_gzip):,} B)", "/livelist.js", "/livelist.js", ["Accept-Encoding: gzip"], ["Accept-Encoding: gzip"]),
         ("/healthz", "/healthz", "/healthz", [], []),
-        (f"changes?since=1 ({len(changes):,} B)", "/lists/bench/changes?since=1", "/lists/bench/changes", [], []),
+        (f"changes?since=1 ({len(changes):,} B)", "/lists/bench/changes?since=1", "/changes.json", [], []),
     ]
     page_results = {(label, name): [] for label, *_ in cases for name in servers}
     for round_ in range(options.runs):
