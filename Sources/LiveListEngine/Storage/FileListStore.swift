@@ -25,9 +25,9 @@ private let systemWrite = Darwin.write
 ///     DIR/secret                 32 random bytes for session tokens (mode 0600)
 ///
 /// A patch (`PATCH`, or a PUT that changes only contents) is appended to the list's log and fsynced,
-/// so its cost follows the patch, not the list. Once the log holds more bytes than the body it follows,
-/// the list is compacted: the whole state is written as NAME.list (as below) at the patch's version,
-/// then the log is removed. At start-up a list is its body with the log's patches after its version
+/// so its cost follows the patch, not the list. A patch that would make the log hold more bytes than the
+/// body it follows compacts the list instead: the whole state is written as NAME.list (as below) at the
+/// patch's version, then the log is removed. At start-up a list is its body with the log's patches after its version
 /// applied; a record torn by a crash (short, or failing its checksum, at the log's end) was never
 /// acknowledged and is cut off; a bad record before the end stops start-up, as any corrupt file does.
 ///
@@ -240,16 +240,20 @@ public final class FileListStore: ListStore, Sendable {
         let path = directory + "/lists/\(name)" + Self.logSuffix
         let size = logSizes.withLock { $0[name] } ?? LogSize(log: 0, body: 0)
         let record = Self.logRecord(version: version, patch: patch)
+        let grown = LogSize(log: size.log + record.count, body: size.body)
+        if grown.log > grown.body {
+            // The record would make the log outgrow its body: the body is written whole at this
+            // version instead, what a compaction right after the append would write (a small list's
+            // patches cost one atomic write, not an append, a compaction and the log's removal).
+            try saveJSONList(name: name, version: version, body: body())
+            return
+        }
         // A log the store counts as empty holds nothing needed (at most records a compaction left).
         try Self.append(record, to: path, truncating: size.log == 0)
         if size.log == 0 {
             try Self.syncDirectory(directory + "/lists")
         }
-        let grown = LogSize(log: size.log + record.count, body: size.body)
         logSizes.withLock { $0[name] = grown }
-        if grown.log > grown.body {
-            try? saveJSONList(name: name, version: version, body: body())
-        }
     }
 
     /// Removes a list's log once its list file no longer needs it (written whole, or deleted), and
