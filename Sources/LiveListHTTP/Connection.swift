@@ -114,7 +114,8 @@ final class Connection: @unchecked Sendable {
         case closed
     }
 
-    let fd: Int32
+    // Words first, then the 4-byte and 1-byte fields together: every connection, an idle event stream's
+    // too, pays for padding between fields declared apart.
     let token: UInt64
     let loop: EventLoop
     let remoteAddress: String
@@ -124,15 +125,10 @@ final class Connection: @unchecked Sendable {
     /// it holds nothing, so that an idle stream keeps no parsing state (see `parser`).
     private var parserBox: ParserBox?
     private var outbound = OutboundQueue()
-    private(set) var phase: Phase = .reading
     private var stream: HTTPStream?
-    private var streamKeepAlive = false
     private var streamHeartbeat: UInt64 = 0
     private var heartbeatBytes: [UInt8] = []
     private var lastStreamWrite: UInt64 = 0
-    private var closeAfterFlush = false
-    private var readEOF = false
-    private var interest: IOEvents = []
     private var requestStarted: UInt64
     private var bodyStarted: UInt64 = 0
     private var idleSince: UInt64
@@ -140,20 +136,26 @@ final class Connection: @unchecked Sendable {
     private var lingerDeadline: UInt64 = 0
     private var lingerDrained = 0
     private var served = 0
+    /// Bytes of the server's body budget held for the request being read or answered.
+    private var bodyReserved = 0
+    /// The `Content-Length` of the body being read; nil for a chunked one.
+    private var announcedBody: Int?
+    /// The TLS session when the server speaks TLS; nil on the plain path.
+    private var ssl: OpaquePointer?
+    let fd: Int32
+    private var interest: IOEvents = []
+    private(set) var phase: Phase = .reading
+    private var streamKeepAlive = false
+    private var closeAfterFlush = false
+    private var readEOF = false
     private var currentIsHead = false
     private var currentKeepAlive = true
     private var currentVersion: HTTPVersion = .http1_1
     /// Set when input arrived while a handler ran: the read interest is dropped until the answer is
     /// queued (otherwise it stays, so that a request costs no interest change).
     private var inputWhileHandling = false
-    /// Bytes of the server's body budget held for the request being read or answered.
-    private var bodyReserved = 0
     /// The method of the request being read.
     private var currentMethod: HTTPMethod = .GET
-    /// The `Content-Length` of the body being read; nil for a chunked one.
-    private var announcedBody: Int?
-    /// The TLS session when the server speaks TLS; nil on the plain path.
-    private var ssl: OpaquePointer?
     /// True until the TLS handshake completes.
     private var handshaking = false
     /// True once the first byte was seen to be a TLS handshake record.

@@ -96,9 +96,6 @@ public final class HTTPStream: @unchecked Sendable {
         var pending: [[UInt8]] = []
         var pendingBytes = 0
         var socketQueued = 0
-        var scheduled = false
-        var closeReason: HTTPStreamCloseReason?
-        var finished = false
         var drainWaiters: [@Sendable () -> Void] = []
         /// The first close handler (a stream's owner registers one), and any others: no array for one.
         var closeHandler: (@Sendable (HTTPStreamCloseReason) -> Void)?
@@ -111,6 +108,10 @@ public final class HTTPStream: @unchecked Sendable {
         var queued = 0
         /// The shared buffers queued and not yet sent.
         var shared = HeldShared()
+        // The 1-byte fields last, together (no padding between words).
+        var scheduled = false
+        var closeReason: HTTPStreamCloseReason?
+        var finished = false
 
         /// Gives back the shared buffers that the peer has taken (all of them once finished), then
         /// brings the stream's own share of the server's budget up to what it holds now.
@@ -146,10 +147,10 @@ public final class HTTPStream: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
-    let chunked: Bool
     let backlogLimit: Int
     private let budget: ByteBudget
     private let connection: Connection
+    let chunked: Bool
 
     init(connection: Connection, chunked: Bool, backlogLimit: Int, budget: ByteBudget) {
         self.connection = connection
