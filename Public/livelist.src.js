@@ -3,7 +3,8 @@
  * Events stream. No dependencies, no eval, no inline script (works under a strict CSP). Build:
  * python3 Scripts/minify.py. Page options: <meta name="livelist-csrf"> enables actions,
  * <meta name="livelist-connect" content="off"> disables the stream, <meta name="livelist-base">
- * prefixes the routes. API: window.LiveList (apply, start, connect, close, resync, options, state).
+ * prefixes the routes. API: window.LiveList (apply, start, connect, close, resync, options, state);
+ * options.ES replaces EventSource. A second tab of the origin loads livelist-shared.js (one stream).
  * The page (docs/PROTOCOL.md, "Actions"): forms posting to /lists/NAME/actions are sent with fetch
  * (LiveList-Action: 1, answered 204) and the page changes only through the stream; a nameless checkbox
  * of such a form posts action=VALUE when changed; a field with data-reset is emptied once its action
@@ -18,7 +19,7 @@
     O = new WeakMap(), // animated element -> [class, style, token]: restored when it settles
     H = new WeakMap(), // cell element -> the HTML it was made from (its outerHTML for the page's own)
     L = { moveBefore: true, delay: 1000, max: 30000, ms: 300 };
-  let es, timer, tries = 0, stopped = 0, now = '', scrolled = -1e9;
+  let es, bc, timer, tries = 0, stopped = 0, now = '', scrolled = -1e9;
   const Q = new Map(); // form body -> [form, submitter]: actions not sent yet, sent when the stream is back
 
   const meta = n => (D.querySelector(`meta[name="${n}"]`) || {}).content,
@@ -340,7 +341,7 @@
     if (stopped || !ss.length || D.hidden) return;
     const u = url(one ? `/lists/${enc(one.name)}/events?since=${ver(one)}` : '/events?' + ss.map(s => 'list=' + enc(s.name)).join('&') +
       '&since=' + enc(ss.map(s => s.name + ':' + ver(s)).join(','))),
-      e = es = new EventSource(u), all = t => ss.forEach(s => emit(s.root, t));
+      e = es = new (L.ES || EventSource)(u), all = t => ss.forEach(s => emit(s.root, t));
     e.onopen = () => {
       tries = 0; all('open'); shown('connected'); flush(); // and what could not be sent while away
     };
@@ -410,7 +411,19 @@
 
   function start() {
     for (const r of D.querySelectorAll('[data-list]')) st(r);
-    meta('livelist-connect') != 'off' && W.EventSource && connect();
+    if (meta('livelist-connect') != 'off' && W.EventSource) {
+      connect();
+      // Tabs of one origin share one stream: livelist-shared.js sets L.ES. Each tab says hello (0) when
+      // it starts and answers a hello (1), so both tabs learn of the other and each loads that file once.
+      if (!bc && W.isSecureContext && W.BroadcastChannel) {
+        bc = new BroadcastChannel('livelist');
+        bc.onmessage = m => {
+          m.data || bc.postMessage(1);
+          bc.s || D.head.append(bc.s = Object.assign(D.createElement('script'), { src: url('/livelist-shared.js') }));
+        };
+        bc.postMessage(0);
+      }
+    }
   }
   W.LiveList = { apply: (r, c) => apply(r, c), start, connect: () => { stopped = 0; tries = 0; connect() }, close: () => { stopped = 1; close() },
     resync: r => resync(st(r)), options: L, state: r => S.get(r) };

@@ -28,7 +28,7 @@ undefined var void while with yield async await static get set""".split())
 GLOBALS = set("""document window Map WeakMap Set Error Math Date Promise JSON Object Array CustomEvent
 IntersectionObserver EventSource AbortController fetch setTimeout clearTimeout getComputedStyle matchMedia
 innerHeight encodeURIComponent requestAnimationFrame NaN Infinity console FormData URLSearchParams performance
-navigator""".split())
+navigator BroadcastChannel""".split())
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 NUMBER = re.compile(r"(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 PUNCT = sorted(""">>>= ... === !== **= <<= >>= >>> => == != <= >= && || ?? ?. ** ++ -- += -= *= /= %= &= |= ^= << >>
