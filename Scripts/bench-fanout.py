@@ -10,7 +10,7 @@ from the moment the PUT is handed to the kernel (the durable write included). Pr
 milliseconds per N (medians of --rounds rounds), beside the goals (1,000 streams: p99 under 5 ms;
 10,000: p99 under 25 ms).
 
-Usage: Scripts/bench-fanout.py [--streams 1000,10000] [--rounds 5] [--idle 18900] [--binary PATH]
+Usage: Scripts/bench-fanout.py [--streams 1000,10000] [--rounds 5] [--idle 18900] [--binary PATH] [--before PATH]
 """
 import argparse
 import os
@@ -252,6 +252,7 @@ def main():
                         help="idle streams for the memory measure; 0 skips it (default 18,900: about what a limit of 20,000 descriptors leaves the server, which keeps 5 % in reserve)")
     parser.add_argument("--binary", default=tools.default_binary(), help="the livelist binary (default: the release build)")
     parser.add_argument("--no-floor", action="store_true", help="skip the kernel's floor (the same sends without a server)")
+    parser.add_argument("--before", help="a second livelist binary (an older build), measured the same way after this one")
     args = parser.parse_args()
     counts = [int(x) for x in args.streams.split(",") if x]
 
@@ -261,30 +262,38 @@ def main():
     tools.raise_open_files(max(counts + [args.idle]) + 500)
     floors = {} if args.no_floor else {count: kernel_floor(count, 300, args.rounds) for count in counts}
 
-    with tools.Server(args.binary, "--no-demo") as server:
-        port = server.port
-        put(port, "fan", ["a"])
-        put(port, "idle", ["a"])
-        # Idle memory first, on the fresh server: measured after the fan-out rounds, it would only show
-        # the allocator reusing what their closed streams freed (0 bytes per stream).
-        idle = idle_memory(port, "idle", server.process.pid, args.idle) if args.idle else None
-        print(f"## Fan-out: one changed cell to N open streams (medians of {args.rounds} rounds)\n")
-        print("Each figure runs from the PUT handed to the kernel (the durable write included) to the kernel's")
-        print("receive time of the event on a stream. The floor: two processes write 300 bytes to each of N loopback")
-        print("sockets, with no server (the least one write to each socket costs on this machine).\n")
-        print("| streams | p50 ms | p99 ms | max ms | floor p50 | floor p99 | p99 / floor | goal |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---|")
-        goals = {1000: "p99 < 5 ms", 10000: "p99 < 25 ms"}
-        for count in counts:
-            p50, p99, worst = fanout([port], "fan", count, args.rounds)
-            floor = floors.get(count)
+    binaries = [("this build", args.binary)] + ([("--before", args.before)] if args.before else [])
+    results = {}
+    for label, binary in binaries:
+        # One server at a time, each fresh: idle memory first (measured after the fan-out rounds, it
+        # would only show the allocator reusing what their closed streams freed), then the rounds.
+        with tools.Server(binary, "--no-demo") as server:
+            port = server.port
+            put(port, "fan", ["a"])
+            put(port, "idle", ["a"])
+            idle = idle_memory(port, "idle", server.process.pid, args.idle) if args.idle else None
+            results[label] = ({count: fanout([port], "fan", count, args.rounds) for count in counts}, idle)
+
+    print(f"## Fan-out: one changed cell to N open streams (medians of {args.rounds} rounds)\n")
+    print("Each figure runs from the PUT handed to the kernel (the durable write included) to the kernel's")
+    print("receive time of the event on a stream. The floor: two processes write 300 bytes to each of N loopback")
+    print("sockets, with no server (the least one write to each socket costs on this machine).\n")
+    print("| streams | server | p50 ms | p99 ms | max ms | floor p50 | floor p99 | p99 / floor | goal |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    goals = {1000: "p99 < 5 ms", 10000: "p99 < 25 ms"}
+    for count in counts:
+        floor = floors.get(count)
+        for label, _ in binaries:
+            p50, p99, worst = results[label][0][count]
             columns = f"{floor[0]:.1f} | {floor[1]:.1f} | {p99 / floor[1]:.2f}x" if floor else "- | - | -"
-            print(f"| {count:,} | {p50:.1f} | {p99:.1f} | {worst:.1f} | {columns} | {goals.get(count, '')} |")
-        if idle:
-            before, after = idle
-            per = (after - before) * 1024 / args.idle
-            print(f"\n## Idle streams\n\n{args.idle:,} idle event streams: server RSS {before / 1024:.1f} MiB before, "
-                  f"{after / 1024:.1f} MiB with them open: **{per:.0f} bytes per stream** (goal <= 512).")
+            print(f"| {count:,} | {label} | {p50:.1f} | {p99:.1f} | {worst:.1f} | {columns} | {goals.get(count, '')} |")
+    if args.idle:
+        print(f"\n## Idle streams\n\n{args.idle:,} idle event streams (goal: at most 512 bytes each)\n")
+        print("| server | RSS before | RSS with them | bytes per stream |")
+        print("|---|---:|---:|---:|")
+        for label, _ in binaries:
+            before, after = results[label][1]
+            print(f"| {label} | {before / 1024:.1f} MiB | {after / 1024:.1f} MiB | **{(after - before) * 1024 / args.idle:.0f}** |")
 
 
 if __name__ == "__main__":
