@@ -95,15 +95,6 @@ struct OutboundQueue {
     }
 }
 
-/// A connection's request parser, kept apart so that a connection can let it go.
-final class ParserBox {
-    var parser: RequestParser
-
-    init(_ parser: RequestParser) {
-        self.parser = parser
-    }
-}
-
 /// One accepted socket. Owned by its event loop: every method runs on that loop's thread.
 final class Connection: @unchecked Sendable {
     enum Phase {
@@ -121,9 +112,11 @@ final class Connection: @unchecked Sendable {
     let remoteAddress: String
     /// Position in the loop's list of open connections (-1 once removed).
     var openIndex = -1
-    /// The parser of the requests read, made when a request starts; an event stream lets it go while
-    /// it holds nothing, so that an idle stream keeps no parsing state (see `parser`).
-    private var parserBox: ParserBox?
+    /// The parser of the requests read, on the heap: made when a request starts, and let go by an event
+    /// stream while it holds nothing, so that an idle stream keeps no parsing state (see `parser`). A
+    /// pointer rather than an object: a request reaches its parser several times, with no reference
+    /// count or exclusivity check on each.
+    private var parserStorage: UnsafeMutablePointer<RequestParser>?
     private var outbound = OutboundQueue()
     private var stream: HTTPStream?
     private var streamHeartbeat: UInt64 = 0
@@ -174,20 +167,29 @@ final class Connection: @unchecked Sendable {
 
     private var configuration: HTTPServerConfiguration { loop.configuration }
 
-    /// The request parser, made on first use.
+    /// The request parser, made on first use, reached in place (no copy of it, no coroutine).
     private var parser: RequestParser {
-        _read {
-            if let parserBox {
-                yield parserBox.parser
-            } else {
-                yield RequestParser(limits: configuration.limits)
-            }
-        }
-        _modify {
-            let box = parserBox ?? ParserBox(RequestParser(limits: configuration.limits))
-            parserBox = box
-            yield &box.parser
-        }
+        unsafeAddress { UnsafePointer(parserStorage ?? makeParser()) }
+        unsafeMutableAddress { parserStorage ?? makeParser() }
+    }
+
+    private func makeParser() -> UnsafeMutablePointer<RequestParser> {
+        let storage = UnsafeMutablePointer<RequestParser>.allocate(capacity: 1)
+        storage.initialize(to: RequestParser(limits: configuration.limits))
+        parserStorage = storage
+        return storage
+    }
+
+    /// Lets the parser go (made again by the next access).
+    private func releaseParser() {
+        guard let parserStorage else { return }
+        parserStorage.deinitialize(count: 1)
+        parserStorage.deallocate()
+        self.parserStorage = nil
+    }
+
+    deinit {
+        releaseParser()
     }
 
     /// Bodies up to this size are copied behind the head; larger ones are sent from their own buffer.
@@ -453,7 +455,7 @@ final class Connection: @unchecked Sendable {
             phase = .streaming
             if parser.isIdle {
                 // Nothing is read while it streams: made again if the connection serves requests after.
-                parserBox = nil
+                releaseParser()
             }
             loop.count { $0.streamsOpen += 1 }
             start(stream)
