@@ -125,6 +125,22 @@ import Testing
         Self.expectError(try await client.get("/events"), 400, "missing_list")
     }
 
+    /// The route that changes an open stream's lists answers alike for a token no stream has and for
+    /// one it cannot tell from it, and refuses before reading a body of another type or past its limit
+    /// (joining and leaving over a real stream: EndToEndTests' StreamTests).
+    @Test func changesToAStreamNeedItsTokenJSONAndASmallBody() async throws {
+        let client = try await RouteClient()
+        let json = [("Content-Type", "application/json")]
+        Self.expectError(try await client.post("/events/0123456789abcdef0123456789abcdef", headers: json, body: Array(#"{"add":["g"]}"#.utf8)),
+                         404, "unknown_stream")
+        Self.expectError(try await client.post("/events/x", headers: json, body: Array("{}".utf8)), 404, "unknown_stream")
+        let plain = try await client.post("/events/x", headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
+        Self.expectError(plain, 415, "unsupported_media_type")
+        #expect(plain.refusedBeforeBody)
+        let large = try await client.post("/events/x", headers: json, body: [UInt8](repeating: 0x20, count: 40 << 10))
+        #expect(large.status == 413 && large.refusedBeforeBody)
+    }
+
     // MARK: - PUT
 
     @Test func aPutCreatesWith201ThenReplacesWith200() async throws {
