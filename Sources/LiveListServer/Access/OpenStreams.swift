@@ -13,8 +13,9 @@ final class OpenStreams: Sendable {
         /// when the server does neither (its access then depends on no header).
         private let head: KeptRequest?
         var request: HTTPRequest? { head?.request }
-        /// The identity its access was decided for.
-        let identity: Identity?
+        /// The identity its access was decided for, on the heap: nobody signed in costs a word.
+        private let decidedFor: KeptIdentity?
+        var identity: Identity? { decidedFor?.identity }
         var identityID: String? { identity?.id }
         /// What names its browser session in a revocation (``SessionKeys/revocationDigest(of:)``),
         /// made once when the stream opens.
@@ -28,11 +29,20 @@ final class OpenStreams: Sendable {
         init(request: HTTPRequest?, identity: Identity?, sessionDigest: String?, stream: HTTPStream, names: [ListName],
              control: StreamControl? = nil) {
             head = request.map(KeptRequest.init)
-            self.identity = identity
+            decidedFor = identity.map(KeptIdentity.init)
             self.sessionDigest = sessionDigest
             self.stream = stream
             self.names = Mutex(names)
             self.control = control
+        }
+    }
+
+    /// An identity held on the heap, so that an entry without one is small.
+    private final class KeptIdentity: Sendable {
+        let identity: Identity
+
+        init(_ identity: Identity) {
+            self.identity = identity
         }
     }
 
