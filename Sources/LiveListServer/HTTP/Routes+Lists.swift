@@ -238,6 +238,27 @@ extension LiveListApp {
         }
     }
 
+    /// Each of `names` decided on its own for `subject`, as a multiplexed stream carries them: those it
+    /// may view, the others, and the rule of the first refused for want of a viewer or of the read token.
+    func decideEach(
+        _ names: [ListName], for subject: AccessGate.Subject
+    ) async -> (allowed: [ListName], refused: [ListName], signInRule: String?) {
+        var allowed: [ListName] = []
+        var refused: [ListName] = []
+        var signInRule: String?
+        for name in names {
+            switch await gate.decide(subject, name) {
+            case .allowed: allowed.append(name)
+            case let .signInNeeded(rule):
+                signInRule = signInRule ?? rule
+                refused.append(name)
+            case .denied:
+                refused.append(name)
+            }
+        }
+        return (allowed, refused, signInRule)
+    }
+
     /// `GET /events?list=A&list=B[&since=A:3,B:7]`: one stream for every list of a page.
     func multiplexedEvents(_ request: HTTPRequest) async -> HTTPResponse {
         let raw = request.queryValues("list")
@@ -271,19 +292,7 @@ extension LiveListApp {
         // allowed: 401, as the single-list routes answer.
         let decidedAt = gate.revocationCount
         let subject = await gate.subject(request)
-        var allowed: [ListName] = []
-        var refused: [ListName] = []
-        var signInRule: String?
-        for name in names {
-            switch await gate.decide(subject, name) {
-            case .allowed: allowed.append(name)
-            case let .signInNeeded(rule):
-                signInRule = signInRule ?? rule
-                refused.append(name)
-            case .denied:
-                refused.append(name)
-            }
-        }
+        let (allowed, refused, signInRule) = await decideEach(names, for: subject)
         if allowed.isEmpty, let signInRule {
             return signInAnswer(request, rule: signInRule, navigable: false)
         }

@@ -108,15 +108,7 @@ extension LiveListApp {
         entry.names.withLock { $0.removeAll(where: dropped.contains) }
         await registry.leave(multiplexed, names: dropped)
 
-        var allowed: [ListName] = []
-        var refused: [ListName] = []
-        for name in joining {
-            if case .allowed = await gate.decide(subject, name) {
-                allowed.append(name)
-            } else {
-                refused.append(name)
-            }
-        }
+        let (allowed, refused, _) = await decideEach(joining, for: subject)
         if !refused.isEmpty {
             metrics.refused(subject.identity == nil ? .unauthenticated : .denied)
         }
