@@ -47,10 +47,9 @@ package struct SessionKeys: Sendable {
     package func mintSession() -> (id: String, cookie: String) {
         // Minting is on every first page view: the random bytes come from a pool (SessionRandom), and
         // the cookie's hex is written once into one buffer, the id's digits first, then the tag's.
-        let random = Self.random.next()
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.idLength + Self.tagLength) { text in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.idLength + Self.tagLength) { text in
             let start = text.baseAddress!
-            withUnsafeBytes(of: random) { Self.writeHex($0, to: start) }
+            Self.writeRandomID(to: start)
             let id = String(decoding: UnsafeBufferPointer(start: start, count: Self.idLength), as: UTF8.self)
             writeTag(for: id, to: start + Self.idLength)
             return (id, String(decoding: UnsafeBufferPointer(text), as: UTF8.self))
@@ -60,11 +59,16 @@ package struct SessionKeys: Sendable {
     /// A new random token of 32 hex digits (16 bytes), such as the one that names an open multiplexed
     /// stream to the requests that change its lists.
     package static func mintToken() -> String {
-        let random = Self.random.next()
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.idLength) { text in
-            withUnsafeBytes(of: random) { Self.writeHex($0, to: text.baseAddress!) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.idLength) { text in
+            writeRandomID(to: text.baseAddress!)
             return String(decoding: UnsafeBufferPointer(text), as: UTF8.self)
         }
+    }
+
+    /// Writes 16 fresh random bytes from the pool as ``idLength`` hex digits at `out`.
+    private static func writeRandomID(to out: UnsafeMutablePointer<UInt8>) {
+        let random = Self.random.next()
+        withUnsafeBytes(of: random) { writeHex($0, to: out) }
     }
 
     /// Where session ids' random bytes come from (one pool per process).
