@@ -27,8 +27,8 @@ private let systemWrite = Darwin.write
 /// A patch (`PATCH`, or a PUT that changes only contents) is appended to the list's log and fsynced,
 /// so its cost follows the patch, not the list. A patch that would make the log hold more bytes than the
 /// body it follows compacts the list instead: the whole state is written as NAME.list (as below) at the
-/// patch's version, then the log is removed. At start-up a list is its body with the log's patches after its version
-/// applied; a record torn by a crash (short, or failing its checksum, at the log's end) was never
+/// patch's version, then the log is removed. At start-up a list is its body with the log's patches after
+/// its version applied; a record torn by a crash (short, or failing its checksum, at the log's end) was never
 /// acknowledged and is cut off; a bad record before the end stops start-up, as any corrupt file does.
 ///
 /// Every file is written to a temporary file of its own beside it (`NAME.PID.N.livelist-tmp`, so that no
