@@ -17,6 +17,12 @@ final class LiveServer: @unchecked Sendable {
     /// What the server printed on standard error so far.
     var errorOutput: String { log.text.withLock { $0 } }
 
+    /// Every `Process` a test started, with its pipe, never released: Foundation's process monitoring can still touch
+    /// a `Process` that ended after `waitUntilExit()` returns, and releasing it then (as a failed
+    /// `init` does at once) corrupted the test process's heap (seen as crashes in unrelated tests while
+    /// a server that refused its templates was starting).
+    private static let keptProcesses = Mutex<[(Process, Pipe)]>([])
+
     /// The repository root (this file is Tests/EndToEndTests/LiveServer.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
@@ -39,6 +45,8 @@ final class LiveServer: @unchecked Sendable {
         ] + arguments
         process.standardError = output
         process.standardOutput = FileHandle.nullDevice
+        let kept = (process, output)
+        Self.keptProcesses.withLock { $0.append(kept) }
         try process.run()
         // The banner names the port: "LiveList serving on http://127.0.0.1:PORT".
         var text = ""
