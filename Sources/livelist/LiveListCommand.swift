@@ -103,6 +103,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most changesets kept per list for resuming streams.")
     var logCount = 256
 
+    @Option(help: "JSON-driven lists of more cells than this are windowed in the browser (docs/PROTOCOL.md, \"Windowed lists\"); 0 never windows them.")
+    var windowAbove = 1_000
+
     @Flag(help: "Serve only JSON lists, without the demo lists.")
     var noDemo = false
 
@@ -179,6 +182,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maximumJSONLists = maxLists
         configuration.limits.listLimits.maximumCells = maxCells
         configuration.lists.logCount = logCount
+        guard windowAbove >= 0 else {
+            throw ValidationError("--window-above: \(windowAbove) is negative; give a number of cells, or 0 to never window lists")
+        }
+        configuration.lists.options.windowAbove = windowAbove > 0 ? windowAbove : nil
         configuration.isSecure = secureCookies || env("LIVELIST_SECURE_COOKIES") == "1"
         configuration.tlsCertificate = (tlsCert ?? env("LIVELIST_TLS_CERT")).flatMap { $0.isEmpty ? nil : $0 }
         configuration.tlsKey = (tlsKey ?? env("LIVELIST_TLS_KEY")).flatMap { $0.isEmpty ? nil : $0 }

@@ -31,6 +31,8 @@ import Testing
                 snapshot.state = Array(try putBody(state).utf8)
                 snapshots.append(snapshot.encodedJSON())
                 changesets.append(snapshot.reset(from: 0).encodedJSON())
+                // The same reset as a windowed list (of more cells than 2) encodes it.
+                changesets.append(snapshot.reset(from: 0, windowAbove: 2).encodedJSON())
             }
             // The body must decode back to the same state: the snapshot's state can be PUT again.
             #expect(try JSONListState.decode(Array(try putBody(second).utf8)) == second)
@@ -60,7 +62,7 @@ import Testing
                 snapshots.append(snapshot.encodedJSON())
             }
         }
-        #expect(changesets.count > 400 && snapshots.count == 1_000 && patches.count == 600)
+        #expect(changesets.count > 800 && snapshots.count == 1_000 && patches.count == 600)
         guard let directory = ProcessInfo.processInfo.environment["LIVELIST_PROTOCOL_SAMPLES"] else {
             return
         }

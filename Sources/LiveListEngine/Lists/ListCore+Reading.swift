@@ -47,16 +47,24 @@ extension ListCore {
         }
         if perViewer != nil {
             // Per-viewer changesets are not logged: a viewer that missed some gets its state anew.
-            return snapshot(for: viewer).reset(from: version)
+            return snapshot(for: viewer).reset(from: version, windowAbove: configuration.options.windowAbove)
         }
         switch log.lookup(since: version, current: current) {
         case .current:
             return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
         case let .changesets(changesets):
             let limit = configuration.options.animatableChangeCount
-            return log.compactedJoin(changesets, to: renderer.updater.rendering, animatableChangeCount: limit)
+            let joined = log.compactedJoin(changesets, to: renderer.updater.rendering, animatableChangeCount: limit)
+            if let windowAbove = configuration.options.windowAbove, joined.operations.count > windowAbove,
+                configuration.options.windows(cellCount: renderer.updater.rendering.cellCount)
+            {
+                // A windowed list's client needs only its window: a windowed reset is smaller than a
+                // diff of more operations than the list's window threshold (docs/PROTOCOL.md).
+                return renderer.updater.snapshot.reset(from: version, windowAbove: windowAbove)
+            }
+            return joined
         case .reset:
-            return renderer.updater.snapshot.reset(from: version)
+            return renderer.updater.snapshot.reset(from: version, windowAbove: configuration.options.windowAbove)
         }
     }
 
@@ -68,28 +76,35 @@ extension ListCore {
         return node.component
     }
 
-    /// The cell shown under `key` and its section's key: found through ``cellPositions``, so that an
+    /// The cell shown under `key` and its section's key: found through ``currentPositions()``, so that an
     /// action costs the same on a list of any length (a scan of 100,000 cells per visibility report
     /// was a request costing the server hundreds of times what it cost its sender).
     func findCell(_ key: String) -> (CellNode, String)? {
         let data = renderer.data
-        if cellPositions?.version != renderer.updater.version {
-            // Built once per version, on the first action that needs it. Without a new version the
-            // rendering is the same, and so are the keys and their places.
-            var positions: [ByteKey: (section: Int, cell: Int)] = [:]
-            positions.reserveCapacity(data.reduce(0) { $0 + $1.cells.count })
-            for (sectionIndex, section) in data.enumerated() {
-                for (cellIndex, node) in section.cells.enumerated() {
-                    positions[ByteKey(node.id.key)] = (sectionIndex, cellIndex)
-                }
-            }
-            cellPositions = (renderer.updater.version, positions)
-        }
-        guard let (sectionIndex, cellIndex) = cellPositions?.positions[ByteKey(key)], sectionIndex < data.count,
+        guard let (sectionIndex, cellIndex) = currentPositions()[ByteKey(key)], sectionIndex < data.count,
             cellIndex < data[sectionIndex].cells.count
         else { return nil }
         let node = data[sectionIndex].cells[cellIndex]
         guard node.id.key.utf8.elementsEqual(key.utf8) else { return nil }
         return (node, data[sectionIndex].id.key)
+    }
+
+    /// Where each cell of the current rendering is (section and cell index), by key: built once per
+    /// version, on the first request that needs it. Without a new version the rendering is the same,
+    /// and so are the keys and their places.
+    func currentPositions() -> [ByteKey: (section: Int, cell: Int)] {
+        if let cellPositions, cellPositions.version == renderer.updater.version {
+            return cellPositions.positions
+        }
+        let data = renderer.data
+        var positions: [ByteKey: (section: Int, cell: Int)] = [:]
+        positions.reserveCapacity(data.reduce(0) { $0 + $1.cells.count })
+        for (sectionIndex, section) in data.enumerated() {
+            for (cellIndex, node) in section.cells.enumerated() {
+                positions[ByteKey(node.id.key)] = (sectionIndex, cellIndex)
+            }
+        }
+        cellPositions = (renderer.updater.version, positions)
+        return positions
     }
 }

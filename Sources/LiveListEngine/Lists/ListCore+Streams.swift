@@ -79,12 +79,12 @@ extension ListCore {
         case .reset:
             key = CatchUpCache.reset
         }
-        if let tail = catchUps.entries[key] {
+        if let (tail, isReset) = catchUps.entries[key] {
             let head = ListChangeset.encodedJSONHead(list: name.rawValue, from: version)
-            return EncodedChangeset(head: head, tail: tail, version: current, isReset: key == CatchUpCache.reset)
+            return EncodedChangeset(head: head, tail: tail, version: current, isReset: isReset)
         }
         let encoded = EncodedChangeset(changes(since: version, for: viewer))
-        catchUps.keep(encoded.tail, for: key)
+        catchUps.keep(encoded.tail, isReset: encoded.isReset, for: key)
         return encoded
     }
 }
@@ -97,12 +97,13 @@ struct CatchUpCache {
     static let capacity = 16
     /// The version every entry goes to.
     var version = -1
-    private(set) var entries: [Int: EventTail] = [:]
+    /// Each catch-up's shared tail, and whether it is a reset (a windowed list's long diff is one).
+    private(set) var entries: [Int: (tail: EventTail, isReset: Bool)] = [:]
 
     var isEmpty: Bool { entries.isEmpty }
 
-    mutating func keep(_ tail: EventTail, for key: Int) {
+    mutating func keep(_ tail: EventTail, isReset: Bool, for key: Int) {
         guard entries.count < Self.capacity else { return }
-        entries[key] = tail
+        entries[key] = (tail, isReset)
     }
 }

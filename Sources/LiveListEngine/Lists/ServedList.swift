@@ -18,6 +18,10 @@ package protocol ServedList: HostedList {
     func versionedSnapshotJSON(for viewer: Viewer) -> (version: Int, bytes: [UInt8])
     /// The list root with its sections, for a full page.
     func pageHTML(for viewer: Viewer) -> (html: String, version: Int)
+    /// The list root for a page whose window starts at the cell `key`, nil when there is no such cell.
+    func pageHTML(for viewer: Viewer, at key: String) -> (html: String, version: Int)?
+    /// The range route's answer (see ``ListCore/window(from:count:since:keys:for:)``).
+    func window(from: Int, count: Int, since: Int?, keys: Bool, for viewer: Viewer) -> [UInt8]
     /// One changeset from `version` to now (see ``ListCore/changes(since:for:)``).
     func changes(since version: Int, for viewer: Viewer) -> ListChangeset
     /// Adds a stream (see ``ListCore/subscribe(_:since:multiplexed:viewer:)``); false when this list was
@@ -107,6 +111,19 @@ extension ServedList {
 
     package func changes(since version: Int, for viewer: Viewer) -> ListChangeset {
         core.changes(since: version, for: viewer)
+    }
+
+    package func pageHTML(for viewer: Viewer, at key: String) -> (html: String, version: Int)? {
+        core.pageHTML(for: viewer, at: key)
+    }
+
+    package func window(from: Int, count: Int, since: Int?, keys: Bool, for viewer: Viewer) -> [UInt8] {
+        if let since, since > core.version {
+            // A client that another process of a shared store served further: follow the store first
+            // (when that fails, the answer is at this version, which the client sees as behind it).
+            try? catchUpWithStore(noticed: since)
+        }
+        return core.window(from: from, count: count, since: since, keys: keys, for: viewer)
     }
 
     /// One changeset from `version` to now, as a viewer without a session sees it.

@@ -165,8 +165,21 @@ public struct HTMLAdapter: Adapter {
         return RenderedList(sections: rendered)
     }
 
-    /// The list root element with its data attributes, around `rendering` (for a full page).
+    /// The list root element with its data attributes, around `rendering` (for a full page). A list
+    /// that `options` window (``UpdaterOptions/windows(cellCount:)``) gets its windowed root from its
+    /// first cell (``renderRoot(list:version:options:rendering:startingAt:)``).
     public func renderRoot(list: String, version: Int, options: UpdaterOptions, rendering: RenderedList) -> String {
+        renderRoot(list: list, version: version, options: options, rendering: rendering, startingAt: 0)
+    }
+
+    /// The list root for a page whose window starts at the cell at position `first` of the whole list
+    /// (clamped to the list): for a windowed list, its root holds that window of
+    /// ``UpdaterOptions/windowPageSize`` cells between two placeholders of the height of the cells
+    /// around it, followed by a `<nav class="livelist-pages">` of links through the list for pages
+    /// without JavaScript (docs/PROTOCOL.md, "Windowed lists"). Any other list is rendered whole.
+    public func renderRoot(list: String, version: Int, options: UpdaterOptions, rendering: RenderedList, startingAt first: Int) -> String {
+        let total = rendering.cellCount
+        let windowed = options.windows(cellCount: total)
         var writer = HTMLWriter(capacity: 256)
         open(root, into: &writer)
         writer.appendAttribute(name: "data-list", value: list)
@@ -174,10 +187,83 @@ public struct HTMLAdapter: Adapter {
         for (name, value) in options.rootAttributes {
             writer.appendAttribute(name: name, value: value ? "true" : "false")
         }
+        guard windowed else {
+            writer.bytes.append(0x3E)
+            writer.appendRaw(rendering.html)
+            close(root, into: &writer)
+            return writer.string
+        }
+        let size = UpdaterOptions.windowPageSize
+        let from = max(0, min(first, total - size))
+        let window = rendering.window(from: from, count: size)
+        let shown = window.reduce(0) { $0 + $1.section.cells.count }
+        let height = options.cellHeight ?? options.estimatedCellHeight
+        writer.appendAttribute(name: "data-window", value: "true")
+        writer.appendAttribute(name: "data-total", value: String(total))
+        writer.appendAttribute(name: "data-first", value: String(from))
+        writer.appendAttribute(name: "data-cell-height", value: String(height))
+        writer.appendAttribute(name: "data-fixed-height", value: options.cellHeight == nil ? "false" : "true")
         writer.bytes.append(0x3E)
-        writer.appendRaw(rendering.html)
+        writeGap("before", height: from * height, into: &writer)
+        for part in window {
+            part.section.write(into: &writer.bytes)
+        }
+        writeGap("after", height: (total - from - shown) * height, into: &writer)
         close(root, into: &writer)
+        writePageLinks(list: list, rendering: rendering, from: from, shown: shown, total: total, into: &writer)
         return writer.string
+    }
+
+    /// A placeholder for cells not in the window: sized by attributes, which a strict
+    /// Content-Security-Policy allows where it refuses a `style` attribute; hidden without JavaScript
+    /// by livelist.css.
+    private func writeGap(_ side: String, height: Int, into writer: inout HTMLWriter) {
+        writer.appendRaw("<svg class=\"livelist-gap\" data-gap=\"\(side)\" aria-hidden=\"true\" width=\"1\" height=\"\(height)\"></svg>")
+    }
+
+    /// Links to the first, previous, next and last pages of a windowed list, as `?at=KEY` (a page
+    /// that starts at that cell), for pages without JavaScript; livelist.css hides them with it.
+    private func writePageLinks(list: String, rendering: RenderedList, from: Int, shown: Int, total: Int, into writer: inout HTMLWriter) {
+        let size = UpdaterOptions.windowPageSize
+        writer.appendRaw("<nav class=\"livelist-pages\"")
+        writer.appendAttribute(name: "aria-label", value: "Pages of \(list)")
+        writer.appendRaw("><span>Cells \(from + 1)–\(from + shown) of \(total)</span>")
+        let links: [(label: String, rel: String?, position: Int?)] = [
+            ("First", nil, from > 0 ? 0 : nil),
+            ("Previous", "prev", from > 0 ? max(0, from - size) : nil),
+            ("Next", "next", from + shown < total ? from + shown : nil),
+            ("Last", nil, from + shown < total ? total - size : nil),
+        ]
+        for link in links {
+            guard let position = link.position, let key = rendering.cellKey(at: position) else { continue }
+            writer.appendRaw(" <a")
+            writer.appendAttribute(name: "href", value: position == 0 ? "?" : "?at=" + Self.queryEscaped(key))
+            if let rel = link.rel {
+                writer.appendAttribute(name: "rel", value: rel)
+            }
+            writer.bytes.append(0x3E)
+            writer.appendText(link.label)
+            writer.appendRaw("</a>")
+        }
+        writer.appendRaw("</nav>")
+    }
+
+    /// `key` percent-encoded for a query value: every byte but unreserved ones (RFC 3986).
+    static func queryEscaped(_ key: String) -> String {
+        var out = ""
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "0") ... UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                out.unicodeScalars.append("%")
+                out.unicodeScalars.append(hex[Int(byte >> 4)])
+                out.unicodeScalars.append(hex[Int(byte & 15)])
+            }
+        }
+        return out
     }
 
     // MARK: - Helpers

@@ -45,10 +45,32 @@ extension ListChangeset {
         writer.bool(animate)
         writer.key("ops")
         writer.beginArray()
-        for operation in operations {
-            operation.write(into: &writer)
+        if let windowAbove, case let .reset(_, sections) = operations.first, operations.count == 1,
+            RenderedList(sections: sections).cellCount > windowAbove
+        {
+            writeWindowedReset(RenderedList(sections: sections), into: &writer)
+        } else {
+            for operation in operations {
+                operation.write(into: &writer)
+            }
         }
         writer.endArray()
+        writer.endObject()
+    }
+
+    /// A windowed list's reset: the first cells (``UpdaterOptions/windowPageSize``) and every
+    /// section with its count (`count`) and the list's (`total`), not every cell.
+    private func writeWindowedReset(_ rendering: RenderedList, into writer: inout JSONWriter) {
+        let window = rendering.window(from: 0, count: UpdaterOptions.windowPageSize, keepingEverySection: true)
+        writer.beginObject()
+        writer.key("op")
+        writer.string("reset")
+        writer.key("html")
+        writer.string(RenderedList(sections: window.map(\.section)).html)
+        writer.key("sections")
+        writeSections(window.map(\.section), counts: window.map(\.count), into: &writer)
+        writer.key("total")
+        writer.int(rendering.cellCount)
         writer.endObject()
     }
 }
@@ -141,10 +163,11 @@ extension ListSnapshot {
     }
 }
 
-/// Writes sections in snapshot form: key, cell-less html, header, footer and cells.
-func writeSections(_ sections: [RenderedSection], into writer: inout JSONWriter) {
+/// Writes sections in snapshot form: key, cell-less html, header, footer and cells; with `counts`,
+/// each section's count of cells (`count`) before its cells (a window of them).
+func writeSections(_ sections: [RenderedSection], counts: [Int]? = nil, into writer: inout JSONWriter) {
     writer.beginArray()
-    for section in sections {
+    for (index, section) in sections.enumerated() {
         writer.beginObject()
         writer.key("key")
         writer.string(section.key)
@@ -154,6 +177,10 @@ func writeSections(_ sections: [RenderedSection], into writer: inout JSONWriter)
         writer.string(section.header)
         writer.key("footer")
         writer.string(section.footer)
+        if let counts {
+            writer.key("count")
+            writer.int(counts[index])
+        }
         writer.key("cells")
         writer.beginArray()
         for cell in section.cells {

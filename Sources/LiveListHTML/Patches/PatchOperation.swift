@@ -52,14 +52,20 @@ public struct ListChangeset: Sendable, Equatable {
     public var animate: Bool
     /// The operations, in order.
     public var operations: [PatchOperation]
+    /// For a reset of a list windowed above this many cells (``UpdaterOptions/windowAbove``): when its
+    /// state holds more cells, the reset is encoded windowed, with the first
+    /// ``UpdaterOptions/windowPageSize`` cells and every section's count instead of every cell
+    /// (docs/PROTOCOL.md, "Windowed lists"). Its operations keep the whole state.
+    public var windowAbove: Int?
 
     /// Creates a changeset from its list, the version it applies to, the version it makes, whether it animates, and its operations.
-    public init(list: String, from: Int, version: Int, animate: Bool, operations: [PatchOperation]) {
+    public init(list: String, from: Int, version: Int, animate: Bool, operations: [PatchOperation], windowAbove: Int? = nil) {
         self.list = list
         self.from = from
         self.version = version
         self.animate = animate
         self.operations = operations
+        self.windowAbove = windowAbove
     }
 
     /// Whether this changeset replaces the whole list.

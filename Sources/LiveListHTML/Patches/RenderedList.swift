@@ -90,3 +90,57 @@ public struct RenderedList: Sendable, Equatable {
         sections.reduce(0) { $0 + $1.cells.count }
     }
 }
+
+extension RenderedList {
+    /// A window of the list: the cells at positions `from ..< from + count` of the whole list (in
+    /// order over all sections), each section holding only its cells of the window. `start` is the
+    /// position of a section's first cell in the whole list and `count` its number of cells. The
+    /// sections returned are those with cells in the window, and the empty ones at its positions,
+    /// or every section with `keepingEverySection`.
+    package func window(
+        from: Int, count: Int, keepingEverySection: Bool = false
+    ) -> [(section: RenderedSection, start: Int, count: Int)] {
+        let end = from + max(0, count)
+        var result: [(section: RenderedSection, start: Int, count: Int)] = []
+        var start = 0
+        for section in sections {
+            let cells = section.cells.count
+            let lower = max(from, start)
+            let upper = min(end, start + cells)
+            let inside = lower < upper || (cells == 0 && start >= from && start <= end)
+            if inside || keepingEverySection {
+                var windowed = section
+                windowed.cells = lower < upper ? Array(section.cells[(lower - start) ..< (upper - start)]) : []
+                result.append((windowed, start, cells))
+            }
+            start += cells
+        }
+        return result
+    }
+
+    /// The key of the cell at position `index` of the whole list, or nil past its end.
+    package func cellKey(at index: Int) -> String? {
+        guard index >= 0 else { return nil }
+        var start = 0
+        for section in sections {
+            if index < start + section.cells.count {
+                return section.cells[index - start].key
+            }
+            start += section.cells.count
+        }
+        return nil
+    }
+
+    /// The position of the cell `key` in the whole list, or nil when it has none (a scan: callers with
+    /// many requests keep an index instead).
+    package func position(ofCell key: String) -> Int? {
+        var start = 0
+        for section in sections {
+            if let index = section.cells.firstIndex(where: { sameBytes($0.key, key) }) {
+                return start + index
+            }
+            start += section.cells.count
+        }
+        return nil
+    }
+}

@@ -60,7 +60,7 @@ public struct PatchUpdater: Updater {
         guard rendering.sections.count == source.count else {
             // The rendering does not describe `source` (the updater was used outside one renderer):
             // start again from a full rendering.
-            return try state.reset(to: adapter.render(target))
+            return try state.reset(to: adapter.render(target), windowAbove: options.windowAbove)
         }
         var plan = PatchPlan(changeset: changeset, source: source, target: target)
         let (operations, newRendering) = try plan.run(
@@ -369,14 +369,16 @@ struct PatchPlan {
 
 extension ListSnapshot {
     /// A changeset that replaces a viewer's whole list with this state: for a viewer at `from` whose
-    /// version is too old, unknown or in the future, and for the `ReloadDataUpdater`.
-    public func reset(from: Int) -> ListChangeset {
+    /// version is too old, unknown or in the future, and for the `ReloadDataUpdater`. With
+    /// `windowAbove` (``UpdaterOptions/windowAbove``), a state of more cells is encoded windowed.
+    public func reset(from: Int, windowAbove: Int? = nil) -> ListChangeset {
         ListChangeset(
             list: list,
             from: from,
             version: version,
             animate: false,
-            operations: [.reset(html: rendering.html, sections: rendering.sections)]
+            operations: [.reset(html: rendering.html, sections: rendering.sections)],
+            windowAbove: windowAbove
         )
     }
 }

@@ -37,7 +37,7 @@ public struct ReloadDataUpdater: Updater {
         to target: [Section]
     ) throws -> ListChangeset? {
         try Self.checkUniqueKeys(target)
-        return state.reset(to: try render(target, from: source, adapter: adapter))
+        return state.reset(to: try render(target, from: source, adapter: adapter), windowAbove: options.windowAbove)
     }
 
     /// Renders every section and cell of `target`, except where the previous component of the same

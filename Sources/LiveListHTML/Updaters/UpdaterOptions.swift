@@ -57,6 +57,23 @@ public struct UpdaterOptions: Sendable, Equatable {
     /// arrive (`data-stick-bottom`). Default false.
     public var stickToBottom = false
 
+    /// LiveList's own option for long lists: a list with more cells than this is **windowed** in the
+    /// browser. Its page holds only the cells near the viewport (``windowPageSize`` of them, and a
+    /// page of links without JavaScript), the rest are placeholders of the right height, and the
+    /// client fetches the cells that scroll into view (`GET /lists/NAME/cells`, docs/PROTOCOL.md,
+    /// "Windowed lists"). Its resets carry that window and the counts, not every cell. Default 1,000;
+    /// nil never windows the list (docs/GUIDE.md says what windowing costs).
+    public var windowAbove: Int? = 1_000
+
+    /// The height of every cell of a windowed list, in CSS pixels, when the page's stylesheet fixes
+    /// it: the scrollbar is then exact from the first paint. Nil (the default): cells are measured as
+    /// they are shown, starting from an estimate of ``estimatedCellHeight``, and the scrollbar
+    /// converges as the person scrolls.
+    public var cellHeight: Int?
+
+    /// The height a windowed list assumes for a cell not measured yet, in CSS pixels. Default 40.
+    public var estimatedCellHeight = 40
+
     /// Creates options; every parameter has the default of the property of the same name.
     public init(
         isAnimationEnabled: Bool = true,
@@ -65,7 +82,9 @@ public struct UpdaterOptions: Sendable, Equatable {
         keepsContentOffset: Bool = false,
         skipReloadComponents: Bool = false,
         alwaysRenderVisibleComponents: Bool = true,
-        stickToBottom: Bool = false
+        stickToBottom: Bool = false,
+        windowAbove: Int? = 1_000,
+        cellHeight: Int? = nil
     ) {
         self.isAnimationEnabled = isAnimationEnabled
         self.isAnimationEnabledWhileScrolling = isAnimationEnabledWhileScrolling
@@ -74,6 +93,17 @@ public struct UpdaterOptions: Sendable, Equatable {
         self.skipReloadComponents = skipReloadComponents
         self.alwaysRenderVisibleComponents = alwaysRenderVisibleComponents
         self.stickToBottom = stickToBottom
+        self.windowAbove = windowAbove
+        self.cellHeight = cellHeight
+    }
+
+    /// How many cells a windowed list's page and reset carry, and how many a page without JavaScript
+    /// shows at a time: 100.
+    public static let windowPageSize = 100
+
+    /// Whether a list of `cellCount` cells is windowed.
+    public func windows(cellCount: Int) -> Bool {
+        windowAbove.map { cellCount > $0 } ?? false
     }
 
     /// The list root's option attributes, in order.

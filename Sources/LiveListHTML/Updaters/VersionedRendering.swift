@@ -38,11 +38,11 @@ struct VersionedRendering: Sendable {
 
     /// Takes `newRendering` as a new version when it differs from the current one, and returns the
     /// reset that replaces a viewer's list with it; nil when nothing changed.
-    mutating func reset(to newRendering: RenderedList) -> ListChangeset? {
+    mutating func reset(to newRendering: RenderedList, windowAbove: Int?) -> ListChangeset? {
         guard newRendering != rendering else {
             return nil
         }
         let from = advance(to: newRendering)
-        return snapshot.reset(from: from)
+        return snapshot.reset(from: from, windowAbove: windowAbove)
     }
 }

@@ -31,6 +31,8 @@ enum ErrorCode: String {
     case malformedIfNoneMatch = "malformed_if_none_match"
     /// `If-Match` and `If-None-Match` together.
     case conflictingPreconditions = "conflicting_preconditions"
+    /// A range of cells (`GET /lists/NAME/cells`) whose `from`, `count` or `keys` is not what it may be.
+    case malformedRange = "malformed_range"
     /// A multiplexed stream that names no list.
     case missingList = "missing_list"
     /// A change to a multiplexed stream that no stream open on this node answers to (ended, on another
@@ -81,6 +83,7 @@ enum ErrorCode: String {
         case .malformedIfMatch: .badRequest
         case .malformedIfNoneMatch: .badRequest
         case .conflictingPreconditions: .badRequest
+        case .malformedRange: .badRequest
         case .missingList: .badRequest
         case .unknownStream: .notFound
         case .tooManyLists: .badRequest

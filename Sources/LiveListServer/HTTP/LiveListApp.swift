@@ -132,6 +132,7 @@ public final class LiveListApp: Sendable {
         })
         router.on(.GET, "/lists/:name/events") { [self] request in await events(request) }
         router.on(.GET, "/lists/:name/changes") { [self] request in await changes(request) }
+        router.on(.GET, "/lists/:name/cells") { [self] request in await cells(request) }
         router.add(.POST, "/lists/:name/actions", HTTPHandler.async { [self] request in await action(request) }.checkingHeads { [self] head in
             let type = head.contentMediaType
             guard type == "application/json" || type == "application/x-www-form-urlencoded" else {

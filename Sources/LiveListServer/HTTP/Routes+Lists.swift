@@ -49,6 +49,15 @@ extension LiveListApp {
                 .response(for: request)
         }
         let (viewer, setCookie) = pageViewer(request)
+        if let key = request.queryValue("at") {
+            // A page that starts at a cell of a windowed list: rendered for this request alone (its
+            // bytes depend on the key), never cached.
+            guard let (html, version) = await list.pageHTML(for: Viewer(session: viewer.session, identity: identity), at: key) else {
+                return errorResponse(.notFound, "list \(list.name) has no cell \(quoted(key))")
+            }
+            let parts = renderPage(list, version: version)
+            return pageAnswer(request, list: list, version: version, parts: parts, root: Array(html.utf8), viewer: viewer, setCookie: setCookie, shared: false)
+        }
         // The template is rendered once per list version, cut where the root and the session's CSRF
         // token go (PageCache): a page view costs no template rendering, only joining bytes.
         if list.rendersPerViewer {
@@ -82,7 +91,8 @@ extension LiveListApp {
     /// ``page(_:)`` would answer.
     func cachedPage(_ request: HTTPRequest) -> HTTPResponse? {
         guard let raw = request.pathParameters["name"], let name = ListName(raw),
-            let list = registry.existingList(name), !list.rendersPerViewer, gate.allowsWithoutAwaiting(request, list)
+            let list = registry.existingList(name), !list.rendersPerViewer, request.queryValue("at") == nil,
+            gate.allowsWithoutAwaiting(request, list)
         else { return nil }
         let version = list.currentVersion
         if request.prefersJSON {
@@ -112,10 +122,11 @@ extension LiveListApp {
     /// again when the client takes it (its pieces were deflated once for this version, the token goes
     /// in as a stored block: SplicedGzip), plain otherwise.
     private func pageAnswer(
-        _ request: HTTPRequest, list: any ServedList, version: Int, parts: PageParts, root: [UInt8], viewer: PageViewer, setCookie: String?
+        _ request: HTTPRequest, list: any ServedList, version: Int, parts: PageParts, root: [UInt8], viewer: PageViewer, setCookie: String?,
+        shared sharedPage: Bool = true
     ) -> HTTPResponse {
         var response: HTTPResponse
-        let shared = !list.rendersPerViewer
+        let shared = sharedPage && !list.rendersPerViewer
         let takesGzip = acceptsGzip(request.headers["Accept-Encoding"])
         if shared, takesGzip, let gzip = pageCache.gzip(list.name, version: version, parts: parts) {
             response = Self.pageGzipResponse
@@ -194,6 +205,53 @@ extension LiveListApp {
         response.headers.set("Cache-Control", "no-store")
         return response
     }
+
+    /// `GET /lists/NAME/cells?from=I&count=N[&version=V][&keys=1]`: the cells of a windowed list that
+    /// scroll into view, at the current version, with the changeset that brings a client at V there
+    /// (docs/PROTOCOL.md, "Windowed lists").
+    func cells(_ request: HTTPRequest) async -> HTTPResponse {
+        let list: any ServedList
+        let identity: Identity?
+        switch await guardedList(request) {
+        case let .success(found): (list, identity) = (found.list, found.identity)
+        case let .failure(answer): return answer.response
+        }
+        func number(_ name: String, default value: Int?, limit: Int) -> Result<Int, HTTPError> {
+            guard let text = request.queryValue(name) else {
+                return value.map { .success($0) } ?? .failure(ErrorCode.malformedRange.error("\(name): missing"))
+            }
+            guard let number = ListVersion.parse(text), number <= limit else {
+                return .failure(ErrorCode.malformedRange.error("\(name): \(quoted(text)) is not an integer from 0 to \(limit)"))
+            }
+            return .success(number)
+        }
+        let from: Int
+        let count: Int
+        switch (number("from", default: 0, limit: Int(Int32.max)), number("count", default: nil, limit: Self.maximumRangeCount)) {
+        case let (.success(first), .success(size)): (from, count) = (first, size)
+        case let (.failure(error), _), let (_, .failure(error)): return errorResponse(error)
+        }
+        var since: Int?
+        if let text = request.queryValue("version") {
+            guard let version = ListVersion.parse(text) else {
+                return errorResponse(.malformedSince, "version: \(quoted(text)) is not a version (a non-negative integer)")
+            }
+            since = version
+        }
+        let keys: Bool
+        switch request.queryValue("keys") {
+        case nil, "0": keys = false
+        case "1": keys = true
+        case let text?: return errorResponse(.malformedRange, "keys: \(quoted(text)) is not 0 or 1")
+        }
+        let viewer = Viewer(session: self.keys.session(from: request), identity: identity)
+        var response = HTTPResponse.json(await list.window(from: from, count: count, since: since, keys: keys, for: viewer))
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// The most cells one range request may ask for.
+    static let maximumRangeCount = 1_000
 
     /// `GET /lists/NAME/events[?since=V]`: the list's changesets as Server-Sent Events.
     func events(_ request: HTTPRequest) async -> HTTPResponse {

@@ -299,7 +299,7 @@ public actor JSONList: ServedList {
             // Not reached: every id was checked when the patch applied. Should a render fail anyway,
             // the viewers get the whole list at the new version.
             try? resetRenderer(to: source.listSections, at: core.version + 1)
-            return core.renderer.updater.snapshot.reset(from: core.version - 1)
+            return core.renderer.updater.snapshot.reset(from: core.version - 1, windowAbove: core.configuration.options.windowAbove)
         }
     }
 
