@@ -125,7 +125,8 @@
 
   function st(root) {
     let s = S.get(root);
-    if (!s) S.set(root, s = { root, name: root.dataset.list, held: new Map(), seen: new Set() }), index(s);
+    // A windowed list (data-window) is livelist-window.js's: its cells are not indexed here.
+    if (!s) S.set(root, s = { root, name: root.dataset.list, held: new Map(), seen: new Set() }), root.dataset.window || index(s);
     return s;
   }
 
@@ -241,6 +242,7 @@
   // Protocol rules: ignore what is not newer; apply a changeset from our version or any newer reset;
   // resynchronise on a gap or on an op that cannot apply. Returns whether the changeset applied.
   function apply(root, cs, force) {
+    if (root.dataset.window) return W.LLW ? LLW(root, cs, force) : false; // its script loads: it catches up
     const s = st(root), v = ver(s), ops = cs.ops || [], reset = ops.length == 1 && ops[0].op == 'reset';
     if (!force) {
       if (cs.version <= v) return false;
@@ -409,8 +411,10 @@
     });
   });
 
+  const load = f => !D.head.append(Object.assign(D.createElement('script'), { src: url(f) }));
   function start() {
     for (const r of D.querySelectorAll('[data-list]')) st(r);
+    D.querySelector('[data-window]') && load('/livelist-window.js');
     if (meta('livelist-connect') != 'off' && W.EventSource) {
       connect();
       // Tabs of one origin share one stream: livelist-shared.js sets L.ES. Each tab says hello (0) when
@@ -419,7 +423,7 @@
         bc = new BroadcastChannel('livelist');
         bc.onmessage = m => {
           m.data || bc.postMessage(1);
-          bc.s || D.head.append(bc.s = Object.assign(D.createElement('script'), { src: url('/livelist-shared.js') }));
+          bc.s || (bc.s = load('/livelist-shared.js'));
         };
         bc.postMessage(0);
       }

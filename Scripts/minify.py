@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Builds Public/livelist.js from the readable Public/livelist.src.js, with no dependencies.
+"""Builds Public/livelist.js from the readable Public/livelist.src.js, and Public/livelist-window.js from
+Public/livelist-window.src.js, with no dependencies.
 
-    python3 Scripts/minify.py           # writes Public/livelist.js, prints raw and gzipped sizes
-    python3 Scripts/minify.py --check   # exits 1 when Public/livelist.js is not the current build
+    python3 Scripts/minify.py           # writes both, prints raw and gzipped sizes
+    python3 Scripts/minify.py --check   # exits 1 when either is not the current build
 
 It is a minifier for this one file's style, not for any JavaScript: it drops comments (but keeps the
 leading /*! header) and whitespace (a line break stays wherever automatic semicolon insertion could
@@ -19,8 +20,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "Public" / "livelist.src.js"
-TARGET = ROOT / "Public" / "livelist.js"
+BUILDS = [(ROOT / "Public" / "livelist.src.js", ROOT / "Public" / "livelist.js"),
+          (ROOT / "Public" / "livelist-window.src.js", ROOT / "Public" / "livelist-window.js")]
 
 KEYWORDS = set("""break case catch class const continue debugger default delete do else export extends false
 finally for function if import in instanceof let new null of return super switch this throw true try typeof
@@ -28,7 +29,7 @@ undefined var void while with yield async await static get set""".split())
 GLOBALS = set("""document window Map WeakMap Set Error Math Date Promise JSON Object Array CustomEvent
 IntersectionObserver EventSource AbortController fetch setTimeout clearTimeout getComputedStyle matchMedia
 innerHeight encodeURIComponent requestAnimationFrame NaN Infinity console FormData URLSearchParams performance
-navigator BroadcastChannel""".split())
+navigator BroadcastChannel LiveList LLW location decodeURIComponent Float64Array""".split())
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 NUMBER = re.compile(r"(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 PUNCT = sorted(""">>>= ... === !== **= <<= >>= >>> => == != <= >= && || ?? ?. ** ++ -- += -= *= /= %= &= |= ^= << >>
@@ -231,18 +232,19 @@ def minify(src):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="exit 1 when Public/livelist.js is not the current build; write nothing")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a built script is not the current build; write nothing")
     check = parser.parse_args().check
-    built = minify(SOURCE.read_text(encoding="utf-8"))
-    if check:
-        if TARGET.read_text(encoding="utf-8") != built:
-            print("Public/livelist.js is not the build of Public/livelist.src.js: run python3 Scripts/minify.py",
-                  file=sys.stderr)
-            sys.exit(1)
-        return
-    TARGET.write_text(built, encoding="utf-8")
-    size = len(gzip.compress(built.encode(), 9))
-    print(f"Public/livelist.js: {len(built.encode())} bytes, {size} gzipped")
+    for source, target in BUILDS:
+        built = minify(source.read_text(encoding="utf-8"))
+        if check:
+            if not target.exists() or target.read_text(encoding="utf-8") != built:
+                print(f"Public/{target.name} is not the build of Public/{source.name}: run python3 Scripts/minify.py",
+                      file=sys.stderr)
+                sys.exit(1)
+            continue
+        target.write_text(built, encoding="utf-8")
+        size = len(gzip.compress(built.encode(), 9))
+        print(f"Public/{target.name}: {len(built.encode())} bytes, {size} gzipped")
 
 
 if __name__ == "__main__":

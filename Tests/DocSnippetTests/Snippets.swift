@@ -55,6 +55,20 @@ extension SnippetContext {
         _ = room
     }
 
+    /// docs/GUIDE.md:406
+    func guide_line406() async throws {
+        var feed = app.registry.configuration
+        feed.options.windowAbove = 500              // window from 501 cells
+        feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar
+        let list = try await app.host("feed", configuration: feed, state: Room(), render: render)
+
+        var whole = app.registry.configuration
+        whole.options.windowAbove = nil             // never windowed, whatever its length
+        let history = try await app.host("events", configuration: whole, state: Room(), render: render)
+        _ = list
+        _ = history
+    }
+
     /// docs/MIGRATING-FROM-CARBON.md:63
     func migrating_from_carbon_line63() async throws {
         // LiveList
@@ -75,16 +89,16 @@ extension SnippetContext {
         }
     }
 
-    /// docs/MIGRATING-FROM-CARBON.md:178
-    func migrating_from_carbon_line178() async throws {
+    /// docs/MIGRATING-FROM-CARBON.md:182
+    func migrating_from_carbon_line182() async throws {
         // LiveList, served: the server is the target (docs/GUIDE.md, "Your own Renderer")
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "todo"))
         try await app.serve(renderer)           // every page at /lists/todo shows it, live
         try renderer.render { Section(id: 0) { Label(text: "Milk").identified(by: 1) } }
     }
 
-    /// docs/MIGRATING-FROM-CARBON.md:185
-    func migrating_from_carbon_line185() async throws {
+    /// docs/MIGRATING-FROM-CARBON.md:189
+    func migrating_from_carbon_line189() async throws {
         // LiveList, on your own: the render returns the changeset to send
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "todo"))
         if let changeset = try renderer.render({ Section(id: 0) { Label(text: "Milk").identified(by: 1) } }) {
@@ -92,8 +106,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/MIGRATING-FROM-CARBON.md:280
-    func migrating_from_carbon_line280() async throws {
+    /// docs/MIGRATING-FROM-CARBON.md:286
+    func migrating_from_carbon_line286() async throws {
         struct Item: LiveList.Differentiable {           // or ListDiff.Differentiable
             var differenceIdentifier: Int
             func isContentEqual(to source: Item) -> Bool { true }
