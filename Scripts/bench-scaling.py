@@ -14,7 +14,11 @@ Measures, against the release `livelist` binary on a free 127.0.0.1 port with a 
 - stream close: closing N streams that wait on lists that do not exist (`GET /events?list=missing1&…`),
   until the server has handled every close (N = 1,000 and 8,000);
 - startup: from starting the process to the first `/healthz` answer, with a data folder holding one list
-  of N cells (N = 4,000 and 32,000; and 100,000 alone).
+  of N cells (N = 4,000 and 32,000; and 100,000 alone);
+- windowed lists (docs/PROTOCOL.md, "Windowed lists"), on the list of N cells: a range of 100 cells from
+  its middle (`GET /lists/NAME/cells?from=N/2&count=100`, median of 20), a page that starts at its
+  middle cell (`?at=KEY`, once warm: median of 20), and every key (`cells?keys=1`, the first answer of a
+  version, which encodes them; a PATCH makes each run's version new).
 
 Each cell is the median of 3 runs, in ms or s. Every wait has a timeout, the whole run has a time
 budget, and the server is killed on exit. Prints a Markdown table: each measure at N and at 8N, and
@@ -245,6 +249,7 @@ def measure_lists(cells):
         check_budget()
         puts.append(timed_put(client, f"bench-{run}", cells, run))
         log(f"  PUT {cells} cells: {puts[-1]:.3f} s")
+    windowed = measure_windowed(client, f"bench-{RUNS - 1}", cells, RUNS - 1)
     for run in range(RUNS - 1):
         status, _, _ = client.request("DELETE", f"/lists/bench-{run}")
         if status not in (200, 204):
@@ -258,7 +263,34 @@ def measure_lists(cells):
         starts.append(seconds)
         server.stop(seconds=10)
         log(f"  startup with {cells} cells: {starts[-1]:.3f} s")
-    return statistics.median(puts), statistics.median(starts)
+    return statistics.median(puts), statistics.median(starts), windowed
+
+
+def timed_get(client, path, headers=()):
+    started = time.monotonic()
+    status, _, answer = client.request("GET", path, b"", list(headers))
+    elapsed = time.monotonic() - started
+    if status != 200:
+        raise RuntimeError(f"GET {path}: {status} {answer[:300]!r}")
+    return elapsed
+
+
+def measure_windowed(client, name, cells, seed):
+    """The range route, a page at a cell and every key, on the list `name` of `cells` cells."""
+    middle = cells // 2
+    ranges = [timed_get(client, f"/lists/{name}/cells?from={middle}&count=100") for _ in range(20)]
+    timed_get(client, f"/lists/{name}?at=c{seed}-{middle}", [("Accept", "text/html")])  # builds the index
+    pages = [timed_get(client, f"/lists/{name}?at=c{seed}-{middle}", [("Accept", "text/html")]) for _ in range(20)]
+    keys = []
+    for run in range(RUNS):
+        patch = json.dumps({"ops": [{"op": "update", "cell": {"id": f"c{seed}-{run}", "text": f"changed {run}"}}]}).encode()
+        status, _, answer = client.request("PATCH", f"/lists/{name}", patch, [("Content-Type", "application/json")])
+        if status != 200:
+            raise RuntimeError(f"PATCH {name}: {status} {answer[:300]!r}")
+        keys.append(timed_get(client, f"/lists/{name}/cells?from=0&count=0&keys=1"))
+    log(f"  windowed, {cells} cells: range {statistics.median(ranges) * 1000:.2f} ms, ?at= page "
+        f"{statistics.median(pages) * 1000:.2f} ms, keys {statistics.median(keys) * 1000:.1f} ms")
+    return statistics.median(ranges), statistics.median(pages), statistics.median(keys)
 
 
 def measure_big_list():
@@ -404,6 +436,9 @@ def main():
         closes = [measure_stream_close(n) for n in STREAM_SIZES]
         rows.append(("close streams waiting on missing lists", STREAM_SIZES, closes[0], closes[1]))
         rows.append(("startup (data of N cells)", LIST_SIZES, small[1], large[1]))
+        rows.append(("range of 100 cells (windowed list)", LIST_SIZES, small[2][0], large[2][0]))
+        rows.append(("page at a cell, ?at=KEY (warm)", LIST_SIZES, small[2][1], large[2][1]))
+        rows.append(("every key, first answer of a version", LIST_SIZES, small[2][2], large[2][2]))
         big = None
         if not options.skip_100k:
             log(f"{BIG_LIST} cells…")
@@ -412,7 +447,8 @@ def main():
         log(f"bench-scaling: {error or 'a step timed out'}; printing what was measured")
         big = None
     print(f"Median of {RUNS} runs; release build; 127.0.0.1. Totals growing linearly give a ratio near 8;")
-    print("the session row is the cost of one open, so a constant cost gives about 1 and a linear one 8.\n")
+    print("the session row is the cost of one open, so a constant cost gives about 1 and a linear one 8; so are the")
+    print("range and ?at= rows (one request; the list has N/500 sections, which they walk).\n")
     print("| measure | N | time at N | 8N | time at 8N | ratio |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, (n, n8), at_n, at_8n in rows:

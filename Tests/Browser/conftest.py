@@ -113,7 +113,7 @@ class Server:
                     server.requests.append(record)
                     queue = server.routes.get(parts.path)
                     handler = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else None
-                if parts.path in ("/livelist.js", "/livelist.css", "/livelist.src.js"):
+                if parts.path in ("/livelist.js", "/livelist.css", "/livelist.src.js", "/livelist-window.js"):
                     return self.answer(200, (PUBLIC / parts.path[1:]).read_bytes(),
                                        "text/javascript" if parts.path.endswith(".js") else "text/css")
                 if parts.path == "/test.css":
