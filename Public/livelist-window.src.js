@@ -1,4 +1,4 @@
-/*! LiveList windowed lists, protocol 1: docs/PROTOCOL.md "Windowed lists"; readable source: livelist-window.src.js */
+/*! LiveList windowed lists: docs/PROTOCOL.md; source: livelist-window.src.js */
 /* livelist.js loads this file for a page with a windowed list (a root with data-window) and hands it
  * every changeset of such a list (window.LLW). It keeps the list's model: every key in order (a linked
  * list per section, so an op costs the same anywhere in a list of any length), the HTML it knows and
@@ -19,60 +19,71 @@
     parse = h => (T.innerHTML = h, T.content.firstElementChild || fail()),
     rect = e => e.getBoundingClientRect(),
     ver = (m, v) => { m.r.dataset.version = m.v = v },
-    has = (m, k) => m.sc.has(k) || fail(),
     // A cell is held (not replaced) while the user is in one of its text fields.
-    busy = (e, a = D.activeElement) => e.contains(a) && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName),
+    busy = (e, a = D.activeElement) => e.contains(a) && a.matches('input,textarea,select'),
     mv = (p, e, ref) => { try { return p.moveBefore(e, ref) } catch (_) { p.insertBefore(e, ref) } },
     high = (e, h) => e.getAttribute('height') != h && e.setAttribute('height', h),
-    hash = () => { try { return decodeURIComponent(location.hash.slice(1)) } catch (_) { return '' } };
+    hash = () => { try { return decodeURIComponent(location.hash.slice(1)) } catch (_) {} };
 
-  // The model. Sections: an array of {k, html, hd, ft, f (first key), l (last key)}; cells: next,
-  // previous and section by key (nx, pv, sc); H: the HTML known by key; h: measured heights by key.
+  // The model. Sections (q): an array of {k, html, hd, ft, b}; each section's keys in order in blocks of at
+  // most 512 (b: [{x: its section, k: [keys], y: their heights' sum, once computed}]), so that an op
+  // costs a block's length, and a frame the number of blocks, on a list of any length. L: the block
+  // of each key; H: the HTML known by key; h: measured heights by key.
   function sec(m, k, html, hd, ft, i) {
-    const x = { k, html, hd, ft, f: null, l: null };
-    m.sx.set(k, x); m.secs.splice(i, 0, x);
+    const x = { k, html, hd, ft, b: [] };
+    m.sx.set(k, x); m.q.splice(i, 0, x);
   }
-  const at = (m, a) => a == null ? 0 : m.secs.indexOf(m.sx.get(a) || fail()) + 1;
-  function link(m, k, s, a) {
-    const x = m.sx.get(s) || fail(), n = a == null ? x.f : m.nx.get(a);
-    a != null && m.sc.get(a) != s && fail();
-    m.sc.set(k, s); m.pv.set(k, a); m.nx.set(k, n);
-    a == null ? x.f = k : m.nx.set(a, k);
-    n == null ? x.l = k : m.pv.set(n, k);
+  const at = (m, a) => a == null ? 0 : m.q.indexOf(m.sx.get(a) || fail()) + 1,
+    blk = (m, k) => m.L.get(k) || fail();
+  // Puts key k into section s after key a (null: first); a full block splits in two.
+  function put(m, k, s, a) {
+    const x = m.sx.get(s) || fail(), b = a == null ? x.b[0] || (x.b[0] = { x, k: [] }) : blk(m, a);
+    b.x != x && fail();
+    b.k.splice(a == null ? 0 : b.k.indexOf(a) + 1, 0, k); b.y = null; m.L.set(k, b);
+    if (b.k.length > 512) {
+      const n = { x, k: b.k.splice(256) };
+      for (const c of n.k) m.L.set(c, n);
+      x.b.splice(x.b.indexOf(b) + 1, 0, n);
+    }
   }
-  function unlink(m, k) {
-    const x = m.sx.get(m.sc.get(k)), a = m.pv.get(k), n = m.nx.get(k);
-    a == null ? x.f = n : m.nx.set(a, n);
-    n == null ? x.l = a : m.pv.set(n, a);
+  function take(m, k) {
+    const b = blk(m, k);
+    b.k.splice(b.k.indexOf(k), 1); b.y = null; m.L.delete(k);
+    b.k.length || b.x.b.splice(b.x.b.indexOf(b), 1);
   }
-  function gone(m, k) { for (const t of [m.sc, m.nx, m.pv, m.H, m.h]) t.delete(k) }
+  const gone = (m, k) => { for (const t of [m.L, m.H, m.h]) t.delete(k) },
+    count = x => x.b.reduce((n, b) => n + b.k.length, 0);
   // A new model from sections in snapshot form (cells) or the range route's (keys); none with `part`
   // (a windowed reset: the keys come with the next load).
   function build(m, ss, part) {
-    Object.assign(m, { secs: [], sx: new Map(), nx: new Map(), pv: new Map(), sc: new Map(), dirty: 1, load: part });
+    Object.assign(m, { q: [], sx: new Map(), L: new Map(), load: part });
     for (const s of ss) {
-      sec(m, s.key, s.html, s.header, s.footer, m.secs.length);
-      let a = null;
-      if (!part) for (const c of s.keys || s.cells.map(c => c.key)) link(m, c, s.key, a), a = c;
+      sec(m, s.key, s.html, s.header, s.footer, m.q.length);
+      const x = m.sx.get(s.key), ks = part ? [] : s.keys || s.cells.map(c => c.key);
+      for (let i = 0; i < ks.length; i += 256) {
+        const b = { x, k: ks.slice(i, i + 256) };
+        x.b.push(b);
+        for (const c of b.k) m.L.set(c, b);
+      }
     }
   }
 
   const OPS = {
     deleteSection(m, o) {
       const x = m.sx.get(o.section) || fail();
-      for (let k = x.f; k != null;) { const n = m.nx.get(k); gone(m, k); k = n }
-      m.sx.delete(o.section); m.secs.splice(m.secs.indexOf(x), 1);
+      for (const b of x.b) for (const k of b.k) gone(m, k);
+      m.sx.delete(o.section); m.q.splice(m.q.indexOf(x), 1);
     },
     insertSection: (m, o) => (m.sx.has(o.section) && fail(), sec(m, o.section, o.html, o.header, o.footer, at(m, o.after))),
     moveSection(m, o) {
       const x = m.sx.get(o.section) || fail();
-      m.secs.splice(m.secs.indexOf(x), 1); m.secs.splice(at(m, o.after), 0, x);
+      m.q.splice(m.q.indexOf(x), 1); m.q.splice(at(m, o.after), 0, x);
     },
     reloadSection(m, o) { const x = m.sx.get(o.section) || fail(); x.hd = o.header; x.ft = o.footer },
-    delete: (m, o) => (has(m, o.cell), unlink(m, o.cell), gone(m, o.cell)),
-    insert: (m, o) => (m.sc.has(o.cell) && fail(), link(m, o.cell, o.section, o.after), m.H.set(o.cell, o.html)),
-    move: (m, o) => (has(m, o.cell), o.after == o.cell && fail(), unlink(m, o.cell), link(m, o.cell, o.section, o.after)),
-    reload: (m, o) => (has(m, o.cell), m.H.set(o.cell, o.html)),
+    delete: (m, o) => (take(m, o.cell), gone(m, o.cell)),
+    insert: (m, o) => (m.L.has(o.cell) && fail(), put(m, o.cell, o.section, o.after), m.H.set(o.cell, o.html)),
+    move: (m, o) => (o.after == o.cell && fail(), take(m, o.cell), put(m, o.cell, o.section, o.after)),
+    reload: (m, o) => (blk(m, o.cell), m.H.set(o.cell, o.html)),
     // A reset with `total` is windowed: its cells are a window, the keys come from the range route.
     reset(m, o) {
       m.H = new Map();
@@ -93,7 +104,7 @@
       // Not what the server thinks: the model again from the server, and every cell's HTML with it.
       m.H = new Map(); load(m); return false;
     }
-    ver(m, cs.version); m.dirty = 1;
+    ver(m, cs.version);
     m.load ? load(m) : frame(m);
     r.dispatchEvent(new CustomEvent('livelist:patch', { bubbles: true, detail: cs }));
     return true;
@@ -105,7 +116,7 @@
   function get(m, a, n, keys) {
     if (!keys && m.pend) return;
     m.pend = 1;
-    fetch(url(`/lists/${enc(m.name)}/cells?from=${a}&count=${n}&version=${m.v}` + (keys ? '&keys=1' : '')), { headers: { Accept: 'application/json' } })
+    fetch(url(`/lists/${enc(m.name)}/cells?from=${a}&count=${n}&version=${m.v}` + (keys ? '&keys=1' : '')))
       .then(x => x.ok ? x.json() : Promise.reject())
       .then(j => {
         m.pend = 0;
@@ -113,36 +124,65 @@
           const c = j.changes;
           for (const o of c ? c.ops : []) o.op == 'reset' ? m.H = new Map() : o.cell != null && o.html != null && m.H.set(o.cell, o.html);
           build(m, j.sections, 0); ver(m, j.version);
-          if (!c) for (const x of m.secs) { const s = m.se.get(x.k); s && !s.x && (s.x = x, s.b = s.e.children[x.hd == null ? 0 : 1], s.hd = x.hd, s.ft = x.ft, s.html = x.html) }
           m.ahead > m.v && LiveList.resync(m.r);
         } else if (m.load) return; else j.changes && apply(m.r, j.changes);
         if (j.version == m.v) for (const c of j.cells) m.H.set(c.key, c.html);
         else return setTimeout(() => frame(m), 500);
         // After the keys: the cell that a jump during the load, or the URL's #KEY, asked for.
-        const t = keys ? m.jt ?? hash() : '';
-        m.jt = null;
-        t !== '' && jump(m.r, t) || frame(m);
+        const t = keys ? m.jt || hash() : 0;
+        m.jt = 0;
+        t && jump(m.r, t) || frame(m);
       }, () => { m.pend = 0; setTimeout(() => keys ? load(m) : frame(m), 2000) });
   }
 
-  // Every key in order and where each cell starts (P, from the root's top, headers included). A cell
-  // not measured yet counts the average of the first cells measured (or the root's data-cell-height),
-  // fixed from then on: a moving average would move every row below the window at each frame.
-  function flat(m) {
-    const K = m.K = [], d = m.r.dataset, avg = t => { let s = 0; for (const v of t.values()) s += v; return t.size && s / t.size };
-    for (const x of m.secs) { x.s = K.length; for (let k = x.f; k != null; k = m.nx.get(k)) K.push(k); x.n = K.length - x.s }
-    m.e0 = d.fixedHeight == 'true' ? +d.cellHeight : m.e0 || avg(m.h);
+  // Heights: a cell not measured yet counts the average of the first cells measured (or the root's
+  // data-cell-height), fixed from then on: a moving average would move every row below the window at
+  // each frame. A section's header and footer count above its cells (measured, else the first measured).
+  function est(m) {
+    const d = m.r.dataset, avg = t => { let s = 0; for (const v of t.values()) s += v; return t.size && s / t.size };
+    if (!m.e0 && (m.e0 = d.fixedHeight == 'true' ? +d.cellHeight : avg(m.h))) for (const x of m.q) for (const b of x.b) b.y = null;
     m.c0 = m.c0 || avg(m.c);
-    const P = m.P = new Float64Array(K.length + 1), est = m.est = m.e0 || +d.cellHeight;
-    let y = 0, i = 0;
-    for (const x of m.secs) { y += m.c.get(x.k) ?? m.c0; for (; i < x.s + x.n; i++) P[i] = y, y += m.h.get(K[i]) ?? est }
-    P[i] = y; m.dirty = 0;
+    return m.est = m.e0 || +d.cellHeight;
   }
-  // The first cell that ends below y.
-  function find(P, y) {
-    let lo = 0, hi = P.length - 1;
-    while (lo < hi) { const c = lo + hi >> 1; P[c + 1] > y ? hi = c : lo = c + 1 }
-    return lo;
+  const bh = (m, b) => b.y ?? (b.y = b.k.reduce((s, k) => s + (m.h.get(k) ?? m.est), 0)),
+    ch = (m, x) => m.c.get(x.k) ?? m.c0,
+    nth = (m, t) => { for (const x of m.q) for (const b of x.b) { if (t < b.k.length) return b.k[t]; t -= b.k.length } };
+  // Where cell k starts, from the root's top (-1: no such cell).
+  function off(m, k) {
+    let y = 0;
+    for (const x of m.q) {
+      y += ch(m, x);
+      for (const b of x.b) {
+        if (b != m.L.get(k)) { y += bh(m, b); continue }
+        for (const c of b.k) { if (c == k) return y; y += m.h.get(c) ?? m.est }
+      }
+    }
+    return -1;
+  }
+  // The cells from the first that ends below `from` on, until one starts below `to` (at most 300), by
+  // section: [[section, [[key, position in its section, in the list], …]], …], and where the first
+  // section's element starts (its header above its first cell shown; -1: no cell there).
+  function walk(m, from, to) {
+    const show = [];
+    let y = 0, g = 0, top = -1, n = 0;
+    for (const x of m.q) {
+      const c = ch(m, x), cs = [];
+      let j = 0;
+      y += c;
+      if (top >= 0 && (y > to || n >= 300)) break;
+      for (const b of x.b) {
+        if (top < 0 && y + bh(m, b) <= from) { y += b.y; j += b.k.length; g += b.k.length; continue }
+        for (const k of b.k) {
+          const h = m.h.get(k) ?? m.est;
+          if (top < 0) { if (y + h <= from) { y += h; j++; g++; continue } top = y - c; m.a = g }
+          if (y > to || n++ >= 300) break;
+          cs.push([k, j++, g++]); y += h;
+        }
+        if (top >= 0 && (y > to || n >= 300)) break;
+      }
+      top >= 0 && show.push([x, cs]);
+    }
+    return [show, top];
   }
   function scroller(e) {
     for (e = e.parentElement; e; e = e.parentElement) if (/auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight) return e;
@@ -156,17 +196,18 @@
   function draw(m) {
     const r = m.r, g0 = m.g0, g1 = m.g1;
     if (m.load || !r.isConnected) return;
-    m.dirty && flat(m);
-    const K = m.K, P = m.P, N = K.length, sc = scroller(r), doc = sc == D.scrollingElement, j = m.jk ? K.indexOf(m.jk) : -1,
-      vt = doc ? 0 : rect(sc).top, vh = doc ? innerHeight : sc.clientHeight;
+    est(m);
+    const sc = scroller(r), doc = sc == D.scrollingElement, vt = doc ? 0 : rect(sc).top, vh = doc ? innerHeight : sc.clientHeight,
+      o = m.jk ? off(m, m.jk) : -1, T = m.q.reduce((t, x) => t + ch(m, x) + x.b.reduce((s, b) => s + bh(m, b), 0), 0);
     // A jump not shown yet: to where the model has the cell now (heights measured since move it).
-    j >= 0 && (sc.scrollTop += P[j] + rect(r).top - vt);
-    const y = vt - rect(r).top,
-      a = Math.min(find(P, y - vh), Math.max(0, N - 1)), b = Math.min(N, find(P, y + 2 * vh) + 1, a + 300),
-      show = m.secs.filter(x => x.n ? x.s < b && x.s + x.n > a : x.s >= a && x.s <= b), now = new Map(), need = [], ss = new Set();
-    m.a = a;
+    o >= 0 && (sc.scrollTop += o + rect(r).top - vt);
+    const y = vt - rect(r).top, now = new Map(), need = [], ss = new Set();
+    let [show, top] = walk(m, y - vh, y + 2 * vh);
+    // Past the end (the list shrank): its last cells; no cells at all: its empty sections.
+    top < 0 && ([show, top] = walk(m, T - 3 * vh, T));
+    top < 0 && (show = m.q.map(x => [x, []]), top = 0);
     let prev = g0;
-    for (const x of show) {
+    for (const [x, cs] of show) {
       let s = m.se.get(x.k);
       if (!s || s.html != x.html || s.hd != x.hd || s.ft != x.ft) {
         const e = parse(x.html), c = e.children, bx = c[x.hd == null ? 0 : 1] || fail();
@@ -176,21 +217,22 @@
       }
       ss.add(x.k);
       prev.nextSibling != s.e && mv(r, s.e, prev.nextSibling); prev = s.e;
-      const bx = s.b, li = /^[OU]L$/.test(bx.tagName) ? 'li' : 'div';
+      const bx = s.b, li = /^[OU]L$/.test(bx.tagName) ? 'li' : 'div', n = count(x);
       let i = 0;
-      for (let j = Math.max(a, x.s); j < Math.min(b, x.s + x.n); j++, i++) {
-        const k = K[j], h = m.H.get(k);
+      for (const [k, j, g] of cs) {
+        const h = m.H.get(k);
         let e = m.ce.get(k);
         if (h == null) {
-          need.push(j); e = D.createElement(li); e.className = 'livelist-pending'; e.style.height = m.est + 'px';
+          need.push(g); e = D.createElement(li); e.className = 'livelist-pending'; e.style.height = m.est + 'px';
         } else if (!e || E.get(e) != h && !busy(e)) {
-          const n = parse(h);
-          E.set(n, h); e && e.isConnected && e.replaceWith(n); e && hide(m, k, e); e = n;
-          io && n.dataset.visibility == 'true' && io.observe(n);
+          const c = parse(h);
+          E.set(c, h); e && e.isConnected && e.replaceWith(c); e && hide(m, k, e); e = c;
+          io && c.dataset.visibility == 'true' && io.observe(c);
         }
         h != null && now.set(k, e);
-        e.setAttribute('aria-setsize', x.n); e.setAttribute('aria-posinset', j - x.s + 1);
+        e.setAttribute('aria-setsize', n); e.setAttribute('aria-posinset', j + 1);
         bx.children[i] != e && mv(bx, e, bx.children[i] || null);
+        i++;
       }
       for (let z; (z = bx.children[i]);) z.remove();
     }
@@ -199,34 +241,32 @@
     for (const e of [...r.children]) e != g0 && e != g1 && !ss.has(e.dataset.section) && e.remove();
     m.ce = now;
     r.append(g1);
-    // Sizes: the placeholder before puts the first cell where the model has it (its section's header
-    // above it); the one after takes the rest of the list's height.
-    const x0 = show[0], top = x0 ? P[Math.max(a, x0.s)] - (m.c.get(x0.k) ?? 0) : 0;
+    // Sizes: the placeholder before puts the first cell shown where the model has it (its section's
+    // header above it); the one after takes the rest of the list's height.
     high(g0, Math.max(0, Math.round(top)));
     let moved = 0;
     if (m.r.dataset.fixedHeight != 'true') for (const [k, e] of now) {
       const h = rect(e).height;
-      Math.abs((m.h.get(k) ?? m.est) - h) > .5 && (moved = 1);
+      Math.abs((m.h.get(k) ?? m.est) - h) > .5 && (moved = 1, m.L.get(k).y = null);
       m.h.set(k, h);
     }
-    for (const x of show) {
+    for (const [x] of show) {
       const s = m.se.get(x.k), c = rect(s.e).height - rect(s.b).height;
-      Math.abs((m.c.get(x.k) ?? -1) - c) > .5 && (moved = 1, m.c.set(x.k, c));
+      Math.abs(ch(m, x) - c) > .5 && (moved = 1, m.c.set(x.k, c));
     }
-    high(g1, Math.max(0, Math.round(P[N] - top - (rect(g1).top - rect(g0).bottom))));
-    moved && (m.dirty = 1, frame(m));
+    high(g1, Math.max(0, Math.round(T - top - (rect(g1).top - rect(g0).bottom))));
+    moved && frame(m);
     need.length && get(m, need[0], need[need.length - 1] - need[0] + 1);
     const t = m.ce.get(m.jk);
-    t ? (m.jk = 0, t.scrollIntoView()) : j < 0 && (m.jk = 0);
+    t ? (m.jk = 0, t.scrollIntoView()) : o < 0 && (m.jk = 0);
   }
 
   // Brings a key or an index into view; the cell shows once its HTML is in.
   function jump(r, t) {
     const m = mod(r);
     if (m.load) return void (m.jt = t);
-    m.dirty && flat(m);
-    const k = typeof t == 'number' ? m.K[t] : t;
-    return m.sc.has(k) && !draw(m, m.jk = k);
+    const k = typeof t == 'number' ? nth(m, t) : t;
+    return m.L.has(k) && !draw(m, m.jk = k);
   }
 
   // Visibility reports for the cells of the window (docs/PROTOCOL.md, "The DOM"), in batches as
@@ -258,7 +298,7 @@
     if (m) return m;
     const gap = s => r.querySelector(`[data-gap="${s}"]`) || fail(); // the server's placeholders
     M.set(r, m = { r, name: r.dataset.list, v: +r.dataset.version || 0, H: new Map(), h: new Map(), c: new Map(), se: new Map(), ce: new Map(),
-      seen: new Set(), secs: [], g0: gap('before'), g1: gap('after') });
+      seen: new Set(), q: [], g0: gap('before'), g1: gap('after') });
     build(m, [], 1);
     for (const e of r.children) e.dataset.section != null && m.se.set(e.dataset.section, { e });
     for (const e of r.querySelectorAll('[data-cell]')) {
@@ -276,10 +316,10 @@
   D.addEventListener('scroll', all, { capture: true, passive: true });
   W.addEventListener('resize', all);
   D.addEventListener('focusout', () => setTimeout(all));
-  W.addEventListener('hashchange', () => { const k = hash(); M.forEach(m => m.sc.has(k) && jump(m.r, k)) });
+  W.addEventListener('hashchange', () => { const k = hash(); M.forEach(m => m.L.has(k) && jump(m.r, k)) });
   W.LLW = Object.assign(apply, {
     jump,
-    keys: r => { const m = mod(r); m.dirty && flat(m); return m.load ? null : m.K }
+    keys: r => { const m = mod(r); return m.load ? null : m.q.flatMap(x => x.b.flatMap(b => b.k)) }
   });
   for (const r of D.querySelectorAll('[data-window]')) mod(r);
 })();
