@@ -1,6 +1,9 @@
 import Foundation
+import LiveList
+import LiveListEngine
 import LiveListHTTP
 import LiveListServer
+import LiveListTestSupport
 import Testing
 
 /// The routes of windowed lists (docs/PROTOCOL.md, "Windowed lists"): `?at=KEY` pages, the range
@@ -131,5 +134,22 @@ import Testing
         guard let directory = ProcessInfo.processInfo.environment["LIVELIST_PROTOCOL_SAMPLES"] else { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data(lines.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: directory + "/cells.jsonl"))
+    }
+
+    @Test func aListRenderedPerViewerIsWindowedWithEachViewersCells() async throws {
+        let client = try await RouteClient()
+        _ = try await client.app.registry.hostApp(listName("mine"), perViewer: { viewer in
+            [Section(id: "s", cells: (0 ..< 1_500).map { CellNode(Echo(id: "c\($0)", text: "\(viewer.session ?? "nobody") \($0)")) })]
+        })
+        let page = try await client.get("/lists/mine", headers: [("Accept", "text/html")])
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        #expect(Self.cells(page.text).count == 100 && page.text.contains(#"data-window="true""#))
+        let at = try await client.get("/lists/mine?at=c700", headers: [("Accept", "text/html"), ("Cookie", cookie)])
+        #expect(Self.cells(at.text).first == "c700")
+        let mine = try Self.json(try await client.get("/lists/mine/cells?from=1200&count=2", headers: [("Cookie", cookie)]))
+        let html = ((mine["cells"] as? [[String: Any]]) ?? []).compactMap { $0["html"] as? String }
+        #expect(html.count == 2 && html.allSatisfy { !$0.contains("nobody") }, "\(html)")
+        let anonymous = try Self.json(try await client.get("/lists/mine/cells?from=1200&count=1"))
+        #expect(((anonymous["cells"] as? [[String: Any]])?.first?["html"] as? String)?.contains("nobody 1200") == true)
     }
 }
