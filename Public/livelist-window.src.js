@@ -8,7 +8,6 @@
  * index) brings a cell into view (#KEY in the URL does so on load); LLW.keys(root) is every key, in order
  * (null while they load). At most 300 cells are in the DOM at once. */
 (() => {
-  'use strict';
   const D = document, W = window, T = D.createElement('template'),
     M = new Map(), // root element -> model
     E = new WeakMap(), // cell element -> the HTML it was made from
@@ -98,7 +97,7 @@
     const m = mod(r), ops = cs.ops || [], reset = ops.length == 1 && ops[0].op == 'reset';
     if (!force) {
       if (cs.version <= m.v) return false;
-      if (m.load || cs.from != m.v && !reset) return m.ahead = Math.max(m.ahead || 0, cs.version), m.load || LiveList.resync(r), false;
+      if (m.load || cs.from != m.v && !reset) return m.load || LiveList.resync(r), false;
     }
     try { for (const o of ops) (OPS.hasOwnProperty(o.op) ? OPS[o.op] : fail)(m, o) } catch (_) {
       // Not what the server thinks: the model again from the server, and every cell's HTML with it.
@@ -124,7 +123,7 @@
           const c = j.changes;
           for (const o of c ? c.ops : []) o.op == 'reset' ? m.H = new Map() : o.cell != null && o.html != null && m.H.set(o.cell, o.html);
           build(m, j.sections, 0); ver(m, j.version);
-          m.ahead > m.v && LiveList.resync(m.r);
+          LiveList.resync(m.r); // what came while the keys loaded
         } else if (m.load) return; else j.changes && apply(m.r, j.changes);
         if (j.version == m.v) for (const c of j.cells) m.H.set(c.key, c.html);
         else return setTimeout(() => frame(m), 500);
@@ -195,7 +194,7 @@
   // until the range route answers. Then the heights are measured and the placeholders sized.
   function draw(m) {
     const r = m.r, g0 = m.g0, g1 = m.g1;
-    if (m.load || !r.isConnected) return;
+    if (m.load || m.off || !r.isConnected) return;
     est(m);
     const sc = scroller(r), doc = sc == D.scrollingElement, vt = doc ? 0 : rect(sc).top, vh = doc ? innerHeight : sc.clientHeight,
       o = m.jk ? off(m, m.jk) : -1, T = m.q.reduce((t, x) => t + ch(m, x) + x.b.reduce((s, b) => s + bh(m, b), 0), 0);
@@ -227,7 +226,7 @@
         } else if (!e || E.get(e) != h && !busy(e)) {
           const c = parse(h);
           E.set(c, h); e && e.isConnected && e.replaceWith(c); e && hide(m, k, e); e = c;
-          io && c.dataset.visibility == 'true' && io.observe(c);
+          watch(c);
         }
         h != null && now.set(k, e);
         e.setAttribute('aria-setsize', n); e.setAttribute('aria-posinset', j + 1);
@@ -277,6 +276,7 @@
       m && m.ce.get(k) == e && x.isIntersecting != m.seen.has(k) && see(m, k, x.isIntersecting);
     }
   });
+  const watch = e => io && e.dataset.visibility == 'true' && io.observe(e);
   function hide(m, k, e) { io && io.unobserve(e); m.seen.has(k) && see(m, k, false) }
   function see(m, k, v) {
     const b = m.vis || (m.vis = new Map()), c = meta('livelist-csrf');
@@ -296,15 +296,15 @@
   function mod(r) {
     let m = M.get(r);
     if (m) return m;
-    const gap = s => r.querySelector(`[data-gap="${s}"]`) || fail(); // the server's placeholders
+    const gap = s => r.querySelector(`[data-gap="${s}"]`); // the server's placeholders
     M.set(r, m = { r, name: r.dataset.list, v: +r.dataset.version || 0, H: new Map(), h: new Map(), c: new Map(), se: new Map(), ce: new Map(),
-      seen: new Set(), q: [], g0: gap('before'), g1: gap('after') });
+      seen: new Set(), g0: gap('before'), g1: gap('after') });
     build(m, [], 1);
     for (const e of r.children) e.dataset.section != null && m.se.set(e.dataset.section, { e });
     for (const e of r.querySelectorAll('[data-cell]')) {
       const h = e.outerHTML;
       m.H.set(e.dataset.cell, h); E.set(e, h); m.ce.set(e.dataset.cell, e);
-      io && e.dataset.visibility == 'true' && io.observe(e);
+      watch(e);
     }
     const f = +r.dataset.first && r.querySelector('[data-cell]');
     f && !location.hash && f.scrollIntoView();
@@ -316,6 +316,8 @@
   D.addEventListener('scroll', all, { capture: true, passive: true });
   W.addEventListener('resize', all);
   D.addEventListener('focusout', () => setTimeout(all));
+  // A list its viewer may no longer see (livelist.js emptied it): never drawn again.
+  D.addEventListener('livelist:denied', e => (M.get(e.target) || {}).off = 1);
   W.addEventListener('hashchange', () => { const k = hash(); M.forEach(m => m.L.has(k) && jump(m.r, k)) });
   W.LLW = Object.assign(apply, {
     jump,

@@ -4,7 +4,7 @@ that leaves the window while seen is reported hidden. Against the scripted test 
 windowed root of 2,000 cells of a fixed height, and the range route answers from the same model."""
 import json
 
-from conftest import page, status, wait_for
+from conftest import json_answer, page, status, wait_for
 
 TOTAL, HEIGHT = 2_000, 40
 
@@ -42,6 +42,8 @@ def windowed_root():
 def test_a_windowed_lists_cells_report_visibility_as_the_window_moves(browser, server):
     server.route("/lists/seen/actions", status(204))
     server.route("/lists/seen/cells", cells_route)
+    # What came while the keys loaded: nothing (the client asks once they are in).
+    server.route("/lists/seen/changes", json_answer({"protocol": 1, "list": "seen", "from": 1, "version": 1, "animate": False, "ops": []}))
     browser.get(server.page("window-visibility", page(windowed_root(), csrf="tok")))
     wait_for(lambda: browser.execute_script("const r = document.querySelector('[data-list]'); return !!(window.LLW && LLW.keys(r))"),
              message="the keys loaded")
