@@ -77,18 +77,7 @@ extension ListCore {
             Self.writeWindowSections(rendering, from: from, count: count, keys: false, into: &writer)
         }
         writer.key("cells")
-        writer.beginArray()
-        for part in rendering.window(from: from, count: count) {
-            for cell in part.section.cells {
-                writer.beginObject()
-                writer.key("key")
-                writer.string(cell.key)
-                writer.key("html")
-                writer.string(cell.html)
-                writer.endObject()
-            }
-        }
-        writer.endArray()
+        writeCells(rendering.window(from: from, count: count).lazy.flatMap(\.section.cells), into: &writer)
         writer.endObject()
         return writer.bytes
     }
@@ -109,7 +98,7 @@ extension ListCore {
             writer.int(start)
             writer.key("count")
             writer.int(cells)
-            if keys || max(from, start) < min(end, start + cells) || (cells == 0 && start >= from && start <= end) {
+            if keys || RenderedList.window(from: from, end: end, holdsSectionAt: start, count: cells) {
                 writer.key("html")
                 writer.string(section.html)
                 writer.key("header")

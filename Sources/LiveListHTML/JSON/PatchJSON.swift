@@ -182,16 +182,21 @@ func writeSections(_ sections: [RenderedSection], counts: [Int]? = nil, into wri
             writer.int(counts[index])
         }
         writer.key("cells")
-        writer.beginArray()
-        for cell in section.cells {
-            writer.beginObject()
-            writer.key("key")
-            writer.string(cell.key)
-            writer.key("html")
-            writer.string(cell.html)
-            writer.endObject()
-        }
-        writer.endArray()
+        writeCells(section.cells, into: &writer)
+        writer.endObject()
+    }
+    writer.endArray()
+}
+
+/// Writes cells as an array of `{"key": KEY, "html": HTML}`.
+package func writeCells(_ cells: some Sequence<RenderedCell>, into writer: inout JSONWriter) {
+    writer.beginArray()
+    for cell in cells {
+        writer.beginObject()
+        writer.key("key")
+        writer.string(cell.key)
+        writer.key("html")
+        writer.string(cell.html)
         writer.endObject()
     }
     writer.endArray()

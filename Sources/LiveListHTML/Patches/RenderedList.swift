@@ -107,8 +107,7 @@ extension RenderedList {
             let cells = section.cells.count
             let lower = max(from, start)
             let upper = min(end, start + cells)
-            let inside = lower < upper || (cells == 0 && start >= from && start <= end)
-            if inside || keepingEverySection {
+            if keepingEverySection || Self.window(from: from, end: end, holdsSectionAt: start, count: cells) {
                 var windowed = section
                 windowed.cells = lower < upper ? Array(section.cells[(lower - start) ..< (upper - start)]) : []
                 result.append((windowed, start, cells))
@@ -116,6 +115,13 @@ extension RenderedList {
             start += cells
         }
         return result
+    }
+
+    /// Whether the window of positions `from ..< end` holds a section whose first cell is at `start` and
+    /// that has `count` cells: one of its cells is in the window, or it is empty and sits at the window's
+    /// positions (its ends included).
+    package static func window(from: Int, end: Int, holdsSectionAt start: Int, count: Int) -> Bool {
+        max(from, start) < min(end, start + count) || (count == 0 && start >= from && start <= end)
     }
 
     /// The key of the cell at position `index` of the whole list, or nil past its end.
