@@ -239,6 +239,24 @@ def browser(driver, server):
     driver.get_log("browser")
 
 
+def visible_cells(browser):
+    """The keys of the cells that ask for visibility reports and are on screen now."""
+    return set(browser.execute_script(
+        "return [...document.querySelectorAll('[data-visibility=\"true\"]')].filter(e => "
+        "{ const r = e.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight }).map(e => e.dataset.cell)"))
+
+
+def reported_cells(server, path):
+    """The visibility reports posted to `path`, folded: (the keys last reported visible, each key's last
+    report). A post names one cell ("cell") or several ("cells", the keys joined by NUL)."""
+    state = {}
+    for post in server.requests_to(path):
+        body = json.loads(post["body"])
+        for key in body["cells"].split("\0") if "cells" in body else [body["cell"]]:
+            state[key] = body["type"]
+    return {k for k, t in state.items() if t == "visible"}, state
+
+
 def wait_for(predicate, timeout=5.0, interval=0.02, message="condition"):
     end = time.time() + timeout
     while True:

@@ -4,7 +4,7 @@ hidden tab, the lifecycle events, and the actions it posts (selection, visibilit
 import json
 import time
 
-from conftest import json_answer, page, root_html, sse, status, wait_for, inner_html
+from conftest import json_answer, page, reported_cells, root_html, sse, status, visible_cells, wait_for, inner_html
 from test_patching import cell, interesting, open_page
 
 
@@ -231,18 +231,8 @@ def test_cells_that_ask_for_it_report_visibility(browser, server):
         {"key": "s", "header": None, "footer": None, "cells": cells,
          "html": '<section class="livelist-section" data-section="s"><ul class="livelist-cells"></ul></section>'}]}
     browser.get(server.page("visibility", page(root_html(snapshot, extra="tall"), csrf="tok")))
-    visible = lambda: set(browser.execute_script(
-        "return [...document.querySelectorAll('[data-visibility=\"true\"]')].filter(e => "
-        "{ const r = e.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight }).map(e => e.dataset.cell)"))
-
-    def reported():
-        state = {}
-        for post in server.requests_to("/lists/seen/actions"):
-            body = json.loads(post["body"])
-            # One cell ("cell"), or several in one post ("cells", the keys joined by NUL).
-            for key in body["cells"].split("\0") if "cells" in body else [body["cell"]]:
-                state[key] = body["type"]
-        return {k for k, t in state.items() if t == "visible"}, state
+    visible = lambda: visible_cells(browser)
+    reported = lambda: reported_cells(server, "/lists/seen/actions")
 
     first = visible()
     assert first and len(first) < 30

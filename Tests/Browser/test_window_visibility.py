@@ -4,7 +4,7 @@ that leaves the window while seen is reported hidden. Against the scripted test 
 windowed root of 2,000 cells of a fixed height, and the range route answers from the same model."""
 import json
 
-from conftest import json_answer, page, status, wait_for
+from conftest import json_answer, page, reported_cells, status, visible_cells, wait_for
 
 TOTAL, HEIGHT = 2_000, 40
 
@@ -47,17 +47,8 @@ def test_a_windowed_lists_cells_report_visibility_as_the_window_moves(browser, s
     browser.get(server.page("window-visibility", page(windowed_root(), csrf="tok")))
     wait_for(lambda: browser.execute_script("const r = document.querySelector('[data-list]'); return !!(window.LLW && LLW.keys(r))"),
              message="the keys loaded")
-    visible = lambda: set(browser.execute_script(
-        "return [...document.querySelectorAll('[data-visibility=\"true\"]')].filter(e => "
-        "{ const r = e.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight }).map(e => e.dataset.cell)"))
-
-    def reported():
-        state = {}
-        for post in server.requests_to("/lists/seen/actions"):
-            body = json.loads(post["body"])
-            for key in body["cells"].split("\0") if "cells" in body else [body["cell"]]:
-                state[key] = body["type"]
-        return {k for k, t in state.items() if t == "visible"}, state
+    visible = lambda: visible_cells(browser)
+    reported = lambda: reported_cells(server, "/lists/seen/actions")
 
     first = visible()
     assert first and len(first) < 30

@@ -44,13 +44,7 @@ extension ListCore {
         let snapshot = perViewer != nil ? snapshot(for: viewer) : renderer.updater.snapshot
         let rendering = snapshot.rendering
         var writer = JSONWriter(capacity: 1024)
-        writer.beginObject()
-        writer.key("protocol")
-        writer.int(ListChangeset.protocolVersion)
-        writer.key("list")
-        writer.string(name.rawValue)
-        writer.key("version")
-        writer.int(snapshot.version)
+        writeDocumentHead(list: name.rawValue, version: snapshot.version, into: &writer)
         writer.key("total")
         writer.int(rendering.cellCount)
         writer.key("from")
@@ -99,12 +93,7 @@ extension ListCore {
             writer.key("count")
             writer.int(cells)
             if keys || RenderedList.window(from: from, end: end, holdsSectionAt: start, count: cells) {
-                writer.key("html")
-                writer.string(section.html)
-                writer.key("header")
-                writer.string(section.header)
-                writer.key("footer")
-                writer.string(section.footer)
+                writeSectionElement(section, into: &writer)
             }
             if keys {
                 writer.key("keys")

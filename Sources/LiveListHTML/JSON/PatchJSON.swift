@@ -145,13 +145,7 @@ extension ListSnapshot {
     /// The snapshot as one line of JSON, with its `state` when the list is JSON-driven.
     public func encodedJSON() -> [UInt8] {
         var writer = JSONWriter(capacity: 1024)
-        writer.beginObject()
-        writer.key("protocol")
-        writer.int(ListChangeset.protocolVersion)
-        writer.key("list")
-        writer.string(list)
-        writer.key("version")
-        writer.int(version)
+        writeDocumentHead(list: list, version: version, into: &writer)
         writer.key("sections")
         writeSections(rendering.sections, into: &writer)
         if let state {
@@ -163,6 +157,17 @@ extension ListSnapshot {
     }
 }
 
+/// Opens a document of a list at a version: `{"protocol":1,"list":LIST,"version":VERSION`.
+package func writeDocumentHead(list: String, version: Int, into writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.key("protocol")
+    writer.int(ListChangeset.protocolVersion)
+    writer.key("list")
+    writer.string(list)
+    writer.key("version")
+    writer.int(version)
+}
+
 /// Writes sections in snapshot form: key, cell-less html, header, footer and cells; with `counts`,
 /// each section's count of cells (`count`) before its cells (a window of them).
 func writeSections(_ sections: [RenderedSection], counts: [Int]? = nil, into writer: inout JSONWriter) {
@@ -171,12 +176,7 @@ func writeSections(_ sections: [RenderedSection], counts: [Int]? = nil, into wri
         writer.beginObject()
         writer.key("key")
         writer.string(section.key)
-        writer.key("html")
-        writer.string(section.html)
-        writer.key("header")
-        writer.string(section.header)
-        writer.key("footer")
-        writer.string(section.footer)
+        writeSectionElement(section, into: &writer)
         if let counts {
             writer.key("count")
             writer.int(counts[index])
@@ -186,6 +186,16 @@ func writeSections(_ sections: [RenderedSection], counts: [Int]? = nil, into wri
         writer.endObject()
     }
     writer.endArray()
+}
+
+/// Writes a section's `html` (its element without cells), `header` and `footer` members.
+package func writeSectionElement(_ section: RenderedSection, into writer: inout JSONWriter) {
+    writer.key("html")
+    writer.string(section.html)
+    writer.key("header")
+    writer.string(section.header)
+    writer.key("footer")
+    writer.string(section.footer)
 }
 
 /// Writes cells as an array of `{"key": KEY, "html": HTML}`.
