@@ -20,8 +20,10 @@
     ver = (m, v) => { m.r.dataset.version = m.v = v },
     // A cell is held (not replaced) while the user is in one of its text fields.
     busy = (e, a = D.activeElement) => e.contains(a) && a.matches('input,textarea,select'),
+    // Scrolls by d unless it is less than a pixel (rounding would make the redraws move it back and forth).
+    nudge = (sc, d) => (d > 1 || d < -1) && (sc.scrollTop += d),
     mv = (p, e, ref) => { try { return p.moveBefore(e, ref) } catch (_) { p.insertBefore(e, ref) } },
-    high = (e, h) => e.getAttribute('height') != h && e.setAttribute('height', h),
+    att = (e, a, v) => e.getAttribute(a) != v && e.setAttribute(a, v),
     hash = () => { try { return decodeURIComponent(location.hash.slice(1)) } catch (_) {} };
 
   // The model. Sections (q): an array of {k, html, hd, ft, b}; each section's keys in order in blocks of at
@@ -29,7 +31,7 @@
   // costs a block's length, and a frame the number of blocks, on a list of any length. L: the block
   // of each key; H: the HTML known by key; h: measured heights by key.
   function sec(m, k, html, hd, ft, i) {
-    const x = { k, html, hd, ft, b: [] };
+    const x = { k, html, hd, ft, h0: hd != null, b: [] }; // h0: whether html holds a header
     m.sx.set(k, x); m.q.splice(i, 0, x);
   }
   const at = (m, a) => a == null ? 0 : m.q.indexOf(m.sx.get(a) || fail()) + 1,
@@ -104,7 +106,7 @@
       m.H = new Map(); load(m); return false;
     }
     ver(m, cs.version);
-    m.load ? load(m) : frame(m);
+    m.load ? load(m) : redo(m);
     r.dispatchEvent(new CustomEvent('livelist:patch', { bubbles: true, detail: cs }));
     return true;
   }
@@ -126,17 +128,18 @@
           LiveList.resync(m.r); // what came while the keys loaded
         } else if (m.load) return; else j.changes && apply(m.r, j.changes);
         if (j.version == m.v) for (const c of j.cells) m.H.set(c.key, c.html);
-        else return setTimeout(() => frame(m), 500);
+        else return setTimeout(() => redo(m), 500);
         // After the keys: the cell that a jump during the load, or the URL's #KEY, asked for.
         const t = keys ? m.jt || hash() : 0;
         m.jt = 0;
-        t && jump(m.r, t) || frame(m);
-      }, () => { m.pend = 0; setTimeout(() => keys ? load(m) : frame(m), 2000) });
+        t && jump(m.r, t) || redo(m);
+      }, () => { m.pend = 0; setTimeout(() => keys ? load(m) : redo(m), 2000) });
   }
 
   // Heights: a cell not measured yet counts the average of the first cells measured (or the root's
   // data-cell-height), fixed from then on: a moving average would move every row below the window at
-  // each frame. A section's header and footer count above its cells (measured, else the first measured).
+  // each frame. What a section has above its cells (its header) counts before them (measured, else the
+  // first measured).
   function est(m) {
     const d = m.r.dataset, avg = t => { let s = 0; for (const v of t.values()) s += v; return t.size && s / t.size };
     if (!m.e0 && (m.e0 = d.fixedHeight == 'true' ? +d.cellHeight : avg(m.h))) for (const x of m.q) for (const b of x.b) b.y = null;
@@ -187,7 +190,10 @@
     for (e = e.parentElement; e; e = e.parentElement) if (/auto|scroll/.test(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight) return e;
     return D.scrollingElement;
   }
-  const frame = m => m.raf || (m.raf = requestAnimationFrame(() => { m.raf = 0; draw(m) }));
+  // A frame draws the window; a scroll's frame only when the window no longer reaches half a screen
+  // beyond the viewport, a change's (redo) always.
+  const frame = m => m.raf || (m.raf = requestAnimationFrame(() => { m.raf = 0; draw(m) })),
+    redo = m => frame(m, m.d = 1);
 
   // The window: the cells within a viewport's height of the viewport, reconciled by key (an element
   // whose HTML is unchanged stays, with its focus and state); cells without HTML yet are placeholders
@@ -196,20 +202,29 @@
     const r = m.r, g0 = m.g0, g1 = m.g1;
     if (m.load || m.off || !r.isConnected) return;
     est(m);
+    // The window: the viewport and mg above and below it (a screen, at most 2,000 px).
     const sc = scroller(r), doc = sc == D.scrollingElement, vt = doc ? 0 : rect(sc).top, vh = doc ? innerHeight : sc.clientHeight,
-      o = m.jk ? off(m, m.jk) : -1, T = m.q.reduce((t, x) => t + ch(m, x) + x.b.reduce((s, b) => s + bh(m, b), 0), 0);
-    // A jump not shown yet: to where the model has the cell now (heights measured since move it).
-    o >= 0 && (sc.scrollTop += o + rect(r).top - vt);
+      mg = Math.min(vh, 2e3), T = m.q.reduce((t, x) => t + ch(m, x) + x.b.reduce((s, b) => s + bh(m, b), 0), 0);
+    // The cell kept in place: a jump's (at the viewport's top), else the first on screen, where it is.
+    // The page scrolls to where the model has it now (heights measured and cells changed above it
+    // move it), and again once it is drawn. The root opts out of the browser's scroll anchoring, whose
+    // corrections and the redraws chased each other.
+    if (!m.d && !m.jk && (+g0.getAttribute('height') ? rect(g0).bottom <= vt - mg / 2 : 1) &&
+      (+g1.getAttribute('height') ? rect(g1).top >= vt + vh + mg / 2 : 1)) return;
+    m.d = 0;
+    let a = m.jk && [m.jk, 0];
+    if (!a) for (const [k, e] of m.ce) if (rect(e).bottom > vt) { a = [k, rect(e).top - vt]; break }
+    const o = a ? off(m, a[0]) : -1;
+    o >= 0 && nudge(sc, o + rect(r).top - vt - a[1]);
     const y = vt - rect(r).top, now = new Map(), need = [], ss = new Set();
-    let [show, top] = walk(m, y - vh, y + 2 * vh);
-    // Past the end (the list shrank): its last cells; no cells at all: its empty sections.
-    top < 0 && ([show, top] = walk(m, T - 3 * vh, T));
-    top < 0 && (show = m.q.map(x => [x, []]), top = 0);
+    let [show, top] = walk(m, y - mg, y + vh + mg);
+    // Past the end (the list shrank): its last cells.
+    top < 0 && ([show, top] = walk(m, T - vh - mg, T));
     let prev = g0;
     for (const [x, cs] of show) {
       let s = m.se.get(x.k);
       if (!s || s.html != x.html || s.hd != x.hd || s.ft != x.ft) {
-        const e = parse(x.html), c = e.children, bx = c[x.hd == null ? 0 : 1] || fail();
+        const e = parse(x.html), c = e.children, bx = c[x.h0 ? 1 : 0] || fail();
         for (const z of [...c]) z != bx && z.remove();
         x.hd != null && bx.before(parse(x.hd)); x.ft != null && bx.after(parse(x.ft));
         s && s.e.remove(); m.se.set(x.k, s = { e, b: bx, html: x.html, hd: x.hd, ft: x.ft });
@@ -229,7 +244,7 @@
           watch(c);
         }
         h != null && now.set(k, e);
-        e.setAttribute('aria-setsize', n); e.setAttribute('aria-posinset', j + 1);
+        att(e, 'aria-setsize', n); att(e, 'aria-posinset', j + 1);
         bx.children[i] != e && mv(bx, e, bx.children[i] || null);
         i++;
       }
@@ -239,25 +254,28 @@
     for (const [k, s] of m.se) ss.has(k) || (s.e.remove(), m.se.delete(k));
     for (const e of [...r.children]) e != g0 && e != g1 && !ss.has(e.dataset.section) && e.remove();
     m.ce = now;
-    r.append(g1);
+    prev.nextSibling != g1 && r.append(g1);
     // Sizes: the placeholder before puts the first cell shown where the model has it (its section's
     // header above it); the one after takes the rest of the list's height.
-    high(g0, Math.max(0, Math.round(top)));
+    att(g0, 'height', Math.max(0, top));
     let moved = 0;
+    // A cell measured for the first time redraws; one measured again (its height can depend on its
+    // neighbours, as a :first-child rule makes it) only updates the model, else the two would alternate.
     if (m.r.dataset.fixedHeight != 'true') for (const [k, e] of now) {
-      const h = rect(e).height;
-      Math.abs((m.h.get(k) ?? m.est) - h) > .5 && (moved = 1, m.L.get(k).y = null);
+      const h = rect(e).height, g = m.h.get(k);
+      Math.abs((g ?? m.est) - h) > .5 && (m.L.get(k).y = null, moved |= g == null);
       m.h.set(k, h);
     }
     for (const [x] of show) {
-      const s = m.se.get(x.k), c = rect(s.e).height - rect(s.b).height;
+      const s = m.se.get(x.k), c = rect(s.b).top - rect(s.e).top; // what is above the cells
       Math.abs(ch(m, x) - c) > .5 && (moved = 1, m.c.set(x.k, c));
     }
-    high(g1, Math.max(0, Math.round(T - top - (rect(g1).top - rect(g0).bottom))));
-    moved && frame(m);
+    att(g1, 'height', Math.max(0, T - top - (rect(g1).top - rect(g0).bottom)));
+    const e = o >= 0 && now.get(a[0]);
+    e && nudge(sc, rect(e).top - vt - a[1]);
+    moved && redo(m);
     need.length && get(m, need[0], need[need.length - 1] - need[0] + 1);
-    const t = m.ce.get(m.jk);
-    t ? (m.jk = 0, t.scrollIntoView()) : o < 0 && (m.jk = 0);
+    (e || o < 0) && (m.jk = 0);
   }
 
   // Brings a key or an index into view; the cell shows once its HTML is in.
@@ -268,8 +286,8 @@
     return m.L.has(k) && !draw(m, m.jk = k);
   }
 
-  // Visibility reports for the cells of the window (docs/PROTOCOL.md, "The DOM"), in batches as
-  // livelist.js sends them; a cell that leaves the window while seen is reported hidden.
+  // Visibility reports for the cells of the window (docs/PROTOCOL.md, "The DOM"); a cell that leaves
+  // the window while seen is reported hidden.
   const io = W.IntersectionObserver && new IntersectionObserver(l => {
     for (const x of l) {
       const e = x.target, m = M.get(e.closest('[data-list]')), k = e.dataset.cell;
@@ -278,18 +296,8 @@
   });
   const watch = e => io && e.dataset.visibility == 'true' && io.observe(e);
   function hide(m, k, e) { io && io.unobserve(e); m.seen.has(k) && see(m, k, false) }
-  function see(m, k, v) {
-    const b = m.vis || (m.vis = new Map()), c = meta('livelist-csrf');
-    v ? m.seen.add(k) : m.seen.delete(k); b.has(k) ? b.delete(k) : b.set(k, v);
-    m.vt || (m.vt = setTimeout(() => {
-      const q = m.vis; m.vis = m.vt = 0;
-      for (const v of [true, false]) {
-        const ks = [...q].filter(x => x[1] == v).map(x => x[0]), o = ks.length == 1 ? { cell: ks[0] } : { cells: ks.join('\0') };
-        c && ks.length && fetch(url(`/lists/${enc(m.name)}/actions`), { method: 'POST', credentials: 'same-origin', keepalive: true,
-          headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': c }, body: JSON.stringify({ type: v ? 'visible' : 'hidden', ...o }) }).catch(() => {});
-      }
-    }, 50));
-  }
+  // Reports go in livelist.js's batches.
+  function see(m, k, v) { v ? m.seen.add(k) : m.seen.delete(k); LiveList.seen(m.r, k, v) }
 
   // A root's model: the page's cells and sections kept, the keys loaded; a page that starts at a cell
   // (?at=KEY) shows that cell.
@@ -307,15 +315,15 @@
       watch(e);
     }
     const f = +r.dataset.first && r.querySelector('[data-cell]');
-    f && !location.hash && f.scrollIntoView();
+    f && !location.hash && (f.scrollIntoView(), m.jt = f.dataset.cell); // ?at=KEY: shown once the keys are in
     load(m);
     return m;
   }
 
-  const all = () => M.forEach(frame);
+  const all = () => M.forEach(frame), again = () => M.forEach(redo);
   D.addEventListener('scroll', all, { capture: true, passive: true });
-  W.addEventListener('resize', all);
-  D.addEventListener('focusout', () => setTimeout(all));
+  W.addEventListener('resize', again);
+  D.addEventListener('focusout', () => setTimeout(again));
   // A list its viewer may no longer see (livelist.js emptied it): never drawn again.
   D.addEventListener('livelist:denied', e => (M.get(e.target) || {}).off = 1);
   W.addEventListener('hashchange', () => { const k = hash(); M.forEach(m => m.L.has(k) && jump(m.r, k)) });

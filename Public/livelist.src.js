@@ -4,7 +4,8 @@
  * python3 Scripts/minify.py. Page options: <meta name="livelist-csrf"> enables actions,
  * <meta name="livelist-connect" content="off"> disables the stream, <meta name="livelist-base">
  * prefixes the routes. API: window.LiveList (apply, start, connect, close, resync, options, state);
- * options.ES replaces EventSource. A second tab of the origin loads livelist-shared.js (one stream).
+ * options.ES replaces EventSource; seen(root, key, visible) batches a visibility report (livelist-window.js).
+ * A second tab of the origin loads livelist-shared.js (one stream).
  * The page (docs/PROTOCOL.md, "Actions"): forms posting to /lists/NAME/actions are sent with fetch
  * (LiveList-Action: 1, answered 204) and the page changes only through the stream; a nameless checkbox
  * of such a form posts action=VALUE when changed; a field with data-reset is emptied once its action
@@ -430,6 +431,6 @@
     }
   }
   W.LiveList = { apply: (r, c) => apply(r, c), start, connect: () => { stopped = 0; tries = 0; connect() }, close: () => { stopped = 1; close() },
-    resync: r => resync(st(r)), options: L, state: r => S.get(r) };
+    resync: r => resync(st(r)), options: L, state: r => S.get(r), seen: (r, k, v) => seen(st(r), k, v) };
   D.readyState == 'loading' ? D.addEventListener('DOMContentLoaded', start) : start();
 })();

@@ -174,7 +174,7 @@ public struct HTMLAdapter: Adapter {
 
     /// The list root for a page whose window starts at the cell at position `first` of the whole list
     /// (clamped to the list): for a windowed list, its root holds that window of
-    /// ``UpdaterOptions/windowPageSize`` cells between two placeholders of the height of the cells
+    /// ``UpdaterOptions/windowPageSize`` cells (fewer at the list's end) between two placeholders of the height of the cells
     /// around it, followed by a `<nav class="livelist-pages">` of links through the list for pages
     /// without JavaScript (docs/PROTOCOL.md, "Windowed lists"). Any other list is rendered whole.
     public func renderRoot(list: String, version: Int, options: UpdaterOptions, rendering: RenderedList, startingAt first: Int) -> String {
@@ -194,7 +194,7 @@ public struct HTMLAdapter: Adapter {
             return writer.string
         }
         let size = UpdaterOptions.windowPageSize
-        let from = max(0, min(first, total - size))
+        let from = max(0, min(first, total - 1))
         let window = rendering.window(from: from, count: size)
         let shown = window.reduce(0) { $0 + $1.section.cells.count }
         let height = options.cellHeight ?? options.estimatedCellHeight
