@@ -133,7 +133,7 @@
         const t = keys ? m.jt || hash() : 0;
         m.jt = 0;
         t && jump(m.r, t) || redo(m);
-      }, () => { m.pend = 0; setTimeout(() => keys ? load(m) : redo(m), 2000) });
+      }, () => { m.pend = 0; m.off || setTimeout(() => keys ? load(m) : redo(m), 2000) });
   }
 
   // Heights: a cell not measured yet counts the average of the first cells measured (or the root's
