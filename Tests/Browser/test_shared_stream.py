@@ -18,6 +18,7 @@ livelist-shared.js loads).
 Environment: LIVELIST_BINARY, as test_live.py (this file never builds it: it skips without it).
 The server runs with --access-log: the tests read its POST /events/TOKEN and /changes lines."""
 import gzip
+import json
 import re
 import shutil
 import tempfile
@@ -369,3 +370,32 @@ def test_a_page_with_connect_off_opens_nothing(driver, tabs):
     finally:
         live.close()
         shutil.rmtree(templates, ignore_errors=True)
+
+
+@pytest.mark.parametrize("mode", ["worker", "leader"])
+def test_tabs_of_a_windowed_list_share_the_stream_and_its_changes(driver, live, tabs, mode):
+    """Two tabs of a list long enough to be windowed (2,000 cells) share one stream; a patch reaches both
+    windows' models, and the cell on screen shows its new text in each."""
+    name = "long"
+    cells = [{"id": f"c{i}", "text": f"Row {i}"} for i in range(2_000)]
+    live.put(name, {"sections": [{"id": "s", "cells": cells}]})
+    for _ in range(2):
+        tabs.append(open_tab(driver, live, name, mode))
+    for handle in tabs:
+        wait_for(lambda: (shared(driver, handle) or {}).get("mode") == mode, timeout=10, message=f"the shared stream ({mode})")
+        wait_for(lambda: driver.execute_script("return !!(window.LLW && LLW.keys(document.querySelector('[data-list]')))"),
+                 timeout=15, message="the window's keys loaded")
+    one_stream(live)
+    patch = {"ops": [{"op": "remove", "cell": "c5"}, {"op": "update", "cell": {"id": "c1", "text": "Changed"}},
+                     {"op": "upsert", "cell": {"id": "late", "text": "Late"}, "section": "s", "position": {"after": "c1999"}}]}
+    status, _, body = live.request("PATCH", f"/lists/{name}", json.dumps(patch).encode(), {"Content-Type": "application/json"})
+    assert status == 200, body[:300]
+    expected = [c["id"] for c in cells if c["id"] != "c5"] + ["late"]
+    look = ("const r = document.querySelector('[data-list]'), c = r.querySelector('[data-cell=\"c1\"]');"
+            "return [LLW.keys(r), c && c.textContent]")
+    for handle in tabs:
+        driver.switch_to.window(handle)
+        wait_for(lambda: driver.execute_script(look) == [expected, "Changed"], timeout=15,
+                 message=f"tab {handle}: the patch in the model and on screen")
+    one_stream(live)
+

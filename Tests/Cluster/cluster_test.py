@@ -217,6 +217,31 @@ def test_last_event_id_from_one_node_resumes_on_another(cluster):
         stream.close()
 
 
+def test_a_range_of_a_windowed_list_is_at_least_at_the_version_the_client_saw(cluster):
+    """A windowed list's client asks another node for a range at the version it saw: that node follows
+    the store first, so the cells are never older than the rest of the client's page."""
+    a, b, c = cluster.nodes
+    cells = [f"c{i}" for i in range(1_500)]
+    status, _, created = a.put("long", cells)
+    check(status == 201, f"create {status}")
+    c.request("GET", "/lists/long/cells?from=0&count=1")  # c knows the list at its first version
+    status, _, written = a.put("long", cells[::-1])
+    check(status == 200, f"rewrite {status}")
+    version = written["version"]
+    for node, since in ((b, version), (c, version), (c, created["version"])):
+        status, _, body = node.request("GET", f"/lists/long/cells?from=0&count=3&version={since}")
+        check(status == 200, f"range {status} {body[:200]!r}")
+        answer = json.loads(body)
+        check(answer["version"] >= since, f"a range at version {answer['version']}, the client saw {since}")
+        first = ["c1499", "c1498", "c1497"] if answer["version"] >= version else ["c0", "c1", "c2"]
+        check([cell["key"] for cell in answer["cells"]] == first, f"cells at version {answer['version']}: {answer['cells']}")
+        changes = answer["changes"]
+        if since < answer["version"]:
+            check(changes and changes["from"] == since and changes["version"] == answer["version"], f"changes {str(changes)[:300]}")
+        else:
+            check(changes is None, f"changes for a client at the version: {str(changes)[:300]}")
+
+
 def test_kill_9_of_a_node_loses_no_acknowledged_write(cluster):
     a, b, c = cluster.nodes
     acknowledged = {}
@@ -791,6 +816,7 @@ def test_database_restart_is_survived(cluster):
 
 PARALLEL = [
     test_a_write_reaches_every_node_and_its_streams,
+    test_a_range_of_a_windowed_list_is_at_least_at_the_version_the_client_saw,
     test_racing_creates_across_nodes_make_one_list,
     test_if_match_is_checked_across_nodes,
     test_last_event_id_from_one_node_resumes_on_another,
