@@ -237,7 +237,7 @@ public struct HTMLAdapter: Adapter {
         for link in links {
             guard let position = link.position, let key = rendering.cellKey(at: position) else { continue }
             writer.appendRaw(" <a")
-            writer.appendAttribute(name: "href", value: position == 0 ? "?" : "?at=" + Self.queryEscaped(key))
+            writer.appendAttribute(name: "href", value: position == 0 ? "?" : "?at=" + percentEncoded(key))
             if let rel = link.rel {
                 writer.appendAttribute(name: "rel", value: rel)
             }
@@ -246,24 +246,6 @@ public struct HTMLAdapter: Adapter {
             writer.appendRaw("</a>")
         }
         writer.appendRaw("</nav>")
-    }
-
-    /// `key` percent-encoded for a query value: every byte but unreserved ones (RFC 3986).
-    static func queryEscaped(_ key: String) -> String {
-        var out = ""
-        for byte in key.utf8 {
-            switch byte {
-            case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "0") ... UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                out.unicodeScalars.append("%")
-                out.unicodeScalars.append(hex[Int(byte >> 4)])
-                out.unicodeScalars.append(hex[Int(byte & 15)])
-            }
-        }
-        return out
     }
 
     // MARK: - Helpers
@@ -314,4 +296,22 @@ public enum RenderError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(kind) key \(quoted(key)) contains NUL"
         }
     }
+}
+
+/// `text` percent-encoded for a URL's query value: every byte but the unreserved ones of RFC 3986
+/// (letters, digits, `-`, `.`, `_`, `~`), and `/` as well when `keepingSlashes` (a path carried in a
+/// query, as a sign-in's `next`). Hex digits are upper case.
+package func percentEncoded(_ text: String, keepingSlashes: Bool = false) -> String {
+    var out = ""
+    for byte in text.utf8 {
+        switch byte {
+        case 0x30 ... 0x39, 0x41 ... 0x5A, 0x61 ... 0x7A, 0x2D, 0x2E, 0x5F, 0x7E:
+            out.unicodeScalars.append(Unicode.Scalar(byte))
+        case 0x2F where keepingSlashes:
+            out.unicodeScalars.append("/")
+        default:
+            out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+        }
+    }
+    return out
 }

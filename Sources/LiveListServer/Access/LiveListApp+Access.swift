@@ -1,4 +1,5 @@
 import LiveListEngine
+import LiveListHTML
 public import LiveListHTTP
 
 extension LiveListApp {
@@ -135,7 +136,7 @@ extension LiveListApp {
             let path = gate.signInPath(readTokenRefused: isReadToken)
         {
             var response = HTTPResponse(status: .seeOther)
-            response.headers.set("Location", path + "?next=" + Self.percentEncoded(Self.sameOriginNext(request.target)))
+            response.headers.set("Location", path + "?next=" + percentEncoded(Self.sameOriginNext(request.target), keepingSlashes: true))
             response.headers.set("Cache-Control", "no-store")
             return response
         }
@@ -248,20 +249,6 @@ extension LiveListApp {
     /// `target` when it is a same-origin path, else `/`.
     static func sameOriginNext(_ target: String) -> String {
         isSameOriginPath(target) ? target : "/"
-    }
-
-    /// `text` percent-encoded for a query value.
-    static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E, 0x2F:
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
-        }
-        return out
     }
 }
 
