@@ -186,6 +186,16 @@ extension LiveListApp {
         ]))
     }
 
+    /// The version the query parameter `name` gives: nil when there is none, 400 `malformed_since` when it
+    /// is not a version.
+    private func versionQuery(_ name: String, of request: HTTPRequest) -> Result<Int?, RefusedAnswer> {
+        guard let text = request.queryValue(name) else { return .success(nil) }
+        guard let version = ListVersion.parse(text) else {
+            return .failure(RefusedAnswer(errorResponse(.malformedSince, "\(name): \(quoted(text)) is not a version (a non-negative integer)")))
+        }
+        return .success(version)
+    }
+
     /// `GET /lists/NAME/changes?since=V`: one changeset from V to now.
     func changes(_ request: HTTPRequest) async -> HTTPResponse {
         let list: any ServedList
@@ -194,11 +204,11 @@ extension LiveListApp {
         case let .success(found): (list, identity) = (found.list, found.identity)
         case let .failure(answer): return answer.response
         }
-        guard let text = request.queryValue("since") else {
-            return errorResponse(.malformedSince, "since: missing; ask for changes?since=VERSION")
-        }
-        guard let since = ListVersion.parse(text) else {
-            return errorResponse(.malformedSince, "since: \(quoted(text)) is not a version (a non-negative integer)")
+        let since: Int
+        switch versionQuery("since", of: request) {
+        case let .success(version?): since = version
+        case .success(nil): return errorResponse(.malformedSince, "since: missing; ask for changes?since=VERSION")
+        case let .failure(answer): return answer.response
         }
         let viewer = Viewer(session: keys.session(from: request), identity: identity)
         var response = HTTPResponse.json(await list.changes(since: since, for: viewer).encodedJSON())
@@ -231,12 +241,10 @@ extension LiveListApp {
         case let (.success(first), .success(size)): (from, count) = (first, size)
         case let (.failure(error), _), let (_, .failure(error)): return errorResponse(error)
         }
-        var since: Int?
-        if let text = request.queryValue("version") {
-            guard let version = ListVersion.parse(text) else {
-                return errorResponse(.malformedSince, "version: \(quoted(text)) is not a version (a non-negative integer)")
-            }
-            since = version
+        let since: Int?
+        switch versionQuery("version", of: request) {
+        case let .success(version): since = version
+        case let .failure(answer): return answer.response
         }
         let keys: Bool
         switch request.queryValue("keys") {
@@ -263,11 +271,9 @@ extension LiveListApp {
         case let .failure(answer): return answer.response
         }
         var since: Int?
-        if let text = request.queryValue("since") {
-            guard let version = ListVersion.parse(text) else {
-                return errorResponse(.malformedSince, "since: \(quoted(text)) is not a version (a non-negative integer)")
-            }
-            since = version
+        switch versionQuery("since", of: request) {
+        case let .success(version): since = version
+        case let .failure(answer): return answer.response
         }
         if let lastEventID = request.headers["Last-Event-ID"] {
             // A restarted EventSource must recover by itself: a bad id gets a reset, never an error.
