@@ -37,6 +37,12 @@ import Testing
             #expect(gzip.status == 200 && gzip.header("Content-Encoding") == "gzip")
         }
         #expect(Self.cells(try await client.get("/lists/big").text).first == "c0", "the plain page is still the first window")
+        // After a patch, a page starts at a cell the patch inserted (the index follows the list).
+        let patch = #"{"ops":[{"op":"upsert","cell":{"id":"new","text":"New"},"section":"s","position":{"after":"c2499"}},{"op":"remove","cell":"c10"}]}"#
+        #expect(try await client.send(.PATCH, "/lists/big", headers: [("Content-Type", "application/json")], body: Array(patch.utf8)).status == 200)
+        let inserted = try await client.get("/lists/big?at=new")
+        #expect(Self.cells(inserted.text).prefix(2) == ["new", "c2500"] && inserted.text.contains(#"data-first="2499""#), "\(inserted.text.prefix(300))")
+        RouteTests.expectError(try await client.get("/lists/big?at=c10"), 404, "not_found")
         RouteTests.expectError(try await client.get("/lists/big?at=nope"), 404, "not_found")
     }
 

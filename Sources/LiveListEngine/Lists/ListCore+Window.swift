@@ -4,24 +4,17 @@ import Markup
 /// Windowed lists (docs/PROTOCOL.md, "Windowed lists"): a page that starts at a cell, and the range
 /// route's answer.
 extension ListCore {
-    /// The position of `key` in the whole list as `rendering` shows it; through an index built once per
-    /// version for a list shown alike to every viewer (one lookup per request on a list of any length).
+    /// The position of `key` in the whole list as `rendering` shows it. For a list shown alike to every
+    /// viewer, through the index that actions use (``currentPositions()``, built once per version: one
+    /// lookup and a walk over the sections per request, on a list of any length); the renderer's
+    /// sections must be current (a JSON list refreshes them first).
     func position(ofCell key: String, in rendering: RenderedList, shared: Bool) -> Int? {
         guard shared else { return rendering.position(ofCell: key) }
-        let version = renderer.updater.version
-        if windowIndex?.version != version {
-            var positions: [ByteKey: Int] = [:]
-            positions.reserveCapacity(rendering.cellCount)
-            var index = 0
-            for section in rendering.sections {
-                for cell in section.cells {
-                    positions[ByteKey(cell.key)] = index
-                    index += 1
-                }
-            }
-            windowIndex = (version, positions)
-        }
-        return windowIndex?.positions[ByteKey(key)]
+        let sections = rendering.sections
+        guard let (section, cell) = currentPositions()[ByteKey(key)], section < sections.count, cell < sections[section].cells.count,
+            sameBytes(sections[section].cells[cell].key, key)
+        else { return nil }
+        return sections[..<section].reduce(cell) { $0 + $1.cells.count }
     }
 
     /// The list root of a page whose window starts at the cell `key`, or nil when the list has no such

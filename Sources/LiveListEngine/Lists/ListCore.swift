@@ -52,10 +52,8 @@ package final class ListCore {
     var catchUps = CatchUpCache()
     /// Where each cell of the current rendering is (section and cell index), by key, at a version.
     var cellPositions: (version: Int, positions: [ByteKey: (section: Int, cell: Int)])?
-    /// The position of each cell of the current rendering in the whole list, by key, and the range
-    /// route's sections with every key, encoded: each built once per version, when first asked for
+    /// The range route's sections with every key, encoded once per version, when first asked for
     /// (``ListCore/window(from:count:since:keys:for:)``).
-    var windowIndex: (version: Int, positions: [ByteKey: Int])?
     var encodedWindowKeys: (version: Int, bytes: [UInt8])?
     /// What a snapshot returns as `state`: a JSON list's PUT body, nil for other kinds.
     var snapshotState: [UInt8]?

@@ -81,6 +81,13 @@ public actor JSONList: ServedList {
         rendererDataStale = false
     }
 
+    /// The root of a page that starts at the cell `key`, found in the renderer's sections brought up to
+    /// date, as an action finds its cell.
+    package func pageHTML(for viewer: Viewer, at key: String) -> (html: String, version: Int)? {
+        refreshRendererData()
+        return core.pageHTML(for: viewer, at: key)
+    }
+
     /// Handles a browser event, with the renderer's sections up to date (its cells are found there).
     package func perform(_ action: ListAction) async -> ActionOutcome {
         refreshRendererData()
