@@ -46,9 +46,9 @@ extension ListChangeset {
         writer.key("ops")
         writer.beginArray()
         if let windowAbove, case let .reset(_, sections) = operations.first, operations.count == 1,
-            RenderedList(sections: sections).cellCount > windowAbove
+            case let rendering = RenderedList(sections: sections), rendering.cellCount > windowAbove
         {
-            writeWindowedReset(RenderedList(sections: sections), into: &writer)
+            writeWindowedReset(rendering, into: &writer)
         } else {
             for operation in operations {
                 operation.write(into: &writer)
