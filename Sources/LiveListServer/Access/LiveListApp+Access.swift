@@ -157,12 +157,12 @@ extension LiveListApp {
     /// so that none slips between its decision and its start.
     func trackStream(
         _ stream: HTTPStream, request: HTTPRequest, identity: Identity?, session: String?, names: [ListName], decidedAt: Int,
-        control: StreamControl? = nil
+        source: OpenStreams.Entry.Source
     ) {
         let kept = gate.authenticates || gate.hasReadToken ? Self.keptHead(of: request) : nil
-        let entry = OpenStreams.Entry(request: kept, identity: identity, sessionDigest: session.map(keys.revocationDigest), stream: stream,
-                                      names: names, control: control)
-        openStreams.add(entry)
+        let entry = openStreams.add(
+            stream, request: kept, identity: identity, session: session, sessionDigest: session.map(keys.revocationDigest), names: names,
+            source: source)
         if gate.revocationCount != decidedAt {
             Task { await recheck([entry]) }
         }
@@ -187,7 +187,7 @@ extension LiveListApp {
             // No request kept: the server neither authenticates nor checks a read token, and nobody
             // signed in is who every request is.
             let subject = if let request = entry.request { await gate.subject(request) } else { AccessGate.Subject(identity: nil, isReader: false) }
-            let names = entry.names.withLock { $0 }
+            let names = entry.names.withLock { $0.all }
             if subject.identity != entry.identity {
                 deny(entry, names)
                 continue
@@ -206,7 +206,7 @@ extension LiveListApp {
     /// Ends the streams of the browser sessions that `digests` name, whatever the rules say.
     func endStreams(ofSessions digests: Set<String>) {
         for entry in openStreams.select({ $0.sessionDigest.map(digests.contains) ?? false }) {
-            deny(entry, entry.names.withLock { $0 })
+            deny(entry, entry.names.withLock { $0.all })
         }
     }
 

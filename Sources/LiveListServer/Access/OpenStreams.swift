@@ -7,51 +7,88 @@ import LiveListHTTP
 /// still granted.
 /// Revocation and the periodic re-check read it; a stream leaves it when it closes. A multiplexed
 /// stream is also found by its token, for the requests that change its lists.
+///
+/// An idle stream is held by many objects (its connection, its `HTTPStream`, its subscription, this
+/// entry): the entry is one allocation, and its close handler captures nothing but the entry.
 final class OpenStreams: Sendable {
     final class Entry: Sendable {
+        /// What its access was decided on, on the heap: a stream of nobody signed in, without a session
+        /// and on a server that neither authenticates nor checks a read token, keeps a nil word.
+        private let kept: Kept?
         /// The stream's request head, kept to run `authenticate` and the read-token check again; nil
         /// when the server does neither (its access then depends on no header).
-        private let head: KeptRequest?
-        var request: HTTPRequest? { head?.request }
-        /// The identity its access was decided for, on the heap: nobody signed in costs a word.
-        private let decidedFor: KeptIdentity?
-        var identity: Identity? { decidedFor?.identity }
+        var request: HTTPRequest? { kept?.request }
+        /// The identity its access was decided for.
+        var identity: Identity? { kept?.identity }
         var identityID: String? { identity?.id }
         /// What names its browser session in a revocation (``SessionKeys/revocationDigest(of:)``),
         /// made once when the stream opens.
-        let sessionDigest: String?
+        var sessionDigest: String? { kept?.sessionDigest }
         let stream: HTTPStream
         /// The lists the stream is still granted.
-        let names: Mutex<[ListName]>
+        let names: Mutex<GrantedLists>
+        /// What the stream reads: one list, or the lists of a multiplexed stream.
+        private let source: Source
+        /// The table it is in, which also holds what a closing stream tells.
+        private let table: OpenStreams
+
+        enum Source: Sendable {
+            /// A list's own stream.
+            case list(any ServedList)
+            /// A multiplexed stream, with what changes its lists.
+            case multiplexed(StreamControl)
+        }
+
         /// What changes a multiplexed stream's lists; nil for a list's own stream.
-        let control: StreamControl?
+        var control: StreamControl? {
+            if case let .multiplexed(control) = source { return control }
+            return nil
+        }
 
-        init(request: HTTPRequest?, identity: Identity?, sessionDigest: String?, stream: HTTPStream, names: [ListName],
-             control: StreamControl? = nil) {
-            head = request.map(KeptRequest.init)
-            decidedFor = identity.map(KeptIdentity.init)
-            self.sessionDigest = sessionDigest
+        fileprivate init(
+            request: HTTPRequest?, identity: Identity?, session: String?, sessionDigest: String?, stream: HTTPStream,
+            names: [ListName], source: Source, table: OpenStreams
+        ) {
+            kept = request == nil && identity == nil && session == nil
+                ? nil : Kept(request: request, identity: identity, session: session, sessionDigest: sessionDigest)
             self.stream = stream
-            self.names = Mutex(names)
-            self.control = control
+            self.names = Mutex(GrantedLists(names))
+            self.source = source
+            self.table = table
+        }
+
+        /// The stream ended: it leaves the table, its session and its lists.
+        fileprivate func closed() {
+            table.metrics.streamClosed()
+            table.remove(stream)
+            if let session = kept?.session {
+                table.sessions.streamClosed(session)
+            }
+            let stream = self.stream
+            switch source {
+            case let .list(list):
+                Task { await list.unsubscribe(stream) }
+            case let .multiplexed(control):
+                // Leaves every list the stream named, and forgets the names only it waited on.
+                let registry = table.registry
+                Task { await registry.forget(control.multiplexed) }
+            }
         }
     }
 
-    /// An identity held on the heap, so that an entry without one is small.
-    private final class KeptIdentity: Sendable {
-        let identity: Identity
+    /// What a stream's access was decided on, and its browser session.
+    private final class Kept: Sendable {
+        let request: HTTPRequest?
+        let identity: Identity?
+        /// The browser session it was opened with, for the session table.
+        let session: String?
+        let sessionDigest: String?
 
-        init(_ identity: Identity) {
-            self.identity = identity
-        }
-    }
-
-    /// A request held on the heap, so that an entry without one is small.
-    private final class KeptRequest: Sendable {
-        let request: HTTPRequest
-
-        init(_ request: HTTPRequest) {
+        init(request: HTTPRequest?, identity: Identity?, session: String?, sessionDigest: String?) {
             self.request = request
+            self.identity = identity
+            self.session = session
+            self.sessionDigest = sessionDigest
         }
     }
 
@@ -61,14 +98,35 @@ final class OpenStreams: Sendable {
     }
 
     private let state = Mutex(State())
+    fileprivate let metrics: Metrics
+    fileprivate let sessions: SessionTable
+    fileprivate let registry: ListRegistry
 
-    func add(_ entry: Entry) {
+    init(metrics: Metrics, sessions: SessionTable, registry: ListRegistry) {
+        self.metrics = metrics
+        self.sessions = sessions
+        self.registry = registry
+    }
+
+    /// Records an open stream and ends its record when the stream ends (an entry of a stream that
+    /// ended already is not kept).
+    @discardableResult
+    func add(
+        _ stream: HTTPStream, request: HTTPRequest?, identity: Identity?, session: String?, sessionDigest: String?,
+        names: [ListName], source: Entry.Source
+    ) -> Entry {
+        let entry = Entry(
+            request: request, identity: identity, session: session, sessionDigest: sessionDigest, stream: stream, names: names,
+            source: source, table: self)
         state.withLock { state in
             state.entries[ObjectIdentifier(entry.stream)] = entry
             if let token = entry.control?.token {
                 state.byToken[token] = entry
             }
         }
+        // Captures the entry alone: the closure needs no storage of its own.
+        stream.onClose { [entry] _ in entry.closed() }
+        return entry
     }
 
     func remove(_ stream: HTTPStream) {
@@ -91,6 +149,43 @@ final class OpenStreams: Sendable {
     }
 
     var count: Int { state.withLock { $0.entries.count } }
+}
+
+/// The lists a stream is still granted, in order: the first inline, so that a list's own stream (one
+/// list) allocates nothing for them.
+struct GrantedLists: Sendable {
+    private var first: ListName?
+    private var more: [ListName] = []
+
+    init(_ names: [ListName]) {
+        first = names.first
+        more = Array(names.dropFirst())
+    }
+
+    /// The lists, in order.
+    var all: [ListName] { first.map { [$0] + more } ?? [] }
+
+    func contains(_ name: ListName) -> Bool {
+        first == name || more.contains(name)
+    }
+
+    /// Whether any of `names` is granted.
+    func containsAny(of names: Set<ListName>) -> Bool {
+        first.map(names.contains) == true || more.contains(where: names.contains)
+    }
+
+    mutating func append(contentsOf names: [ListName]) {
+        for name in names {
+            if first == nil { first = name } else { more.append(name) }
+        }
+    }
+
+    /// Removes the lists `remove` selects.
+    mutating func removeAll(where remove: (ListName) -> Bool) {
+        var kept = all
+        kept.removeAll(where: remove)
+        self = GrantedLists(kept)
+    }
 }
 
 /// What lets lists join and leave an open multiplexed stream (`POST /events/TOKEN`): the token that

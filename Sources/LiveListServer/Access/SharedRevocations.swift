@@ -27,7 +27,7 @@ extension LiveListApp {
         }
         guard everything || !identities.isEmpty || !lists.isEmpty else { return }
         await recheck(openStreams.select { entry in
-            everything || entry.identityID.map(identities.contains) == true || entry.names.withLock { !lists.isDisjoint(with: $0) }
+            everything || entry.identityID.map(identities.contains) == true || entry.names.withLock { $0.containsAny(of: lists) }
         })
     }
 

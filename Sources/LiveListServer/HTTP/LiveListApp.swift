@@ -39,7 +39,7 @@ public final class LiveListApp: Sendable {
     /// Decides who may view and act on each list: the one place (``AccessGate``).
     let gate: AccessGate
     /// The event streams open on this node, for revocation and re-checks.
-    let openStreams = OpenStreams()
+    let openStreams: OpenStreams
     /// Routes of the app's own (``route(_:_:csrf:paced:maximumBodyBytes:_:)``).
     let appRoutes = AppRoutes()
 
@@ -62,6 +62,7 @@ public final class LiveListApp: Sendable {
         }
         gate = AccessGate(readToken: configuration.readToken, secrets: keys.verifyingSecrets, trustedProxies: configuration.trustedProxies)
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
+        openStreams = OpenStreams(metrics: metrics, sessions: sessions, registry: registry)
         actionPacer = configuration.actionPace.map { ActionPacer(pace: $0) }
         templates = try await Templates(directory: configuration.templatesDirectory)
         let read: (String) -> [UInt8]?

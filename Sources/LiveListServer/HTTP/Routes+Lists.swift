@@ -283,21 +283,13 @@ extension LiveListApp {
         let sessions = self.sessions
         let metrics = self.metrics
         let resume = since
-        let openStreams = self.openStreams
         return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self] stream in
             metrics.streamOpened()
             if let session {
                 _ = sessions.streamOpened(session, lists: [list.name.rawValue])
             }
-            trackStream(stream, request: request, identity: identity, session: session, names: [list.name], decidedAt: decidedAt)
-            stream.onClose { _ in
-                metrics.streamClosed()
-                openStreams.remove(stream)
-                if let session {
-                    sessions.streamClosed(session)
-                }
-                Task { await list.unsubscribe(stream) }
-            }
+            trackStream(stream, request: request, identity: identity, session: session, names: [list.name], decidedAt: decidedAt,
+                        source: .list(list))
             Task { await list.subscribe(stream, since: resume, viewer: Viewer(session: session, identity: identity)) }
         }
     }
@@ -368,7 +360,6 @@ extension LiveListApp {
         let registry = self.registry
         let sessions = self.sessions
         let metrics = self.metrics
-        let openStreams = self.openStreams
         let resume = since
         let viewer = Viewer(session: session, identity: subject.identity)
         return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self, allowed, refused] stream in
@@ -381,16 +372,7 @@ extension LiveListApp {
             let control = StreamControl(token: SessionKeys.mintToken(), multiplexed: multiplexed, session: session)
             stream.write(ServerSentEvent(event: "stream", data: "{\"stream\":\"\(control.token)\"}").encoded)
             trackStream(stream, request: request, identity: subject.identity, session: session, names: allowed, decidedAt: decidedAt,
-                        control: control)
-            stream.onClose { _ in
-                metrics.streamClosed()
-                openStreams.remove(stream)
-                if let session {
-                    sessions.streamClosed(session)
-                }
-                // Leaves every list the stream named, and forgets the names only it waited on.
-                Task { await registry.forget(multiplexed) }
-            }
+                        source: .multiplexed(control))
             registry.refuse(multiplexed, names: refused, since: resume)
             guard !allowed.isEmpty else {
                 // Nothing it may see: the refusals are all it gets.
