@@ -110,32 +110,23 @@ final class Connection: @unchecked Sendable {
     let token: UInt64
     let loop: EventLoop
     let remoteAddress: String
-    /// Position in the loop's list of open connections (-1 once removed).
-    var openIndex = -1
-    /// The parser of the requests read, on the heap: made when a request starts, and let go by an event
-    /// stream while it holds nothing, so that an idle stream keeps no parsing state (see `parser`). A
-    /// pointer rather than an object: a request reaches its parser several times, with no reference
-    /// count or exclusivity check on each.
-    private var parserStorage: UnsafeMutablePointer<RequestParser>?
+    /// What reading requests needs (the parser, the body's progress, a lingering close's), on the heap:
+    /// made when a request starts, and let go by an event stream while it holds nothing, so that an
+    /// idle stream keeps none of it (see `parser`). A pointer rather than an object: a request reaches
+    /// its parser several times, with no reference count or exclusivity check on each.
+    private var requestStorage: UnsafeMutablePointer<RequestState>?
     private var outbound = OutboundQueue()
     private var stream: HTTPStream?
     private var streamHeartbeat: UInt64 = 0
-    private var heartbeatBytes: [UInt8] = []
     private var lastStreamWrite: UInt64 = 0
     private var requestStarted: UInt64
-    private var bodyStarted: UInt64 = 0
     private var idleSince: UInt64
     private var lastWriteProgress: UInt64 = 0
-    private var lingerDeadline: UInt64 = 0
-    private var lingerDrained = 0
-    private var served = 0
-    /// Bytes of the server's body budget held for the request being read or answered.
-    private var bodyReserved = 0
-    /// The `Content-Length` of the body being read; nil for a chunked one.
-    private var announcedBody: Int?
     /// The TLS session when the server speaks TLS; nil on the plain path.
     private var ssl: OpaquePointer?
     let fd: Int32
+    /// Position in the loop's list of open connections (-1 once removed); 4 bytes, beside `fd`.
+    var openIndex: Int32 = -1
     private var interest: IOEvents = []
     private(set) var phase: Phase = .reading
     private var streamKeepAlive = false
@@ -153,6 +144,8 @@ final class Connection: @unchecked Sendable {
     private var handshaking = false
     /// True once the first byte was seen to be a TLS handshake record.
     private var sawClientHello = false
+    /// True once a response was queued: the idle limit, not the first request's, applies then.
+    private var hasServed = false
 
     init(fd: Int32, token: UInt64, loop: EventLoop, remoteAddress: String, now: UInt64, ssl: OpaquePointer? = nil) {
         self.ssl = ssl
@@ -167,29 +160,48 @@ final class Connection: @unchecked Sendable {
 
     private var configuration: HTTPServerConfiguration { loop.configuration }
 
-    /// The request parser, made on first use, reached in place (no copy of it, no coroutine).
-    private var parser: RequestParser {
-        unsafeAddress { UnsafePointer(parserStorage ?? makeParser()) }
-        unsafeMutableAddress { parserStorage ?? makeParser() }
+    /// What reading requests needs beside the connection's own fields.
+    private struct RequestState {
+        var parser: RequestParser
+        /// When the body being read began to arrive (0: none is being read).
+        var bodyStarted: UInt64 = 0
+        /// Bytes of the server's body budget held for the request being read or answered.
+        var bodyReserved = 0
+        /// The `Content-Length` of the body being read; nil for a chunked one.
+        var announcedBody: Int?
+        /// When a lingering close gives up, and how much it has discarded.
+        var lingerDeadline: UInt64 = 0
+        var lingerDrained = 0
     }
 
-    private func makeParser() -> UnsafeMutablePointer<RequestParser> {
-        let storage = UnsafeMutablePointer<RequestParser>.allocate(capacity: 1)
-        storage.initialize(to: RequestParser(limits: configuration.limits))
-        parserStorage = storage
+    /// The request state, made on first use.
+    private var request: UnsafeMutablePointer<RequestState> { requestStorage ?? makeRequestState() }
+
+    /// The request parser, made on first use, reached in place (no copy of it, no coroutine).
+    private var parser: RequestParser {
+        unsafeAddress { UnsafePointer(request.pointer(to: \.parser)!) }
+        unsafeMutableAddress { request.pointer(to: \.parser)! }
+    }
+
+    private func makeRequestState() -> UnsafeMutablePointer<RequestState> {
+        let storage = UnsafeMutablePointer<RequestState>.allocate(capacity: 1)
+        storage.initialize(to: RequestState(parser: RequestParser(limits: configuration.limits)))
+        requestStorage = storage
         return storage
     }
 
-    /// Lets the parser go (made again by the next access).
-    private func releaseParser() {
-        guard let parserStorage else { return }
-        parserStorage.deinitialize(count: 1)
-        parserStorage.deallocate()
-        self.parserStorage = nil
+    /// Lets the request state go (made again by the next access). Nothing of the body budget is held
+    /// then: an answer gives it back before any stream starts.
+    private func releaseRequestState() {
+        guard let requestStorage else { return }
+        assert(requestStorage.pointee.bodyReserved == 0)
+        requestStorage.deinitialize(count: 1)
+        requestStorage.deallocate()
+        self.requestStorage = nil
     }
 
     deinit {
-        releaseParser()
+        releaseRequestState()
     }
 
     /// Bodies up to this size are copied behind the head; larger ones are sent from their own buffer.
@@ -264,12 +276,13 @@ final class Connection: @unchecked Sendable {
             }
             switch parser.next() {
             case .needMore:
-                if parser.isReadingBody, parser.bodyBytes > bodyReserved {
+                if parser.isReadingBody, parser.bodyBytes > request.pointee.bodyReserved {
                     // Reserved as the bytes arrive (never from what the head announced), in steps
                     // of 64 KiB so that an upload costs few atomic operations, and never past the
                     // announced length.
-                    var wanted = (parser.bodyBytes - bodyReserved + 0xFFFF) & ~0xFFFF
-                    if let announcedBody { wanted = min(wanted, announcedBody - bodyReserved) }
+                    let reserved = request.pointee.bodyReserved
+                    var wanted = (parser.bodyBytes - reserved + 0xFFFF) & ~0xFFFF
+                    if let announced = request.pointee.announcedBody { wanted = min(wanted, announced - reserved) }
                     guard reserveBody(wanted) else {
                         refuseBeforeBody(overBudget(), method: currentMethod, version: currentVersion)
                         continue
@@ -281,7 +294,7 @@ final class Connection: @unchecked Sendable {
                 } else if !parser.isIdle, requestStarted == 0 {
                     requestStarted = loop.now
                 }
-                if parser.isReadingBody, bodyStarted == 0 { bodyStarted = loop.now }
+                if parser.isReadingBody, request.pointee.bodyStarted == 0 { request.pointee.bodyStarted = loop.now }
                 if parser.isIdle { parser.releaseMemoryIfIdle() }
                 flush()
                 updateInterest()
@@ -303,21 +316,22 @@ final class Connection: @unchecked Sendable {
                     limit = bodyLimit
                 }
                 parser.limitBody(to: limit)
-                announcedBody = contentLength
+                request.pointee.announcedBody = contentLength
             case .continueExpected:
                 if parser.bufferedBytes == 0 { outbound.append(ResponseEncoder.continueBytes) }
-                if bodyStarted == 0 { bodyStarted = loop.now }
+                if request.pointee.bodyStarted == 0 { request.pointee.bodyStarted = loop.now }
             case .request(var request):
                 request.remoteAddress = remoteAddress
                 loop.count { $0.requests += 1 }
-                if request.body.count > bodyReserved, !reserveBody(request.body.count - bodyReserved) {
+                let reserved = self.request.pointee.bodyReserved
+                if request.body.count > reserved, !reserveBody(request.body.count - reserved) {
                     // The rest of the body came with its head in one read: it is held now, and
                     // counts like any other before its handler runs.
                     refuseBeforeBody(overBudget(), method: request.method, version: request.version)
                     continue
                 }
                 requestStarted = parser.isIdle ? 0 : loop.now
-                bodyStarted = 0
+                self.request.pointee.bodyStarted = 0
                 dispatch(request)
             case .error(let error):
                 loop.count { $0.protocolErrors += 1 }
@@ -362,14 +376,15 @@ final class Connection: @unchecked Sendable {
     private func reserveBody(_ bytes: Int) -> Bool {
         guard bytes > 0 else { return true }
         guard loop.server.bodyBudget.reserve(bytes) else { return false }
-        bodyReserved += bytes
+        request.pointee.bodyReserved += bytes
         return true
     }
 
     private func releaseBody() {
-        guard bodyReserved > 0 else { return }
-        loop.server.bodyBudget.add(-bodyReserved)
-        bodyReserved = 0
+        // Never makes the request state: without it, nothing is held.
+        guard let requestStorage, requestStorage.pointee.bodyReserved > 0 else { return }
+        loop.server.bodyBudget.add(-requestStorage.pointee.bodyReserved)
+        requestStorage.pointee.bodyReserved = 0
     }
 
     private func dispatch(_ incoming: HTTPRequest) {
@@ -403,7 +418,7 @@ final class Connection: @unchecked Sendable {
     private func send(_ response: HTTPResponse) {
         // The request's body is answered: its share of the budget goes back.
         releaseBody()
-        served += 1
+        hasServed = true
         idleSince = loop.now
         let keepAlive = currentKeepAlive && !closeAfterFlush
         let server = loop.serverNameBytes
@@ -445,17 +460,15 @@ final class Connection: @unchecked Sendable {
                 head.append(contentsOf: options.initialBytes)
             }
             outbound.append(head)
-            let stream = HTTPStream(connection: self, chunked: chunked, backlogLimit: configuration.streamBacklogLimit,
-                                     budget: loop.server.streamOutput)
+            let stream = HTTPStream(connection: self, chunked: chunked, heartbeatBytes: options.heartbeatBytes)
             self.stream = stream
             self.streamKeepAlive = streamKeepAlive
             streamHeartbeat = options.heartbeatInterval?.nanoseconds ?? 0
-            heartbeatBytes = options.heartbeatBytes
             lastStreamWrite = loop.now
             phase = .streaming
             if parser.isIdle {
                 // Nothing is read while it streams: made again if the connection serves requests after.
-                releaseParser()
+                releaseRequestState()
             }
             loop.count { $0.streamsOpen += 1 }
             start(stream)
@@ -535,7 +548,7 @@ final class Connection: @unchecked Sendable {
         }
         shutdown(fd, Int32(SHUT_WR))
         phase = .lingering
-        lingerDeadline = loop.now + configuration.lingerTimeout.nanoseconds
+        request.pointee.lingerDeadline = loop.now + configuration.lingerTimeout.nanoseconds
         updateInterest()
     }
 
@@ -544,9 +557,9 @@ final class Connection: @unchecked Sendable {
         while true {
             let count = systemRead(fd, buffer.baseAddress, buffer.count)
             if count > 0 {
-                lingerDrained += count
+                request.pointee.lingerDrained += count
                 // Room for a whole refused body, so that the client reads the answer before any reset.
-                if lingerDrained > max(1 << 20, configuration.limits.body + (64 << 10)) { close(reason: .closed); return }
+                if request.pointee.lingerDrained > max(1 << 20, configuration.limits.body + (64 << 10)) { close(reason: .closed); return }
                 continue
             }
             if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
@@ -588,7 +601,7 @@ final class Connection: @unchecked Sendable {
         case .closed, .handling:
             return
         case .lingering:
-            if now >= lingerDeadline { close(reason: .closed) }
+            if now >= request.pointee.lingerDeadline { close(reason: .closed) }
             return
         case .streaming:
             if outbound.bytes > 0, now - lastWriteProgress > configuration.writeTimeout.nanoseconds {
@@ -597,7 +610,7 @@ final class Connection: @unchecked Sendable {
             }
             if streamHeartbeat > 0, now - lastStreamWrite >= streamHeartbeat, outbound.bytes == 0, let stream {
                 lastStreamWrite = now
-                stream.write(heartbeatBytes)
+                stream.write(stream.heartbeatBytes)
             }
             return
         case .reading:
@@ -608,9 +621,10 @@ final class Connection: @unchecked Sendable {
             return
         }
         if parser.isIdle {
-            let limit = served == 0 ? configuration.headerTimeout : configuration.idleTimeout
+            let limit = hasServed ? configuration.idleTimeout : configuration.headerTimeout
             if now - idleSince > limit.nanoseconds { close(reason: .closed) }
         } else if parser.isReadingBody {
+            let bodyStarted = request.pointee.bodyStarted
             if bodyStarted > 0, now - bodyStarted > configuration.bodyTimeout.nanoseconds { timedOut("body") }
         } else if requestStarted > 0, now - requestStarted > configuration.headerTimeout.nanoseconds {
             timedOut("request head")

@@ -256,7 +256,7 @@ final class EventLoop: @unchecked Sendable {
                 connections.append(contentsOf: repeatElement(nil, count: max(slot + 1 - connections.count, connections.count)))
             }
             connections[slot] = connection
-            connection.openIndex = openConnections.count
+            connection.openIndex = Int32(openConnections.count)
             openConnections.append(connection)
             count { $0.connectionsAccepted += 1 }
             guard poller.register(fd, interest: .readable, token: token) else {
@@ -311,12 +311,12 @@ final class EventLoop: @unchecked Sendable {
         poller.forgetClosed(connection.fd)
         let slot = Int(connection.fd)
         if slot < connections.count, connections[slot] === connection { connections[slot] = nil }
-        let index = connection.openIndex
+        let index = Int(connection.openIndex)
         if index >= 0, index < openConnections.count, openConnections[index] === connection {
             let last = openConnections.removeLast()
             if index < openConnections.count {
                 openConnections[index] = last
-                last.openIndex = index
+                last.openIndex = Int32(index)
             }
             connection.openIndex = -1
         }

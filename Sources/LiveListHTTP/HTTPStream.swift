@@ -96,10 +96,10 @@ public final class HTTPStream: @unchecked Sendable {
         var pending: [[UInt8]] = []
         var pendingBytes = 0
         var socketQueued = 0
-        var drainWaiters: [@Sendable () -> Void] = []
-        /// The first close handler (a stream's owner registers one), and any others: no array for one.
+        /// The first close handler (a stream's owner registers one): no array for one.
         var closeHandler: (@Sendable (HTTPStreamCloseReason) -> Void)?
-        var moreCloseHandlers: [@Sendable (HTTPStreamCloseReason) -> Void] = []
+        /// Drain waiters and further close handlers, rare, in one array (one word while empty).
+        var waiting: [Waiter] = []
         /// What this stream has counted in the server's stream output budget: the bytes that it
         /// alone holds (shared ones are counted by their ``SharedBytes``).
         var accounted = 0
@@ -109,9 +109,33 @@ public final class HTTPStream: @unchecked Sendable {
         /// The shared buffers queued and not yet sent.
         var shared = HeldShared()
         // The 1-byte fields last, together (no padding between words).
+        /// Whether writes are framed as chunks (HTTP/1.1); here rather than beside the lock, where it
+        /// would cost a stream a word of padding.
+        let chunked: Bool
         var scheduled = false
         var closeReason: HTTPStreamCloseReason?
         var finished = false
+
+        init(chunked: Bool) {
+            self.chunked = chunked
+        }
+
+        /// What waits for the stream: to drain, or to end.
+        enum Waiter {
+            case drained(@Sendable () -> Void)
+            case closed(@Sendable (HTTPStreamCloseReason) -> Void)
+        }
+
+        /// Takes the waiters that `select` picks out of `waiting`.
+        mutating func take<Handler>(_ select: (Waiter) -> Handler?) -> [Handler] {
+            var taken: [Handler] = []
+            waiting.removeAll { waiter in
+                guard let handler = select(waiter) else { return false }
+                taken.append(handler)
+                return true
+            }
+            return taken
+        }
 
         /// Gives back the shared buffers that the peer has taken (all of them once finished), then
         /// brings the stream's own share of the server's budget up to what it holds now.
@@ -124,7 +148,7 @@ public final class HTTPStream: @unchecked Sendable {
 
         /// Queues one write: `bytes`, then `shared` (held, and counted once in `budget`), as one
         /// chunk when `chunked`.
-        mutating func queue(_ bytes: [UInt8], _ shared: SharedBytes?, chunked: Bool, budget: ByteBudget) {
+        mutating func queue(_ bytes: [UInt8], _ shared: SharedBytes?, budget: ByteBudget) {
             let total = bytes.count + (shared?.bytes.count ?? 0)
             // Nothing to send: no chunk either (an empty one would end the body).
             guard total > 0 else { return }
@@ -146,17 +170,23 @@ public final class HTTPStream: @unchecked Sendable {
         }
     }
 
-    private let state = Mutex(State())
-    let backlogLimit: Int
-    private let budget: ByteBudget
+    private let state: Mutex<State>
     private let connection: Connection
-    let chunked: Bool
+    /// What the connection writes when nothing was written for the heartbeat interval.
+    let heartbeatBytes: [UInt8]
+    /// Whether writes are framed as chunks (HTTP/1.1).
+    var chunked: Bool { state.withLock { $0.chunked } }
 
-    init(connection: Connection, chunked: Bool, backlogLimit: Int, budget: ByteBudget) {
+    /// The most a reader may leave queued (the server's `streamBacklogLimit`). Read through the
+    /// connection, as the budget is, so that an idle stream keeps neither.
+    var backlogLimit: Int { connection.loop.configuration.streamBacklogLimit }
+    /// The server's stream output budget.
+    private var budget: ByteBudget { connection.loop.server.streamOutput }
+
+    init(connection: Connection, chunked: Bool, heartbeatBytes: [UInt8]) {
         self.connection = connection
-        self.chunked = chunked
-        self.backlogLimit = backlogLimit
-        self.budget = budget
+        state = Mutex(State(chunked: chunked))
+        self.heartbeatBytes = heartbeatBytes
     }
 
     /// Queues bytes (for SSE: one whole event). Returns false when the stream is closed (nothing is
@@ -184,6 +214,8 @@ public final class HTTPStream: @unchecked Sendable {
     static let smallWrite = 4 << 10
 
     private func write(_ bytes: [UInt8], shared: SharedBytes?) -> Bool {
+        let budget = self.budget
+        let backlogLimit = self.backlogLimit
         let (accepted, schedule, overflow) = state.withLock { state -> (Bool, Bool, Bool) in
             guard state.closeReason == nil else { return (false, false, false) }
             let held = state.pendingBytes + state.socketQueued
@@ -198,7 +230,7 @@ public final class HTTPStream: @unchecked Sendable {
                 state.closeReason = .backlogExceeded
                 return (false, false, true)
             }
-            state.queue(bytes, shared, chunked: chunked, budget: budget)
+            state.queue(bytes, shared, budget: budget)
             state.settle(budget)
             let schedule = !state.scheduled
             state.scheduled = true
@@ -232,7 +264,7 @@ public final class HTTPStream: @unchecked Sendable {
         let now = state.withLock { state -> Bool in
             if state.finished || state.closeReason != nil { return false }
             if state.pendingBytes == 0 && state.socketQueued == 0 { return true }
-            state.drainWaiters.append(body)
+            state.waiting.append(.drained(body))
             return false
         }
         if now { body() }
@@ -245,7 +277,7 @@ public final class HTTPStream: @unchecked Sendable {
             if state.closeHandler == nil {
                 state.closeHandler = body
             } else {
-                state.moreCloseHandlers.append(body)
+                state.waiting.append(.closed(body))
             }
             return nil
         }
@@ -281,10 +313,10 @@ public final class HTTPStream: @unchecked Sendable {
         let waiters = state.withLock { state -> [@Sendable () -> Void] in
             state.socketQueued = bytes
             state.settle(budget)
-            guard bytes == 0, state.pendingBytes == 0, !state.drainWaiters.isEmpty, state.closeReason == nil else { return [] }
-            let waiters = state.drainWaiters
-            state.drainWaiters = []
-            return waiters
+            guard bytes == 0, state.pendingBytes == 0, !state.waiting.isEmpty, state.closeReason == nil else { return [] }
+            return state.take { waiter in
+                if case let .drained(body) = waiter { body } else { nil }
+            }
         }
         for waiter in waiters { waiter() }
     }
@@ -304,10 +336,13 @@ public final class HTTPStream: @unchecked Sendable {
             state.finished = true
             state.settle(budget)
             if state.closeReason == nil { state.closeReason = reason }
-            state.drainWaiters = []
-            let handlers = (state.closeHandler.map { [$0] } ?? []) + state.moreCloseHandlers
+            let more = state.take { waiter in
+                if case let .closed(body) = waiter { body } else { nil }
+            }
+            // Drain waiters are not called once the stream ends.
+            state.waiting = []
+            let handlers = (state.closeHandler.map { [$0] } ?? []) + more
             state.closeHandler = nil
-            state.moreCloseHandlers = []
             return handlers
         }
         for handler in handlers { handler(reason) }
