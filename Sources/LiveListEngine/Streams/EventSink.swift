@@ -124,25 +124,50 @@ public protocol EventSink: AnyObject, Sendable {
 /// socket to drain before it gets the next (coalesced) changeset.
 package final class Subscription: @unchecked Sendable {
     let sink: any EventSink
+    /// The multiplexed stream's state and a viewer other than anonymous, in one word: an anonymous
+    /// viewer's subscription to a list's own stream, the most numerous, stays small.
+    private let extras: Extras
     /// For a multiplexed stream, the stream's shared state (its version vector).
-    let multiplexed: MultiplexedStream?
-    /// Who is viewing (for lists rendered per viewer): kept apart unless anonymous, so that an anonymous
-    /// viewer's subscription, the most numerous, stays small.
-    private let someone: ViewerBox?
-    var viewer: Viewer { someone?.viewer ?? .anonymous }
+    var multiplexed: MultiplexedStream? {
+        switch extras {
+        case .none, .viewer: nil
+        case let .multiplexed(stream): stream
+        case let .both(both): both.multiplexed
+        }
+    }
+    /// Who is viewing (for lists rendered per viewer).
+    var viewer: Viewer {
+        switch extras {
+        case .none, .multiplexed: .anonymous
+        case let .viewer(box): box.viewer
+        case let .both(both): both.viewer
+        }
+    }
     /// Guarded by the owning list's actor.
     var delivered: Int
     var isWaitingForDrain = false
 
     init(sink: any EventSink, multiplexed: MultiplexedStream?, delivered: Int, viewer: Viewer = .anonymous) {
         self.sink = sink
-        self.multiplexed = multiplexed
         self.delivered = delivered
-        someone = viewer == .anonymous ? nil : ViewerBox(viewer)
+        switch (multiplexed, viewer == .anonymous) {
+        case (nil, true): extras = .none
+        case let (stream?, true): extras = .multiplexed(stream)
+        case (nil, false): extras = .viewer(ViewerBox(viewer))
+        case let (stream?, false): extras = .both(MultiplexedViewer(multiplexed: stream, viewer: viewer))
+        }
     }
 
     /// The sink's identity: a stream subscribes to a list at most once.
     var id: ObjectIdentifier { ObjectIdentifier(sink) }
+
+    /// Each case holds one reference, so that the enum fits in one word.
+    private enum Extras {
+        case none
+        case multiplexed(MultiplexedStream)
+        case viewer(ViewerBox)
+        case both(MultiplexedViewer)
+    }
 }
 
 /// A viewer held on the heap.
@@ -150,6 +175,17 @@ private final class ViewerBox: Sendable {
     let viewer: Viewer
 
     init(_ viewer: Viewer) {
+        self.viewer = viewer
+    }
+}
+
+/// A multiplexed stream's state and its viewer, held together on the heap.
+private final class MultiplexedViewer: Sendable {
+    let multiplexed: MultiplexedStream
+    let viewer: Viewer
+
+    init(multiplexed: MultiplexedStream, viewer: Viewer) {
+        self.multiplexed = multiplexed
         self.viewer = viewer
     }
 }
