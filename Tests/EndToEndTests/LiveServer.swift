@@ -13,6 +13,8 @@ final class LiveServer: @unchecked Sendable {
     let dataDirectory: String
     private let output = Pipe()
     private let log = LogBuffer()
+    /// Set by `stop()`: the thread that drains the server's standard error ends.
+    private let stopped = StopFlag()
 
     /// What the server printed on standard error so far.
     var errorOutput: String { log.text.withLock { $0 } }
@@ -48,14 +50,18 @@ final class LiveServer: @unchecked Sendable {
         let kept = (process, output)
         Self.keptProcesses.withLock { $0.append(kept) }
         try process.run()
-        // The banner names the port: "LiveList serving on http://127.0.0.1:PORT".
+        // The banner names the port: "LiveList serving on http://127.0.0.1:PORT". Read with
+        // PipeReading, never FileHandle (which stops the test process on an interrupted read).
+        let descriptor = output.fileHandleForReading.fileDescriptor
         var text = ""
         let deadline = Date().addingTimeInterval(20)
         var found: Int?
-        while found == nil && Date() < deadline && process.isRunning {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { continue }
-            text += String(decoding: chunk, as: UTF8.self)
+        reading: while found == nil && Date() < deadline {
+            switch PipeReading.read(descriptor, waitingMilliseconds: 100) {
+            case let .bytes(chunk): text += String(decoding: chunk, as: UTF8.self)
+            case .nothing: continue
+            case .end: break reading
+            }
             if let range = text.range(of: "serving on http://127.0.0.1:") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 found = Int(digits)
@@ -64,18 +70,27 @@ final class LiveServer: @unchecked Sendable {
         guard let found else {
             process.terminate()
             process.waitUntilExit()
-            text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            while case let .bytes(chunk) = PipeReading.read(descriptor, waitingMilliseconds: 0) {
+                text += String(decoding: chunk, as: UTF8.self)
+            }
             throw ServerError("the server did not start: \(text)")
         }
         port = found
-        // Keep draining stderr so the server never blocks on a full pipe, and keep what it says.
-        let handle = output.fileHandleForReading
+        // Keep draining stderr so the server never blocks on a full pipe, and keep what it says, until
+        // the server's end closes or `stop()` is called.
         let log = self.log
         log.text.withLock { $0 = text }
-        handle.readabilityHandler = { handle in
-            let chunk = String(decoding: handle.availableData, as: UTF8.self)
-            log.text.withLock { $0 += chunk }
+        let stopped = self.stopped
+        let drain = Thread {
+            while !stopped.isSet {
+                switch PipeReading.read(descriptor, waitingMilliseconds: 200) {
+                case let .bytes(chunk): log.text.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+                case .nothing: continue
+                case .end: return
+                }
+            }
         }
+        drain.start()
     }
 
     /// Stops the server with SIGTERM (or SIGKILL) and waits for it.
@@ -84,7 +99,7 @@ final class LiveServer: @unchecked Sendable {
             Glibc.kill(process.processIdentifier, kill ? SIGKILL : SIGTERM)
             process.waitUntilExit()
         }
-        output.fileHandleForReading.readabilityHandler = nil
+        stopped.set()
     }
 
     func removeData() {
@@ -103,6 +118,15 @@ func pageSession(_ list: String, port: Int) throws -> (cookie: String, token: St
         let range = page.text.range(of: #"(?<=name="csrf" value=")[0-9a-f]{64}"#, options: .regularExpression)
     else { throw ServerError("no session cookie or CSRF token on /lists/\(list)") }
     return (cookie, String(page.text[range]))
+}
+
+/// Set once, read from any thread.
+final class StopFlag: Sendable {
+    private let value = Atomic(false)
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    func set() { value.store(true, ordering: .releasing) }
 }
 
 /// The server's standard error, collected as it arrives.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveListTestSupport
 import Testing
 
 /// Runs the README's shell session against a real server, so that none of its commands can rot.
@@ -30,7 +31,7 @@ import Testing
                 process.standardOutput = pipe
                 process.standardError = FileHandle.nullDevice
                 try process.run()
-                let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let output = String(decoding: PipeReading.readToEnd(pipe.fileHandleForReading.fileDescriptor), as: UTF8.self)
                 process.waitUntilExit()
                 // curl exits 28 when --max-time ends a stream that was working.
                 #expect(process.terminationStatus == 0 || (streaming && process.terminationStatus == 28), "\(command): \(output)")

@@ -310,7 +310,7 @@ private func cells(_ ids: [String]) -> String {
             let pipe = Pipe()
             curl.standardOutput = pipe
             try curl.run()
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            let output = PipeReading.readToEnd(pipe.fileHandleForReading.fileDescriptor)
             curl.waitUntilExit()
             #expect(curl.terminationStatus == 0)
             let text = String(decoding: output, as: UTF8.self)

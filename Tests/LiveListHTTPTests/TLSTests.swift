@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LiveListTestSupport
 import Testing
 @testable import LiveListHTTP
 
@@ -60,10 +61,11 @@ private func runTool(_ name: String, _ arguments: [String]) -> ToolResult {
         return ToolResult(status: -1, output: "", errors: "\(error)")
     }
     // Read both pipes before waiting, so a chatty tool cannot block on a full pipe.
-    let errorData = Locked(Data())
-    let errorReader = Thread { errorData.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
+    // PipeReading, never FileHandle (which stops the test process on an interrupted read).
+    let errorData = Locked([UInt8]())
+    let errorReader = Thread { errorData.withLock { $0 = PipeReading.readToEnd(errors.fileHandleForReading.fileDescriptor) } }
     errorReader.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let outputData = PipeReading.readToEnd(output.fileHandleForReading.fileDescriptor)
     process.waitUntilExit()
     while errorReader.isExecuting || !errorReader.isFinished { usleep(1000) }
     return ToolResult(
