@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Builds Public/livelist.js from the readable Public/livelist.src.js, and Public/livelist-window.js from
-Public/livelist-window.src.js, with no dependencies.
+"""Builds Public/livelist.js from the readable Public/livelist.src.js, and likewise livelist-window.js and
+livelist-shared.js from their .src.js, with no dependencies.
 
-    python3 Scripts/minify.py           # writes both, prints raw and gzipped sizes
-    python3 Scripts/minify.py --check   # exits 1 when either is not the current build
+    python3 Scripts/minify.py           # writes all three, prints raw and gzipped sizes
+    python3 Scripts/minify.py --check   # exits 1 when one is not the current build
 
 It is a minifier for this one file's style, not for any JavaScript: it drops comments (but keeps the
 leading /*! header) and whitespace (a line break stays wherever automatic semicolon insertion could
@@ -21,7 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILDS = [(ROOT / "Public" / "livelist.src.js", ROOT / "Public" / "livelist.js"),
-          (ROOT / "Public" / "livelist-window.src.js", ROOT / "Public" / "livelist-window.js")]
+          (ROOT / "Public" / "livelist-window.src.js", ROOT / "Public" / "livelist-window.js"),
+          (ROOT / "Public" / "livelist-shared.src.js", ROOT / "Public" / "livelist-shared.js")]
 
 KEYWORDS = set("""break case catch class const continue debugger default delete do else export extends false
 finally for function if import in instanceof let new null of return super switch this throw true try typeof
@@ -29,7 +30,8 @@ undefined var void while with yield async await static get set""".split())
 GLOBALS = set("""document window Map WeakMap Set Error Math Date Promise JSON Object Array CustomEvent
 IntersectionObserver EventSource AbortController fetch setTimeout clearTimeout getComputedStyle matchMedia
 innerHeight encodeURIComponent requestAnimationFrame NaN Infinity console FormData URLSearchParams performance
-navigator BroadcastChannel LiveList LLW location decodeURIComponent Float64Array""".split())
+navigator BroadcastChannel LiveList LLW location decodeURIComponent Float64Array self queueMicrotask
+addEventListener Event MessageEvent EventTarget SharedWorker URL""".split())
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 NUMBER = re.compile(r"(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 PUNCT = sorted(""">>>= ... === !== **= <<= >>= >>> => == != <= >= && || ?? ?. ** ++ -- += -= *= /= %= &= |= ^= << >>
@@ -136,17 +138,20 @@ def tokenize(src):
 
 
 def key_positions(tokens):
-    """Indices of identifiers that are object keys: `{k: …}`, `{k(…) {…}}` and shorthand `{k}`; and which
-    of them are shorthand. Judged by the innermost open bracket and the neighbouring tokens."""
+    """Indices of identifiers that are object keys: `{k: …}`, `{k(…) {…}}` and shorthand `{k}`, and
+    method names of class bodies (`class A extends B { m(…) {…} }`); and which of them are shorthand.
+    Judged by the innermost open bracket and the neighbouring tokens."""
     keys, shorthand, stack = set(), set(), []
     for index, token in enumerate(tokens):
         if token.kind == "punct" and token.text in "([":
             stack.append(token.text)
-        elif token.text == "{" and token.kind == "punct":  # an object literal, or a block ("b")
+        elif token.text == "{" and token.kind == "punct":  # an object literal, a class body ("c"), or a block ("b")
             before = tokens[index - 1] if index else None
             literal = before is not None and ((before.kind == "punct" and before.text in OBJECT_AFTER)
                                               or (before.kind == "id" and before.text == "return"))
-            stack.append("{" if literal else "b")
+            # `class {`, `class A {`, `class A extends B {`: the keyword within the four tokens before.
+            body = any(t.kind == "id" and t.text == "class" for t in tokens[max(0, index - 4):index])
+            stack.append("{" if literal else "c" if body else "b")
         elif token.kind == "punct" and token.text in ")]}":
             stack.pop()
         elif token.kind == "raw":
@@ -154,9 +159,23 @@ def key_positions(tokens):
                 stack.append("${")
             if token.text.startswith("}"):
                 stack.pop()
-        if token.kind != "id" or not stack or stack[-1] != "{" or index == 0:
+        if token.kind != "id" or not stack or index == 0:
             continue
         before, after = tokens[index - 1], tokens[index + 1]
+        if stack[-1] == "c":
+            # A method: its name after `{`, `}` or `;`, then `(…) {`.
+            if before.kind == "punct" and before.text in "{};" and after.text == "(":
+                depth, j = 0, index + 1
+                while True:
+                    depth += {"(": 1, ")": -1}.get(tokens[j].text, 0) if tokens[j].kind == "punct" else 0
+                    if depth == 0:
+                        break
+                    j += 1
+                if tokens[j + 1].text == "{":
+                    keys.add(index)
+            continue
+        if stack[-1] != "{":
+            continue
         if before.kind != "punct" or before.text not in "{,":
             continue
         if after.text == ":":
