@@ -42,11 +42,18 @@
         k == 'patch' && ver.get(c.list) < c.version && ver.set(c.list, c.version);
         out({ t: 'ev', k, l: c.list, d: m.data });
       });
-      // The browser's own reconnect would name only this URL's lists: close, and open anew later.
+      // The browser's own reconnect would name only this URL's lists: close, and open anew later. A
+      // refusal (EventSource hides the status: ask once) of 401 or 404 means that none of them may be
+      // seen now, as after a sign-out: each tab is told that its lists are denied.
       e.onerror = () => {
         if (es != e) return;
+        const ls = [...on], ac = e.readyState == 2 && new AbortController();
         shut(); out({ t: 'err' });
         timer = setTimeout(() => { timer = 0; sync() }, Math.min(30000, 1000 * 2 ** tries++) * (.75 + Math.random() / 2));
+        ac && fetch(e.url, { signal: ac.signal, headers: { Accept: 'text/event-stream' } }).then(r => {
+          ac.abort();
+          if (r.status == 401 || r.status == 404) for (const l of ls) out({ t: 'ev', k: 'denied', l, d: JSON.stringify({ list: l }) });
+        }, () => {});
       };
     }
 

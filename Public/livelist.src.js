@@ -367,15 +367,16 @@
       if (e.readyState != 2 || es != e) return; // the browser reconnects by itself
       es = null;
       const d = Math.min(L.max, L.delay * 2 ** tries++) * (.75 + Math.random() / 2), again = () => { timer = setTimeout(connect, d) };
-      if (!one) return again();
       // EventSource hides the status: ask once; 204 means the list is gone for good, 404 that it is
-      // gone or refused to this viewer (alike on purpose), 401 that nobody signed in may see it.
+      // gone or refused to this viewer (alike on purpose), 401 that nobody signed in may see it (on the
+      // multiplexed route: none of its lists, as after a sign-out).
       const ac = new AbortController();
       fetch(u, { signal: ac.signal, headers: { Accept: 'text/event-stream' } })
         .then(r => {
           ac.abort();
-          (r.status == 401 || r.status == 404) && deny(one);
-          r.status == 204 || r.status == 404 || r.status == 401 ? (stopped = 1, shown('offline')) : again();
+          const c = r.status;
+          (c == 401 || c == 404) && ss.forEach(deny);
+          c == 204 && one || (c == 401 || c == 404) && !S.size ? (stopped = 1, shown('offline')) : again();
         }, again);
     };
   }

@@ -96,6 +96,27 @@ def test_a_denied_list_is_emptied_and_the_others_go_on(browser, server, chains):
     browser.execute_script("LiveList.close()")
 
 
+def test_a_multiplexed_stream_refused_on_reconnect_denies_every_list(browser, server, chains):
+    """The multiplexed route answers 401 when nobody signed in may see any of its lists (after a sign-out
+    in another tab, say). EventSource hides the status, so the page asks once, as for one list: a 503 is
+    retried with back-off, a 401 empties every list, dispatches livelist:denied on each and stops."""
+    one, other = [c for c in chains if c["before"]["sections"]][:2]
+    first, second = one["before"], dict(other["before"], list="second.list")
+    server.route("/events", status(503), status(503), status(401), status(401))
+    open_page(browser, server, "refused", root_html(first) + root_html(second))
+    browser.execute_script(RECORD_EVENTS + "LiveList.options.delay = 50; LiveList.connect()")
+    wait_for(lambda: len(server.requests_to("/events")) >= 4, message="the refusals and their checks")
+    time.sleep(0.8)
+    requests = server.requests_to("/events")
+    assert len(requests) == 4, "a 401 stops reconnecting"
+    assert requests[2]["time"] - requests[1]["time"] >= 0.03, "a 503 backs off before reconnecting"
+    assert requests[3]["headers"].get("Accept") == "text/event-stream"
+    count = "return document.querySelector(`[data-list=\"${arguments[0]}\"]`).children.length"
+    assert browser.execute_script(count, first["list"]) == 0 and browser.execute_script(count, "second.list") == 0
+    events = browser.execute_script("return __events")
+    assert ["denied", first["list"], None] in events and ["denied", "second.list", None] in events, events
+
+
 def test_one_multiplexed_stream_serves_every_list_of_the_page(browser, server, chains):
     one, other = [c for c in chains if c["before"]["sections"]][:2]
     first, second = one["before"], dict(other["before"], list="second.list")
