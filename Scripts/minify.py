@@ -163,16 +163,9 @@ def key_positions(tokens):
             continue
         before, after = tokens[index - 1], tokens[index + 1]
         if stack[-1] == "c":
-            # A method: its name after `{`, `}` or `;`, then `(…) {`.
-            if before.kind == "punct" and before.text in "{};" and after.text == "(":
-                depth, j = 0, index + 1
-                while True:
-                    depth += {"(": 1, ")": -1}.get(tokens[j].text, 0) if tokens[j].kind == "punct" else 0
-                    if depth == 0:
-                        break
-                    j += 1
-                if tokens[j + 1].text == "{":
-                    keys.add(index)
+            # A method of a class: its name after `{`, `}` or `;`.
+            if before.kind == "punct" and before.text in "{};" and is_method(tokens, index):
+                keys.add(index)
             continue
         if stack[-1] != "{":
             continue
@@ -183,16 +176,22 @@ def key_positions(tokens):
         elif after.text in ",}" and after.kind == "punct":
             keys.add(index)
             shorthand.add(index)
-        elif after.text == "(":  # a method `name(…) {` (a call would not be followed by `{`)
-            depth, j = 0, index + 1
-            while True:
-                depth += {"(": 1, ")": -1}.get(tokens[j].text, 0) if tokens[j].kind == "punct" else 0
-                if depth == 0:
-                    break
-                j += 1
-            if tokens[j + 1].text == "{":
-                keys.add(index)
+        elif is_method(tokens, index):
+            keys.add(index)
     return keys, shorthand
+
+
+def is_method(tokens, index):
+    """Whether the name at `index` starts a method, `name(…) {` (a call would not be followed by `{`)."""
+    if tokens[index + 1].text != "(":
+        return False
+    depth, j = 0, index + 1
+    while True:
+        depth += {"(": 1, ")": -1}.get(tokens[j].text, 0) if tokens[j].kind == "punct" else 0
+        if depth == 0:
+            break
+        j += 1
+    return tokens[j + 1].text == "{"
 
 
 def short_names(used):

@@ -43,6 +43,18 @@ def ensure_binary():
         pytest.fail(f"building livelist failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
 
 
+def request_on(port, method, path, body=None, headers=None):
+    """One request to 127.0.0.1:`port` on its own connection: (status, headers, body bytes)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        data = body if body is None or isinstance(body, bytes) else body.encode()
+        connection.request(method, path, body=data, headers=dict(headers or {}, Connection="close"))
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
+
+
 class Livelist:
     """One `livelist` process at a time over one data directory; `restart` keeps the directory and port."""
 
@@ -98,14 +110,7 @@ class Livelist:
 
     def request(self, method, path, body=None, headers=None):
         """One request on its own connection: (status, headers, body bytes)."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            data = body if body is None or isinstance(body, bytes) else body.encode()
-            connection.request(method, path, body=data, headers=dict(headers or {}, Connection="close"))
-            response = connection.getresponse()
-            return response.status, response.headers, response.read()
-        finally:
-            connection.close()
+        return request_on(self.port, method, path, body, headers)
 
     def put(self, name, state, ascii_only=True):
         body = json.dumps(state, ensure_ascii=ascii_only)

@@ -27,7 +27,6 @@ Every tab gets test_shared_stream.py's prelude (it records each applied changese
 Environment: LIVELIST_BOARD_BINARY, the board app (default Examples/Board/.build/debug/board, as
 Tests/Cluster; this file never builds it: it skips without it). The board serves this repository's
 Public/ and Templates/ (LIVELIST_PUBLIC, LIVELIST_TEMPLATES)."""
-import http.client
 import os
 import re
 import shutil
@@ -42,8 +41,8 @@ from urllib.parse import quote, urlencode, urlsplit
 import pytest
 
 from conftest import REPO, wait_for
-from test_live import BANNER, console_errors
-from test_shared_stream import check_chain, converge_all, metric, one_stream, open_tab, shared
+from test_live import BANNER, console_errors, request_on
+from test_shared_stream import check_chain, converge_all, metric, one_stream, open_tab, shared, tabs  # noqa: F401 (a fixture)
 
 BOARD = Path(os.environ.get("LIVELIST_BOARD_BINARY", REPO / "Examples" / "Board" / ".build" / "debug" / "board"))
 USERS = {"alice": "secret1", "bob": "secret2"}
@@ -109,14 +108,7 @@ class Board:
 
     def request(self, method, path, body=None, headers=None):
         """One request on its own connection: (status, headers, body bytes)."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            data = body if body is None or isinstance(body, bytes) else body.encode()
-            connection.request(method, path, body=data, headers=dict(headers or {}, Connection="close"))
-            response = connection.getresponse()
-            return response.status, response.headers, response.read()
-        finally:
-            connection.close()
+        return request_on(self.port, method, path, body, headers)
 
 
 class SignIn:
@@ -189,19 +181,6 @@ def board(driver):
     driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
     driver.get_log("browser")  # the refusals this test asked for, once checked
     server.close()
-
-
-@pytest.fixture
-def tabs(driver):
-    """The tabs a test opens (by handle); closed afterwards, back in the session's first window."""
-    first, opened = driver.current_window_handle, []
-    yield opened
-    for handle in driver.window_handles:
-        if handle != first:
-            driver.switch_to.window(handle)
-            driver.close()
-    driver.switch_to.window(first)
-    driver.get("about:blank")
 
 
 def sign_in_in_the_browser(driver, board, tabs, user):
