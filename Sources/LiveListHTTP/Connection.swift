@@ -191,10 +191,9 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Lets the request state go (made again by the next access). Nothing of the body budget is held
-    /// then: an answer gives it back before any stream starts.
+    /// then: an answer gives it back before any stream starts, and `close` before the connection goes.
     private func releaseRequestState() {
         guard let requestStorage else { return }
-        assert(requestStorage.pointee.bodyReserved == 0)
         requestStorage.deinitialize(count: 1)
         requestStorage.deallocate()
         self.requestStorage = nil

@@ -214,10 +214,11 @@ public final class HTTPStream: @unchecked Sendable {
     static let smallWrite = 4 << 10
 
     private func write(_ bytes: [UInt8], shared: SharedBytes?) -> Bool {
-        let budget = self.budget
-        let backlogLimit = self.backlogLimit
         let (accepted, schedule, overflow) = state.withLock { state -> (Bool, Bool, Bool) in
             guard state.closeReason == nil else { return (false, false, false) }
+            // Read only for a stream still open: every stream ends before its server goes, and a
+            // writer may hold an ended one longer.
+            let budget = self.budget
             let held = state.pendingBytes + state.socketQueued
             // What this write adds to the budget: its own bytes, and shared ones that no stream
             // holds yet (the others are counted already).

@@ -142,6 +142,31 @@ final class StreamBook: Sendable {
         }
     }
 
+    /// A writer may keep a stream after its server shut down and was let go: its writes are refused,
+    /// and nothing of the gone server is reached (a stream reads its budget through its connection).
+    @Test func aStreamOutlivingItsServerRefusesWrites() async throws {
+        let book = StreamBook()
+        var server: HTTPServer? = HTTPServer(configuration: testConfiguration(), handler: book.handler(heartbeat: nil))
+        try server?.start()
+        let port = try #require(server?.port)
+        let client = try #require(await onThread { TestClient(port: port) })
+        let opened = await onThread { () -> Bool in
+            client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+            return client.readResponse(head: true) != nil
+        }
+        #expect(opened)
+        #expect(await eventually { book.count == 1 })
+        let stream = book.stream(0)
+        await server?.shutdown(gracePeriod: .milliseconds(200))
+        weak let gone = server
+        server = nil
+        #expect(stream.isClosed)
+        #expect(!stream.write("after the server"))
+        #expect(!stream.send(ServerSentEvent(data: "after the server")))
+        _ = gone
+        withExtendedLifetime(client) {}
+    }
+
     @Test(arguments: EventLoopBackend.available) func closingAStreamEndsTheBodyAndKeepsTheConnection(backend: EventLoopBackend) async throws {
         let book = StreamBook()
         try await withServer(testConfiguration(backend: backend), handler: book.handler()) { server in
