@@ -8,22 +8,17 @@ import Glibc
 
 /// The real `livelist` binary, started on a free loopback port with its own data directory.
 final class LiveServer: @unchecked Sendable {
-    let process = Process()
+    /// The server's process (posix_spawn: Foundation's `Process.run()` crashes now and then on Linux,
+    /// see `ChildProcess`).
+    let process: ChildProcess
     let port: Int
     let dataDirectory: String
-    private let output = Pipe()
     private let log = LogBuffer()
     /// Set by `stop()`: the thread that drains the server's standard error ends.
     private let stopped = StopFlag()
 
     /// What the server printed on standard error so far.
     var errorOutput: String { log.text.withLock { $0 } }
-
-    /// Every `Process` a test started, with its pipe, never released: Foundation's process monitoring can still touch
-    /// a `Process` that ended after `waitUntilExit()` returns, and releasing it then (as a failed
-    /// `init` does at once) corrupted the test process's heap (seen as crashes in unrelated tests while
-    /// a server that refused its templates was starting).
-    private static let keptProcesses = Mutex<[(Process, Pipe)]>([])
 
     /// The repository root (this file is Tests/EndToEndTests/LiveServer.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -39,20 +34,14 @@ final class LiveServer: @unchecked Sendable {
     /// Starts the server; `arguments` are extra flags (`--write-token`, `--heartbeat`, …).
     init(arguments: [String] = [], dataDirectory: String? = nil) throws {
         self.dataDirectory = dataDirectory ?? NSTemporaryDirectory() + "livelist-e2e-\(UUID().uuidString)"
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = [
+        process = try ChildProcess(Self.binary, [
             "--port", "0", "--data", self.dataDirectory,
             "--public", Self.root + "/Public", "--templates", Self.root + "/Templates",
             "--log-level", "info",
-        ] + arguments
-        process.standardError = output
-        process.standardOutput = FileHandle.nullDevice
-        let kept = (process, output)
-        Self.keptProcesses.withLock { $0.append(kept) }
-        try process.run()
+        ] + arguments, errors: .capture)
         // The banner names the port: "LiveList serving on http://127.0.0.1:PORT". Read with
         // PipeReading, never FileHandle (which stops the test process on an interrupted read).
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = process.errorDescriptor
         var text = ""
         let deadline = Date().addingTimeInterval(20)
         var found: Int?
@@ -81,12 +70,16 @@ final class LiveServer: @unchecked Sendable {
         let log = self.log
         log.text.withLock { $0 = text }
         let stopped = self.stopped
+        // The thread holds the process, whose end of the pipe stays open until the thread is done.
+        let process = self.process
         let drain = Thread {
-            while !stopped.isSet {
-                switch PipeReading.read(descriptor, waitingMilliseconds: 200) {
-                case let .bytes(chunk): log.text.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
-                case .nothing: continue
-                case .end: return
+            withExtendedLifetime(process) {
+                while !stopped.isSet {
+                    switch PipeReading.read(descriptor, waitingMilliseconds: 200) {
+                    case let .bytes(chunk): log.text.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+                    case .nothing: continue
+                    case .end: return
+                    }
                 }
             }
         }
@@ -96,7 +89,7 @@ final class LiveServer: @unchecked Sendable {
     /// Stops the server with SIGTERM (or SIGKILL) and waits for it.
     func stop(kill: Bool = false) {
         if process.isRunning {
-            Glibc.kill(process.processIdentifier, kill ? SIGKILL : SIGTERM)
+            process.signal(kill ? SIGKILL : SIGTERM)
             process.waitUntilExit()
         }
         stopped.set()

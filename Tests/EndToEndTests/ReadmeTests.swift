@@ -24,14 +24,8 @@ import Testing
                 if streaming {
                     line = line.replacingOccurrences(of: "curl -N", with: "curl -N --max-time 1")
                 }
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/bin/sh")
-                process.arguments = ["-c", line]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                let output = String(decoding: PipeReading.readToEnd(pipe.fileHandleForReading.fileDescriptor), as: UTF8.self)
+                let process = try ChildProcess("/bin/sh", ["-c", line], output: .capture)
+                let output = String(decoding: PipeReading.readToEnd(process.outputDescriptor), as: UTF8.self)
                 process.waitUntilExit()
                 // curl exits 28 when --max-time ends a stream that was working.
                 #expect(process.terminationStatus == 0 || (streaming && process.terminationStatus == 28), "\(command): \(output)")

@@ -304,13 +304,10 @@ private func cells(_ ids: [String]) -> String {
             #expect(refused.header("Content-Encoding") == nil)
 
             // curl as an independent peer: it asks for gzip, checks the stream and decompresses it.
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            curl.arguments = ["curl", "-s", "--compressed", "-w", "\\n%{size_download} %{content_type}", "http://127.0.0.1:\(server.port)/livelist.js"]
-            let pipe = Pipe()
-            curl.standardOutput = pipe
-            try curl.run()
-            let output = PipeReading.readToEnd(pipe.fileHandleForReading.fileDescriptor)
+            let curl = try ChildProcess(
+                "/usr/bin/env", ["curl", "-s", "--compressed", "-w", "\\n%{size_download} %{content_type}", "http://127.0.0.1:\(server.port)/livelist.js"],
+                output: .capture)
+            let output = PipeReading.readToEnd(curl.outputDescriptor)
             curl.waitUntilExit()
             #expect(curl.terminationStatus == 0)
             let text = String(decoding: output, as: UTF8.self)

@@ -47,25 +47,18 @@ private struct ToolResult: Sendable {
 /// Runs a command line tool to completion (blocking: call it off the cooperative pool).
 private func runTool(_ name: String, _ arguments: [String]) -> ToolResult {
     guard let path = toolPath(name) else { return ToolResult(status: -1, output: "", errors: "\(name) not found") }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
+    let process: ChildProcess
     do {
-        try process.run()
+        process = try ChildProcess(path, arguments, output: .capture, errors: .capture)
     } catch {
         return ToolResult(status: -1, output: "", errors: "\(error)")
     }
-    // Read both pipes before waiting, so a chatty tool cannot block on a full pipe.
-    // PipeReading, never FileHandle (which stops the test process on an interrupted read).
+    // Read both pipes before waiting, so a chatty tool cannot block on a full pipe. PipeReading, never
+    // FileHandle (which stops the test process on an interrupted read).
     let errorData = Locked([UInt8]())
-    let errorReader = Thread { errorData.withLock { $0 = PipeReading.readToEnd(errors.fileHandleForReading.fileDescriptor) } }
+    let errorReader = Thread { errorData.withLock { $0 = PipeReading.readToEnd(process.errorDescriptor) } }
     errorReader.start()
-    let outputData = PipeReading.readToEnd(output.fileHandleForReading.fileDescriptor)
+    let outputData = PipeReading.readToEnd(process.outputDescriptor)
     process.waitUntilExit()
     while errorReader.isExecuting || !errorReader.isFinished { usleep(1000) }
     return ToolResult(
