@@ -37,6 +37,14 @@ final class OpenStreams: Sendable {
             case list(any ServedList)
             /// A multiplexed stream, with what changes its lists.
             case multiplexed(StreamControl)
+
+            /// The lists the stream asked for, as its session records them.
+            var requested: [String] {
+                switch self {
+                case let .list(list): [list.name.rawValue]
+                case let .multiplexed(control): control.multiplexed.names
+                }
+            }
         }
 
         /// What changes a multiplexed stream's lists; nil for a list's own stream.
@@ -108,13 +116,17 @@ final class OpenStreams: Sendable {
         self.registry = registry
     }
 
-    /// Records an open stream and ends its record when the stream ends (an entry of a stream that
-    /// ended already is not kept).
+    /// Records an open stream (counted, and in its session's record) and undoes it all when the stream
+    /// ends (an entry of a stream that ended already is not kept).
     @discardableResult
     func add(
         _ stream: HTTPStream, request: HTTPRequest?, identity: Identity?, session: String?, sessionDigest: String?,
         names: [ListName], source: Entry.Source
     ) -> Entry {
+        metrics.streamOpened()
+        if let session {
+            _ = sessions.streamOpened(session, lists: source.requested)
+        }
         let entry = Entry(
             request: request, identity: identity, session: session, sessionDigest: sessionDigest, stream: stream, names: names,
             source: source, table: self)

@@ -280,14 +280,8 @@ extension LiveListApp {
             since = ListVersion.parse(lastEventID) ?? -1
         }
         let session = keys.session(from: request)
-        let sessions = self.sessions
-        let metrics = self.metrics
         let resume = since
         return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self] stream in
-            metrics.streamOpened()
-            if let session {
-                _ = sessions.streamOpened(session, lists: [list.name.rawValue])
-            }
             trackStream(stream, request: request, identity: identity, session: session, names: [list.name], decidedAt: decidedAt,
                         source: .list(list))
             Task { await list.subscribe(stream, since: resume, viewer: Viewer(session: session, identity: identity)) }
@@ -358,16 +352,10 @@ extension LiveListApp {
         let session = keys.session(from: request)
         let listNames = names
         let registry = self.registry
-        let sessions = self.sessions
-        let metrics = self.metrics
         let resume = since
         let viewer = Viewer(session: session, identity: subject.identity)
         return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self, allowed, refused] stream in
-            metrics.streamOpened()
             let multiplexed = MultiplexedStream(sink: stream, names: listNames.map(\.rawValue), versions: resume)
-            if let session {
-                _ = sessions.streamOpened(session, lists: listNames.map(\.rawValue))
-            }
             // Its first event names it to the requests that add and drop its lists (POST /events/TOKEN).
             let control = StreamControl(token: SessionKeys.mintToken(), multiplexed: multiplexed, session: session)
             stream.write(ServerSentEvent(event: "stream", data: "{\"stream\":\"\(control.token)\"}").encoded)
