@@ -175,12 +175,12 @@ final class Connection: @unchecked Sendable {
     }
 
     /// The request state, made on first use.
-    private var request: UnsafeMutablePointer<RequestState> { requestStorage ?? makeRequestState() }
+    private var requestState: UnsafeMutablePointer<RequestState> { requestStorage ?? makeRequestState() }
 
     /// The request parser, made on first use, reached in place (no copy of it, no coroutine).
     private var parser: RequestParser {
-        unsafeAddress { UnsafePointer(request.pointer(to: \.parser)!) }
-        unsafeMutableAddress { request.pointer(to: \.parser)! }
+        unsafeAddress { UnsafePointer(requestState.pointer(to: \.parser)!) }
+        unsafeMutableAddress { requestState.pointer(to: \.parser)! }
     }
 
     private func makeRequestState() -> UnsafeMutablePointer<RequestState> {
@@ -275,13 +275,13 @@ final class Connection: @unchecked Sendable {
             }
             switch parser.next() {
             case .needMore:
-                if parser.isReadingBody, parser.bodyBytes > request.pointee.bodyReserved {
+                if parser.isReadingBody, parser.bodyBytes > requestState.pointee.bodyReserved {
                     // Reserved as the bytes arrive (never from what the head announced), in steps
                     // of 64 KiB so that an upload costs few atomic operations, and never past the
                     // announced length.
-                    let reserved = request.pointee.bodyReserved
+                    let reserved = requestState.pointee.bodyReserved
                     var wanted = (parser.bodyBytes - reserved + 0xFFFF) & ~0xFFFF
-                    if let announced = request.pointee.announcedBody { wanted = min(wanted, announced - reserved) }
+                    if let announced = requestState.pointee.announcedBody { wanted = min(wanted, announced - reserved) }
                     guard reserveBody(wanted) else {
                         refuseBeforeBody(overBudget(), method: currentMethod, version: currentVersion)
                         continue
@@ -293,7 +293,7 @@ final class Connection: @unchecked Sendable {
                 } else if !parser.isIdle, requestStarted == 0 {
                     requestStarted = loop.now
                 }
-                if parser.isReadingBody, request.pointee.bodyStarted == 0 { request.pointee.bodyStarted = loop.now }
+                if parser.isReadingBody, requestState.pointee.bodyStarted == 0 { requestState.pointee.bodyStarted = loop.now }
                 if parser.isIdle { parser.releaseMemoryIfIdle() }
                 flush()
                 updateInterest()
@@ -315,14 +315,14 @@ final class Connection: @unchecked Sendable {
                     limit = bodyLimit
                 }
                 parser.limitBody(to: limit)
-                request.pointee.announcedBody = contentLength
+                requestState.pointee.announcedBody = contentLength
             case .continueExpected:
                 if parser.bufferedBytes == 0 { outbound.append(ResponseEncoder.continueBytes) }
-                if request.pointee.bodyStarted == 0 { request.pointee.bodyStarted = loop.now }
+                if requestState.pointee.bodyStarted == 0 { requestState.pointee.bodyStarted = loop.now }
             case .request(var request):
                 request.remoteAddress = remoteAddress
                 loop.count { $0.requests += 1 }
-                let reserved = self.request.pointee.bodyReserved
+                let reserved = requestState.pointee.bodyReserved
                 if request.body.count > reserved, !reserveBody(request.body.count - reserved) {
                     // The rest of the body came with its head in one read: it is held now, and
                     // counts like any other before its handler runs.
@@ -330,7 +330,7 @@ final class Connection: @unchecked Sendable {
                     continue
                 }
                 requestStarted = parser.isIdle ? 0 : loop.now
-                self.request.pointee.bodyStarted = 0
+                requestState.pointee.bodyStarted = 0
                 dispatch(request)
             case .error(let error):
                 loop.count { $0.protocolErrors += 1 }
@@ -375,7 +375,7 @@ final class Connection: @unchecked Sendable {
     private func reserveBody(_ bytes: Int) -> Bool {
         guard bytes > 0 else { return true }
         guard loop.server.bodyBudget.reserve(bytes) else { return false }
-        request.pointee.bodyReserved += bytes
+        requestState.pointee.bodyReserved += bytes
         return true
     }
 
@@ -547,7 +547,7 @@ final class Connection: @unchecked Sendable {
         }
         shutdown(fd, Int32(SHUT_WR))
         phase = .lingering
-        request.pointee.lingerDeadline = loop.now + configuration.lingerTimeout.nanoseconds
+        requestState.pointee.lingerDeadline = loop.now + configuration.lingerTimeout.nanoseconds
         updateInterest()
     }
 
@@ -556,9 +556,9 @@ final class Connection: @unchecked Sendable {
         while true {
             let count = systemRead(fd, buffer.baseAddress, buffer.count)
             if count > 0 {
-                request.pointee.lingerDrained += count
+                requestState.pointee.lingerDrained += count
                 // Room for a whole refused body, so that the client reads the answer before any reset.
-                if request.pointee.lingerDrained > max(1 << 20, configuration.limits.body + (64 << 10)) { close(reason: .closed); return }
+                if requestState.pointee.lingerDrained > max(1 << 20, configuration.limits.body + (64 << 10)) { close(reason: .closed); return }
                 continue
             }
             if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
@@ -600,7 +600,7 @@ final class Connection: @unchecked Sendable {
         case .closed, .handling:
             return
         case .lingering:
-            if now >= request.pointee.lingerDeadline { close(reason: .closed) }
+            if now >= requestState.pointee.lingerDeadline { close(reason: .closed) }
             return
         case .streaming:
             if outbound.bytes > 0, now - lastWriteProgress > configuration.writeTimeout.nanoseconds {
@@ -623,7 +623,7 @@ final class Connection: @unchecked Sendable {
             let limit = hasServed ? configuration.idleTimeout : configuration.headerTimeout
             if now - idleSince > limit.nanoseconds { close(reason: .closed) }
         } else if parser.isReadingBody {
-            let bodyStarted = request.pointee.bodyStarted
+            let bodyStarted = requestState.pointee.bodyStarted
             if bodyStarted > 0, now - bodyStarted > configuration.bodyTimeout.nanoseconds { timedOut("body") }
         } else if requestStarted > 0, now - requestStarted > configuration.headerTimeout.nanoseconds {
             timedOut("request head")
