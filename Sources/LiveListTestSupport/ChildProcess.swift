@@ -108,7 +108,7 @@ public final class ChildProcess: Sendable {
 
     /// Sends SIGTERM.
     public func terminate() {
-        if isRunning { kill(processIdentifier, SIGTERM) }
+        signal(SIGTERM)
     }
 
     /// Sends `signal`.

@@ -211,6 +211,16 @@ def look(driver, handle):
     return driver.execute_script(LOOK)
 
 
+def no_stream_opens(board, opened, message):
+    """For as long as a shared stream would take to open again, none is open, and the board opened none
+    since it had opened `opened`."""
+    settled = time.time() + REOPEN
+    while time.time() < settled:
+        assert metric(board, "livelist_streams_open") == 0, message
+        time.sleep(0.1)
+    assert metric(board, "livelist_streams_total") == opened, message
+
+
 @pytest.mark.parametrize("mode", ["worker", "leader"])
 def test_signing_out_ends_every_restricted_list_of_the_shared_stream(driver, board, tabs, mode):
     """Four tabs signed in as alice (her notes twice, the team's twice) share one stream. Alice signing
@@ -279,11 +289,7 @@ def test_signing_out_ends_every_restricted_list_of_the_shared_stream(driver, boa
     # them. The browser holds no stream, and in the time its shared stream would take to open again
     # it opens none.
     latest = {name: writer.post(name, f"{name} after alice signed out here") for name in sorted(set(NAMES))}
-    settled = time.time() + REOPEN
-    while time.time() < settled:
-        assert metric(board, "livelist_streams_open") == 0, "the browser opened a stream after signing out"
-        time.sleep(0.1)
-    assert metric(board, "livelist_streams_total") == opened, "the browser opened a stream after signing out"
+    no_stream_opens(board, opened, "the browser opened a stream after signing out")
     for handle, name in zip(handles, NAMES):
         shown = look(driver, handle)
         assert shown["version"] < latest[name], f"tab {name} reached version {shown['version']} after signing out"
@@ -338,11 +344,7 @@ def test_a_tab_hidden_at_the_sign_out_gets_nothing_once_shown(driver, board, tab
     driver.switch_to.window(shown_handle)
     wait_for(lambda: refusals(board) > refused, timeout=10, interval=0.05,
              message="the shown tab's request for its list (refused)")
-    settled = time.time() + REOPEN
-    while time.time() < settled:
-        assert metric(board, "livelist_streams_open") == 0, "a stream opened for the shown tab after signing out"
-        time.sleep(0.1)
-    assert metric(board, "livelist_streams_total") == opened, "a stream opened for the shown tab after signing out"
+    no_stream_opens(board, opened, "a stream opened for the shown tab after signing out")
     # (Looking at the team's tab shows it too: it was hidden until then.)
     for handle, name in zip(handles, names):
         shown = look(driver, handle)
