@@ -68,4 +68,49 @@ import Testing
         for index in 0 ..< 100 { kept.keep(index, for: "k\(index)") }
         #expect(kept["k99"] == 99 && kept["k97"] == 97 && kept["k96"] == nil && kept["a"] == nil)
     }
+
+    /// Keys kept and forgotten without end (what refused actions with fresh keys do) hold at most
+    /// twice the capacity of places: a forgotten key's place does not stay forever.
+    @Test func keysKeptAndForgottenHoldBoundedPlaces() {
+        var kept = RecentlyKept<Int>(capacity: 100)
+        var most = 0
+        for index in 0 ..< 100_000 {
+            kept.keep(index, for: "fresh-\(index)")
+            kept.forget("fresh-\(index)")
+            most = max(most, kept.placesHeld)
+        }
+        #expect(most <= 2 * 100 + 1, "at most \(2 * 100 + 1) places, held \(most)")
+        #expect(kept.count == 0)
+    }
+
+    /// Against a model (an ordered list of live keys), for random keeps and forgets: the same keys and
+    /// values, and places bounded. The seed is printed.
+    @Test func recentlyKeptMatchesAModel() {
+        let seed = UInt64.random(in: 0 ... .max)
+        print("recentlyKeptMatchesAModel: seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let capacity = Int.random(in: 1 ... 20, using: &random)
+        var kept = RecentlyKept<Int>(capacity: capacity)
+        var model: [(key: String, value: Int)] = []
+        for step in 0 ..< 5_000 {
+            let key = "k\(Int.random(in: 0 ..< 40, using: &random))"
+            if Bool.random(using: &random) {
+                if let index = model.firstIndex(where: { $0.key == key }) {
+                    model[index].value = step
+                } else {
+                    model.append((key, step))
+                    if model.count > capacity { model.removeFirst() }
+                }
+                kept.keep(step, for: key)
+            } else {
+                model.removeAll { $0.key == key }
+                kept.forget(key)
+            }
+            #expect(kept.placesHeld <= 2 * capacity + 1, "seed \(seed), step \(step)")
+        }
+        for index in 0 ..< 40 {
+            let key = "k\(index)"
+            #expect(kept[key] == model.first(where: { $0.key == key })?.value, "seed \(seed): \(key)")
+        }
+    }
 }

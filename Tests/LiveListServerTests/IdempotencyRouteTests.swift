@@ -54,4 +54,29 @@ import Testing
         #expect(try await post(#"{"type":"add"}"#, key: "add-twice").status == 204)
         #expect(await list.currentState == ["added", "added"])
     }
+
+    /// Actions refused with a fresh key each (unknown, or past the pace) keep no key and leave no place
+    /// behind: the keys' memory stays bounded, whatever one viewer of a public list sends.
+    @Test func refusedKeyedActionsKeepNothing() async throws {
+        let server = try await RouteClient { $0.actionPace = ActionPace(rate: 1, burst: 5) }
+        let app = server.app
+        let list = try await app.host("refused-keys", state: [String]()) { items in
+            Section(id: "s", cells: items.enumerated().map { CellNode(TextCell(id: String($0.offset), text: $0.element)) })
+        }
+        await list.onAction(AccessTests.AddAction.self, changing: [String].self) { _, items in items.append("added") }
+        let (id, cookie) = app.keys.mintSession()
+        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.keys.csrfToken(for: id)),
+                       ("Content-Type", "application/json")]
+        var statuses: [Int: Int] = [:]
+        for index in 0 ..< 2_000 {
+            let key = "fresh-\(index)-" + String(repeating: "k", count: 150)
+            let answer = try await server.post("/lists/refused-keys/actions", headers: headers + [("Idempotency-Key", key)],
+                                               body: Array(#"{"type":"nope"}"#.utf8))
+            statuses[answer.status, default: 0] += 1
+        }
+        #expect(statuses[429, default: 0] > 1_000 && statuses[422, default: 0] >= 5, "\(statuses)")
+        // Only the actions that got past the pace ever held a key, and none is held now.
+        let held = app.actionKeys.held
+        #expect(held.keys == 0 && held.places <= statuses[422, default: 0], "\(held), \(statuses)")
+    }
 }

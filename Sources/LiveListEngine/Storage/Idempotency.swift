@@ -36,21 +36,31 @@ public struct IdempotentWrite: Sendable, Equatable {
 
 /// The values of the most recent ``capacity`` keys, the oldest forgotten first: what a process
 /// remembers of recent idempotency keys (a list's writes, the registry's deletions, a node's actions).
+/// Its memory is bounded by ``capacity`` whatever the calls: a key forgotten leaves a stale place in
+/// the order, and the order is compacted (live places kept, in order) once its stale places outnumber
+/// ``capacity``, so that each call costs amortised O(1).
 package struct RecentlyKept<Value> {
     package let capacity: Int
     /// Each value with the stamp of its key's place in `order`.
     private var values: [String: (value: Value, stamp: Int)] = [:]
+    /// Places from `head` on, oldest first; a place whose key was forgotten or kept again since is stale.
     private var order: [(key: String, stamp: Int)] = []
     private var head = 0
     private var stamps = 0
 
     package init(capacity: Int) {
-        self.capacity = capacity
+        self.capacity = max(1, capacity)
     }
 
     package subscript(key: String) -> Value? {
         values[key]?.value
     }
+
+    /// The keys kept now.
+    package var count: Int { values.count }
+
+    /// The places the order holds, stale ones included (at most `2 × capacity + 1`).
+    package var placesHeld: Int { order.count - head }
 
     /// Keeps `value` under `key`: a key already kept keeps its place, a new one goes last, and the
     /// oldest go past ``capacity``.
@@ -65,12 +75,16 @@ package struct RecentlyKept<Value> {
         while values.count > capacity, head < order.count {
             let oldest = order[head]
             // A key forgotten and kept again has a newer place: its older one removes nothing.
-            if values[oldest.key]?.stamp == oldest.stamp {
+            if isLive(oldest) {
                 values.removeValue(forKey: oldest.key)
             }
             head += 1
         }
-        if head > capacity {
+        if order.count - head > 2 * capacity {
+            // More stale places than live keys could fill: keep the live ones, in order.
+            order = order[head...].filter(isLive)
+            head = 0
+        } else if head > capacity {
             order.removeFirst(head)
             head = 0
         }
@@ -78,6 +92,10 @@ package struct RecentlyKept<Value> {
 
     package mutating func forget(_ key: String) {
         values.removeValue(forKey: key)
+    }
+
+    private func isLive(_ place: (key: String, stamp: Int)) -> Bool {
+        values[place.key]?.stamp == place.stamp
     }
 }
 

@@ -31,6 +31,12 @@ final class ActionKeys: Sendable {
         list + "\u{0}" + session + "\u{0}" + key
     }
 
+    /// The keys held now, and the places their order holds (stale ones included): both bounded by
+    /// ``capacity`` (the order by twice it), for `/metrics` and tests.
+    var held: (keys: Int, places: Int) {
+        entries.withLock { ($0.count, $0.placesHeld) }
+    }
+
     func begin(_ scoped: String, fingerprint: [UInt8]) -> Begin {
         entries.withLock { entries in
             switch entries[scoped] {

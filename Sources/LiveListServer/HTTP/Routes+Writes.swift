@@ -307,6 +307,10 @@ extension LiveListApp {
             return errorResponse(.actNotAllowed, "you may view \(list.name) but not act on it")
         }
         sessions.touch(session)
+        // Paced before its key is looked at: a refused action keeps nothing.
+        if let refusal = pace(type, session: session, request) {
+            return refusal
+        }
         // A resent action (the same Idempotency-Key, from the same session, on the same list) is
         // answered as the first was, and not run again.
         var scopedKey: String?
@@ -334,9 +338,6 @@ extension LiveListApp {
         }
         var handled = false
         defer { scopedKey.map { actionKeys.finish($0, handled: handled) } }
-        if let refusal = pace(type, session: session, request) {
-            return refusal
-        }
         if Self.isVisibilityReport(type), let joined = fields.removeValue(forKey: "cells") {
             return await reportVisibility(type, of: joined, fields: fields, session: session, identity: identity, on: list, isForm: isForm, request)
         }
