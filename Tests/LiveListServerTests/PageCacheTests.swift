@@ -181,4 +181,28 @@ import Testing
             #expect(viewers.count <= 8)
         }
     }
+
+    /// Lists created, read and deleted under new names leave no pages behind: the delete forgets
+    /// them, and lists gone otherwise (another node's delete) are swept once entries double.
+    @Test func pagesOfDeletedListsAreNotKept() async throws {
+        let server = try await RouteClient()
+        let cache = server.app.pageCache
+        for index in 0 ..< 300 {
+            try await server.put("gone-\(index)", ["a"])
+            #expect(try await server.get("/lists/gone-\(index)").status == 200)
+            #expect(try await server.get("/lists/gone-\(index)", headers: [("Accept", "application/json")]).status == 200)
+            #expect(try await server.get("/lists/gone-\(index)", headers: [("Accept-Encoding", "gzip")]).status == 200)
+            #expect(try await server.delete("/lists/gone-\(index)").status == 200)
+        }
+        #expect(cache.count == 0, "\(cache.count) entries of deleted lists")
+        // Entries of a list that left without this node's delete route are swept.
+        let sweeping = PageCache { name in name.rawValue == "kept" }
+        let parts = cache.cut("<p>page</p>")
+        for index in 0 ..< 1_000 {
+            sweeping.store(listName("other-\(index)"), version: 1, parts: parts)
+            sweeping.store(listName("kept"), version: index, parts: parts)
+        }
+        #expect(sweeping.count <= 2 * PageCache.minimumSweep + 1, "\(sweeping.count)")
+        #expect(sweeping.parts(listName("kept"), version: 999) != nil)
+    }
 }

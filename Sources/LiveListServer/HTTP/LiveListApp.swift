@@ -31,7 +31,7 @@ public final class LiveListApp: Sendable {
     let actionPacer: ActionPacer?
     /// Recent actions' idempotency keys.
     let actionKeys = ActionKeys()
-    let pageCache = PageCache()
+    let pageCache: PageCache
     /// The `Set-Cookie` value of a new session around its cookie value: made once, joined per view.
     let sessionCookiePrefix = SessionKeys.cookieName + "="
     let sessionCookieAttributes: String
@@ -54,6 +54,7 @@ public final class LiveListApp: Sendable {
         sessionCookieAttributes = "; Path=/; HttpOnly; SameSite=Lax" + (configuration.isSecure ? "; Secure" : "")
         let store = try store ?? FileListStore(directory: configuration.dataDirectory)
         registry = try await ListRegistry(store: store, configuration: configuration.lists, limits: configuration.limits)
+        pageCache = PageCache { [registry] name in registry.existingList(name) != nil }
         // The operator's secrets when given (the first signs), else the one the store keeps.
         if let secrets = configuration.sessionSecrets, let first = secrets.first {
             keys = SessionKeys(secret: first, previous: Array(secrets.dropFirst()))

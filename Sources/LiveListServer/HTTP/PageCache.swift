@@ -21,6 +21,9 @@ final class PageCache: Sendable {
     let viewers = VerifiedSessions()
 
     private struct Held {
+        /// Entries past which the next store drops those of lists no longer served (doubled after each
+        /// sweep, so that sweeps cost O(1) per store).
+        var sweepAbove = PageCache.minimumSweep
         var pages: [ListName: (version: Int, parts: PageParts)] = [:]
         /// The gzip of a page's pieces, made on the first request that takes gzip (PageParts has only
         /// token slots left: shared pages).
@@ -29,8 +32,12 @@ final class PageCache: Sendable {
     }
 
     private let held = Mutex(Held())
+    /// Whether a list of this name is served now: what a sweep keeps.
+    private let isServed: @Sendable (ListName) -> Bool
+    static let minimumSweep = 64
 
-    init() {
+    init(isServed: @escaping @Sendable (ListName) -> Bool = { _ in true }) {
+        self.isServed = isServed
         var generator = SystemRandomNumberGenerator()
         let nonce = SessionKeys.hex((0 ..< 16).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
         rootMarker = "livelist:\(nonce):root:"
@@ -48,7 +55,35 @@ final class PageCache: Sendable {
     }
 
     func store(_ name: ListName, version: Int, parts: PageParts) {
-        held.withLock { held in held.pages[name] = (version, parts) }
+        held.withLock { held in
+            held.pages[name] = (version, parts)
+            sweepIfDue(&held)
+        }
+    }
+
+    /// Drops every entry of `name`: its list was deleted.
+    func forget(_ name: ListName) {
+        held.withLock { held in
+            held.pages.removeValue(forKey: name)
+            held.gzipPages.removeValue(forKey: name)
+            held.snapshots.removeValue(forKey: name)
+        }
+    }
+
+    /// The entries held, over the three tables (for `/metrics` and tests).
+    var count: Int {
+        held.withLock { $0.pages.count + $0.gzipPages.count + $0.snapshots.count }
+    }
+
+    /// Past ``Held/sweepAbove`` entries, drops those of lists no longer served (deleted here or on
+    /// another node), so that the cache holds no more than the lists served, whatever names come and go.
+    private func sweepIfDue(_ held: inout Held) {
+        let entries = held.pages.count + held.gzipPages.count + held.snapshots.count
+        guard entries > held.sweepAbove else { return }
+        held.pages = held.pages.filter { isServed($0.key) }
+        held.gzipPages = held.gzipPages.filter { isServed($0.key) }
+        held.snapshots = held.snapshots.filter { isServed($0.key) }
+        held.sweepAbove = max(Self.minimumSweep, 2 * (held.pages.count + held.gzipPages.count + held.snapshots.count))
     }
 
     /// The spliced gzip of `parts`, the page of `name` at `version` whose only slots are tokens.
@@ -59,6 +94,7 @@ final class PageCache: Sendable {
         guard parts.slots.allSatisfy({ $0 == .csrf }), let gzip = SplicedGzip(pieces: parts.pieces) else { return nil }
         held.withLock { held in
             if (held.gzipPages[name]?.version ?? Int.min) < version { held.gzipPages[name] = (version, gzip) }
+            sweepIfDue(&held)
         }
         return gzip
     }
@@ -74,6 +110,7 @@ final class PageCache: Sendable {
         let response = make(bytes)
         held.withLock { held in
             if (held.snapshots[name]?.version ?? Int.min) <= version { held.snapshots[name] = (version, bytes, response) }
+            sweepIfDue(&held)
         }
         return response
     }

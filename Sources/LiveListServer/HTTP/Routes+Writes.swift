@@ -156,6 +156,7 @@ extension LiveListApp {
         }
         do {
             let write = try await registry.delete(name, idempotency: idempotency)
+            pageCache.forget(name)
             var response = HTTPResponse.json(write.json)
             if write.replayed {
                 response.headers.set("Idempotent-Replayed", "true")
