@@ -23,6 +23,8 @@ extension LiveListApp {
         let html = templates.render("index", ["lists": lists, "stylesheet": stylesheetURL, "siteStylesheet": siteStylesheetURL, "hasLists": !lists.isEmpty])
         var response = HTTPResponse.html(Array(html.utf8))
         response.headers.set("Cache-Control", "no-store")
+        response.headers.set("Content-Security-Policy", Self.pageSecurityPolicy)
+        response.headers.set("X-Content-Type-Options", "nosniff")
         return response
     }
 
@@ -145,12 +147,16 @@ extension LiveListApp {
         return response
     }
 
+    /// The Content-Security-Policy of the server's own pages (a list's page, the index): scripts and
+    /// styles from this origin only, none inline, no framing.
+    static let pageSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+
     /// The head of every page: its fields encoded once. `Vary` already names `Accept-Encoding`, as
     /// the compression layer would add it.
     static let pageResponse: HTTPResponse = {
         var response = HTTPResponse.html([])
         response.headers.set("Cache-Control", "no-store")
-        response.headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+        response.headers.set("Content-Security-Policy", pageSecurityPolicy)
         response.headers.set("X-Content-Type-Options", "nosniff")
         response.headers.set("Vary", "Accept, Accept-Encoding")
         return response.prepared()
