@@ -204,13 +204,15 @@ struct GrantedLists: Sendable {
 /// names it (sent as the stream's first event), its state, the session it was opened with, and a
 /// chain that runs its changes one at a time, in the order they came.
 final class StreamControl: Sendable {
-    let token: String
+    /// What names the stream to the requests that change its lists; nil for a stream opened without a
+    /// browser session, whose lists nobody may change.
+    let token: String?
     let multiplexed: MultiplexedStream
     /// The session of the request that opened the stream: a change must come from the same one.
     let session: String?
     private let last = Mutex<Task<Void, Never>?>(nil)
 
-    init(token: String, multiplexed: MultiplexedStream, session: String?) {
+    init(token: String?, multiplexed: MultiplexedStream, session: String?) {
         self.token = token
         self.multiplexed = multiplexed
         self.session = session

@@ -362,9 +362,13 @@ extension LiveListApp {
         let viewer = Viewer(session: session, identity: subject.identity)
         return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self, allowed, refused] stream in
             let multiplexed = MultiplexedStream(sink: stream, names: listNames.map(\.rawValue), versions: resume)
-            // Its first event names it to the requests that add and drop its lists (POST /events/TOKEN).
-            let control = StreamControl(token: SessionKeys.mintToken(), multiplexed: multiplexed, session: session)
-            stream.write(ServerSentEvent(event: "stream", data: "{\"stream\":\"\(control.token)\"}").encoded)
+            // Its first event names it to the requests that add and drop its lists (POST /events/TOKEN),
+            // which only its browser session may send: a stream opened without a session (a script's,
+            // with the read token) has no token, and its lists are the ones it asked for.
+            let control = StreamControl(token: session == nil ? nil : SessionKeys.mintToken(), multiplexed: multiplexed, session: session)
+            if let token = control.token {
+                stream.write(ServerSentEvent(event: "stream", data: "{\"stream\":\"\(token)\"}").encoded)
+            }
             trackStream(stream, request: request, identity: subject.identity, session: session, names: allowed, decidedAt: decidedAt,
                         source: .multiplexed(control))
             registry.refuse(multiplexed, names: refused, since: resume)

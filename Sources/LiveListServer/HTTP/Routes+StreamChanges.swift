@@ -62,10 +62,11 @@ extension LiveListApp {
     /// first event), as a browser's tabs open and close (docs/PROTOCOL.md, "One stream for a
     /// browser"). Only the session that opened the stream may change it, and each list that joins is
     /// decided as at connect: one its viewer may not see gets the empty reset of a name without a list.
+    /// A stream opened without a session has no token, so the token alone (which a log or a proxy may
+    /// have seen) never changes a stream.
     func changeStream(_ request: HTTPRequest) async -> HTTPResponse {
-        let session = keys.session(from: request)
-        guard let token = request.pathParameters["token"], let entry = openStreams.entry(token: token), let control = entry.control,
-            control.session == session, !entry.stream.isClosed
+        guard let session = keys.session(from: request), let token = request.pathParameters["token"], let entry = openStreams.entry(token: token),
+            let control = entry.control, control.token != nil, control.session == session, !entry.stream.isClosed
         else {
             return Self.unknownStream
         }
