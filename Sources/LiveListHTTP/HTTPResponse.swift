@@ -107,6 +107,9 @@ public struct HTTPResponse: Sendable {
     public static func error(_ error: HTTPError, formatter: HTTPErrorFormatter = defaultHTTPErrorFormatter) -> HTTPResponse {
         let (contentType, body) = formatter(error)
         var response = HTTPResponse(status: error.status, headers: ["Content-Type": contentType], body: body)
+        if let seconds = error.retryAfter {
+            response.headers.set("Retry-After", String(max(0, seconds)))
+        }
         response.refusal = error
         return response
     }

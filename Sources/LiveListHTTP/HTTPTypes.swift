@@ -237,11 +237,14 @@ public struct HTTPError: Error, Sendable, Hashable {
     public var code: String
     /// A human-readable explanation.
     public var detail: String
+    /// Seconds after which the request may be sent again (`Retry-After`), for a 429 or a 503.
+    public var retryAfter: Int?
 
-    public init(_ status: HTTPStatus, code: String, detail: String) {
+    public init(_ status: HTTPStatus, code: String, detail: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.detail = detail
+        self.retryAfter = retryAfter
     }
 }
 

@@ -743,6 +743,7 @@ public final class PostgresListStore: ListStore, Sendable {
         case let .list(name): ("list", name)
         case let .session(digest): ("session", digest)
         case .everything: ("everything", "")
+        case let .signInEnded(ended): ("sign-in", "\(ended.digest) \(ended.issued) \(ended.expires)")
         }
     }
 

@@ -12,6 +12,20 @@ import Testing
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Equal only when equal; a prefix, an extension, a shorter or a longer text never is (the loop
+    /// follows the given text's length, so no early return tells the secret's length).
+    @Test func constantTimeEqualityIsEquality() {
+        let secret = Array("s3cret-token".utf8)
+        #expect(constantTimeEqual(secret, secret))
+        for other in ["", "s", "s3cret-toke", "s3cret-tokenn", "s3cret-token-s3cret-token", "S3cret-token", "s3cret-tokem",
+                      "s3cret-tokens3cret-token"] {
+            #expect(!constantTimeEqual(secret, Array(other.utf8)), "\(other)")
+        }
+        #expect(constantTimeEqual([], []))
+        #expect(!constantTimeEqual([], [0]))
+        #expect(!constantTimeEqual([0], []))
+    }
+
     @Test func csrfTokenMatchesOnlyItsSession() {
         let session = keys.mintSession().id
         let other = keys.mintSession().id

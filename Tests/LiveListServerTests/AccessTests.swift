@@ -286,7 +286,9 @@ import Testing
         let cookies = page.headers.values("Set-Cookie")
         #expect(cookies.contains { $0.hasPrefix("greeted=yes%3B%20evil=1; Path=/; HttpOnly; Secure; SameSite=Lax") || $0.hasPrefix("greeted=yes%3B%20evil=1; Path=/; HttpOnly; SameSite=Lax; Secure") },
                 "\(cookies)")
-        let session = try #require(cookies.first { $0.hasPrefix(SessionKeys.cookieName) }?.split(separator: ";").first.map(String.init))
+        // Served with Secure cookies, the session cookie has the __Host- prefix (this host, HTTPS, the whole site).
+        let session = try #require(cookies.first { $0.hasPrefix("__Host-" + SessionKeys.cookieName + "=") }?.split(separator: ";").first.map(String.init))
+        #expect(cookies.first { $0.hasPrefix("__Host-") }?.contains("; Path=/") == true && cookies.first { $0.hasPrefix("__Host-") }?.contains("Secure") == true)
         let token = try #require(page.text.firstMatch(of: /name="csrf" value="([0-9a-f]+)"/)?.1)
         let form = [("Content-Type", "application/x-www-form-urlencoded")]
         #expect(try await server.post("/form", headers: form, body: Array("csrf=x".utf8)).status == 403, "no session")

@@ -18,16 +18,20 @@ package struct SessionKeys: Sendable {
     /// HMAC-SHA256 under `secret`, its key prepared once: a tag or token then costs two SHA-256
     /// blocks, not OpenSSL's one-shot `HMAC()`, which fetches the algorithm and sets up a MAC context
     /// on every call (about 10 µs each, two of them on every first page view).
-    private let mac: HMACSHA256
+    let mac: HMACSHA256
     /// Secrets that signed before a rotation (``init(secret:previous:)``): they still verify what they
     /// signed, and sign nothing.
     package let previousSecrets: [[UInt8]]
-    private let previousMACs: [HMACSHA256]
+    let previousMACs: [HMACSHA256]
+    /// The signing MAC, then the previous ones.
+    var allMACs: [HMACSHA256] { [mac] + previousMACs }
+    var signingMAC: HMACSHA256 { mac }
 
     /// Keys that sign with `secret`, and verify with it and with each of `previous` (the secrets that
     /// signed before a rotation, while what they signed should still be accepted).
-    package init(secret: [UInt8], previous: [[UInt8]] = []) {
+    package init(secret: [UInt8], previous: [[UInt8]] = [], secure: Bool = false) {
         self.secret = secret
+        sessionCookieName = secure ? "__Host-" + Self.cookieName : Self.cookieName
         mac = HMACSHA256(key: secret)
         previousSecrets = previous
         previousMACs = previous.map { HMACSHA256(key: $0) }
@@ -36,8 +40,12 @@ package struct SessionKeys: Sendable {
     /// Every secret that verifies, the signing one first.
     package var verifyingSecrets: [[UInt8]] { [secret] + previousSecrets }
 
-    /// The name of the session cookie.
+    /// The name of the session cookie over plain HTTP.
     package static let cookieName = "livelist_session"
+    /// The name of this server's session cookie: with `Secure` cookies `__Host-livelist_session` (a
+    /// prefix browsers accept only from this host, over HTTPS, for the whole site), else
+    /// ``cookieName``.
+    package let sessionCookieName: String
 
     /// The hex digits of a session id and of its tag.
     package static let idLength = 32
@@ -187,13 +195,23 @@ package func hmacSHA256(key: [UInt8], message: [UInt8]) -> String {
     return SessionKeys.hex(Array(digest[0 ..< Int(length)]))
 }
 
-/// Whether two byte strings are equal, in a time that depends only on their lengths (for tags, tokens
-/// and credentials, whose bytes must not leak through timing).
+/// Whether two byte strings are equal, in a time that depends only on the length of `given` (what
+/// the caller sent, which it knows): never on where they first differ, nor on the length of
+/// `expected` (a secret's length must not leak through timing either). For tags, tokens and
+/// credentials.
 package func constantTimeEqual(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
-    guard expected.count == given.count else { return false }
-    var difference: UInt8 = 0
-    for index in 0 ..< expected.count {
-        difference |= expected[index] ^ given[index]
+    // Every byte of `given` is compared with a byte of `expected` (cycled when shorter), and a
+    // difference of lengths is one more difference: no early return.
+    var difference = UInt64(truncatingIfNeeded: expected.count ^ given.count)
+    let count = expected.count
+    if count == 0 {
+        return given.isEmpty
+    }
+    var index = 0
+    for byte in given {
+        difference |= UInt64(expected[index] ^ byte)
+        index += 1
+        if index == count { index = 0 }
     }
     return difference == 0
 }

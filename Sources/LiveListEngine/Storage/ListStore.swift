@@ -70,6 +70,12 @@ public protocol ListStore: Sendable {
     /// position of the latest (where a process that starts begins). At most a bounded number per call:
     /// ask again after the position returned while it moves.
     func revocations(after position: Int?) throws(StoreError) -> RevocationBatch
+    /// Keeps an ended sign-in durably until it expires (for the other processes of a shared store,
+    /// which read it as ``Revocation/signInEnded(_:)``, and across restarts). Default: keeps nothing.
+    func recordEndedSignIn(_ ended: EndedSignIn) throws(StoreError)
+    /// Every kept ended sign-in that has not expired at `now` (seconds since 1970), read at start-up.
+    /// Default: none.
+    func endedSignIns(now: Int) throws(StoreError) -> [EndedSignIn]
 }
 
 extension ListStore {
@@ -94,6 +100,8 @@ extension ListStore {
     public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
         RevocationBatch(revocations: [], position: position ?? 0)
     }
+    public func recordEndedSignIn(_ ended: EndedSignIn) throws(StoreError) {}
+    public func endedSignIns(now: Int) throws(StoreError) -> [EndedSignIn] { [] }
 }
 
 /// What a shared store holds of one list beyond a version this process has: the versions in order, each

@@ -13,6 +13,9 @@ public enum Revocation: Sendable, Hashable {
     case session(String)
     /// Every stream is checked again.
     case everything
+    /// A sign-in ended (a sign-out): its cookie is refused from now on, and the streams of its
+    /// identity are checked again.
+    case signInEnded(EndedSignIn)
 }
 
 /// What a shared store holds of the revocations after a position: those of other processes, and the

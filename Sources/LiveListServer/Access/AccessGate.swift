@@ -49,33 +49,28 @@ final class AccessGate: Sendable {
 
     private let rules = Mutex(Rules())
     private let readToken: [UInt8]?
-    /// The value of the token sign-in page's cookie for this token: a MAC of it under the session secret,
-    /// so that a new token (or secret) makes old cookies worthless.
-    let readerCookieValue: String?
-    private let trustedProxies: Set<String>
+    private let trustedProxies: TrustedProxies
     /// The key of the MACs that the token is compared as.
     private let macKey: [UInt8]
     /// The read token's MAC, made once: checking a token costs one MAC, of the token presented.
     private let readTokenMAC: [UInt8]?
+    /// Whether a cookie is a valid sign-in with the read token (made by the token sign-in page, not
+    /// expired, not signed out).
+    private let isReaderCookie: @Sendable (String) -> Bool
     /// Counts revocations: a stream decided before one is decided again when it starts.
     private let revocations = Mutex(0)
 
     /// The cookie that the token sign-in page sets.
     static let readerCookieName = "livelist_reader"
-    /// Where the bare server's token sign-in page is, when a read token is set.
+    /// Where the bare server's token sign-in page is, when a read token is set, and its sign-out.
     static let tokenSignInPath = "/signin"
+    static let tokenSignOutPath = "/signout"
 
-    /// The reader cookies that pass: the one `readerCookieValue` sets, and those the previous session
-    /// secrets set.
-    private let readerCookieValues: [String]
-
-    /// `secrets`: the session secrets, the signing one first, then those that signed before a rotation.
-    init(readToken: String?, secrets: [[UInt8]], trustedProxies: Set<String>) {
-        let secret = secrets[0]
+    /// `secret`: the signing session secret.
+    init(readToken: String?, secret: [UInt8], trustedProxies: TrustedProxies, isReaderCookie: @escaping @Sendable (String) -> Bool) {
         self.readToken = readToken.map { Array($0.utf8) }
-        readerCookieValues = readToken.map { token in secrets.map { hmacSHA256(key: $0, message: Array("livelist-reader:\(token)".utf8)) } } ?? []
-        readerCookieValue = readerCookieValues.first
         self.trustedProxies = trustedProxies
+        self.isReaderCookie = isReaderCookie
         macKey = secret
         readTokenMAC = self.readToken.map { Array(hmacSHA256(key: secret, message: $0).utf8) }
     }
@@ -182,7 +177,7 @@ final class AccessGate: Sendable {
             return isReadToken(String(credentials))
         }
         if let cookie = request.cookie(Self.readerCookieName) {
-            return readerCookieValues.contains { constantTimeEqual(Array($0.utf8), Array(cookie.utf8)) }
+            return isReaderCookie(cookie)
         }
         return false
     }

@@ -147,7 +147,7 @@ extension LiveListApp {
 
     private func logRefusal(_ request: HTTPRequest, _ answer: HTTPResponse, kind: String, rule: String) {
         guard let accessLog = configuration.accessLog else { return }
-        accessLog("refused \(kind) by rule \(rule): \(Self.accessLine(request, answer, trustedProxies: configuration.trustedProxies))")
+        accessLog("refused \(kind) by rule \(rule): \(Self.accessLine(request, answer, trustedProxies: trustedProxies))")
     }
 
     // MARK: - Streams

@@ -18,7 +18,7 @@ public struct RequestHead: Sendable {
     /// `X-Forwarded-For`; nil when unknown.
     public let clientAddress: String?
 
-    init(_ request: HTTPRequest, trustedProxies: Set<String>) {
+    init(_ request: HTTPRequest, trustedProxies: TrustedProxies) {
         method = request.method
         target = request.target
         path = request.path

@@ -20,6 +20,9 @@ extension LiveListApp {
             case let .list(name): if let name = ListName(name) { lists.insert(name) }
             case let .session(digest): sessions.insert(digest)
             case .everything: everything = true
+            case let .signInEnded(ended):
+                // Refused from now on; the sign-out's node also names its identity, whose streams are checked.
+                signIns.ended.add([ended], now: SignIns.now())
             }
         }
         if !sessions.isEmpty {

@@ -8,8 +8,10 @@ public func escapeHTML(_ text: String) -> String {
 }
 
 // The bare server's sign-in page for the read token (`--read-token`): a browser cannot send
-// `Authorization` on an event stream, so it gives the token once, in a form, and gets a cookie that
-// stands for it (a MAC of the token under the session secret: a new token ends every such cookie).
+// `Authorization` on an event stream, so it gives the token once, in a form, and gets a sign-in cookie
+// of its own (``SignIns``: a nonce, an expiry, a MAC that also covers a MAC of the token, so a new
+// token ends every such sign-in), which `POST /signout` ends on every node. Wrong tokens are paced per
+// address (the actions' pace) and over all addresses together (the read token is one account).
 extension LiveListApp {
     func addTokenSignIn(to router: inout Router) {
         router.on(.GET, AccessGate.tokenSignInPath) { [self] request in
@@ -18,7 +20,13 @@ extension LiveListApp {
         router.add(.POST, AccessGate.tokenSignInPath, HTTPHandler.sync { [self] request in
             tokenSignIn(request)
         }.acceptingBodies(upTo: 4_096))
+        router.add(.POST, AccessGate.tokenSignOutPath, HTTPHandler.async { [self] request in
+            await tokenSignOut(request)
+        }.acceptingBodies(upTo: 4_096))
     }
+
+    /// The account that wrong read tokens are counted against.
+    private static let readTokenAccount = "\u{0}read-token"
 
     private func tokenSignInPage(_ request: HTTPRequest, failed: Bool) -> HTTPResponse {
         var session = keys.session(from: request)
@@ -29,6 +37,14 @@ extension LiveListApp {
             setCookie = sessionCookiePrefix + cookie + sessionCookieAttributes
         }
         let next = request.queryValue("next") ?? HeaderParsing.form(request.body)["next"] ?? "/"
+        let csrf = keys.csrfToken(for: session!)
+        let signedIn = request.cookie(AccessGate.readerCookieName).flatMap { signIns.valid($0, purpose: SignIns.readerPurpose) } != nil
+        let signOut = signedIn ? """
+            <form method="post" action="\(AccessGate.tokenSignOutPath)">
+            <input type="hidden" name="csrf" value="\(csrf)">
+            <p>This browser is signed in with the read token. <button type="submit">Sign out</button></p>
+            </form>
+            """ : ""
         let page = """
             <!doctype html>
             <html lang="en">
@@ -44,8 +60,9 @@ extension LiveListApp {
             <header class="page-header"><h1>Sign in</h1></header>
             <main>
             \(failed ? "<p role=\"alert\">That token is not this server's read token.</p>" : "<p>The lists of this server need its read token.</p>")
+            \(signOut)
             <form method="post" action="\(AccessGate.tokenSignInPath)">
-            <input type="hidden" name="csrf" value="\(keys.csrfToken(for: session!))">
+            <input type="hidden" name="csrf" value="\(csrf)">
             <input type="hidden" name="next" value="\(escapeHTML(Self.sameOriginNext(next)))">
             <label>Read token <input type="password" name="token" autocomplete="current-password" required></label>
             <button type="submit">Sign in</button>
@@ -58,6 +75,7 @@ extension LiveListApp {
         var response = HTTPResponse.html(Array(page.utf8), status: failed ? .unauthorized : .ok)
         response.headers.set("Cache-Control", "no-store")
         response.headers.set("Content-Security-Policy", "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+        response.headers.set("X-Content-Type-Options", "nosniff")
         if failed {
             response.headers.set("WWW-Authenticate", "Bearer realm=\"livelist\"")
         }
@@ -78,14 +96,52 @@ extension LiveListApp {
         if let refusal = pace(session: session, request, what: "sign-in attempts", from: "browser") {
             return refusal
         }
-        guard gate.isReadToken(fields["token"] ?? ""), let value = gate.readerCookieValue else {
+        let failureKeys = signIns.failureKeys(account: Self.readTokenAccount, device: request.cookie(deviceCookieName))
+        if let seconds = signIns.waitBeforeAttempt(failureKeys) {
+            metrics.actionPaced()
+            return errorResponse(.tooManyAttempts, "too many wrong read tokens; wait \(seconds) s", headers: ["Retry-After": String(seconds)])
+        }
+        guard let readToken = configuration.readToken, gate.isReadToken(fields["token"] ?? "") else {
+            signIns.failed(failureKeys)
             metrics.refused(.unauthenticated)
             return tokenSignInPage(request, failed: true)
         }
         var response = HTTPResponse(status: .seeOther)
         response.headers.set("Location", Self.sameOriginNext(fields["next"] ?? "/"))
         response.headers.set("Cache-Control", "no-store")
-        response.headers.add("Set-Cookie", "\(AccessGate.readerCookieName)=\(value)" + sessionCookieAttributes)
+        let lifetime = signIns.settings.lifetime
+        let cookie = signIns.mint(SignIns.readerSubject(token: readToken, keys: keys), purpose: SignIns.readerPurpose, lifetime: lifetime).value
+        response.headers.add("Set-Cookie", "\(AccessGate.readerCookieName)=\(cookie); Max-Age=\(lifetime.components.seconds)" + sessionCookieAttributes)
+        let device = signIns.deviceCookie(account: Self.readTokenAccount)
+        response.headers.add("Set-Cookie", "\(deviceCookieName)=\(device); Max-Age=\(signIns.settings.deviceLifetime.components.seconds)" + sessionCookieAttributes)
+        rotateSession(of: request, in: &response)
+        return response
+    }
+
+    /// `POST /signout`: ends this browser's sign-in with the read token on every node (its streams end),
+    /// removes its cookie and gives the browser a new session.
+    private func tokenSignOut(_ request: HTTPRequest) async -> HTTPResponse {
+        let fields = HeaderParsing.form(request.body)
+        guard let session = keys.session(from: request), let token = fields["csrf"] ?? request.headers["X-CSRF-Token"],
+            keys.verify(token: token, sessionID: session)
+        else {
+            return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
+        }
+        if let cookie = request.cookie(AccessGate.readerCookieName), let signedIn = signIns.valid(cookie, purpose: SignIns.readerPurpose) {
+            do {
+                try await signIns.end(signedIn)
+            } catch {
+                configuration.errorLog?("\(request.method) \(request.path): cannot keep a sign-out: \(error)")
+                return errorResponse(.signOutNotKept, "the sign-out could not be kept; try again", headers: ["Retry-After": "2"])
+            }
+            metrics.revoked()
+            endStreams(ofSessionIn: request)
+        }
+        var response = HTTPResponse(status: .seeOther)
+        response.headers.set("Location", AccessGate.tokenSignInPath)
+        response.headers.set("Cache-Control", "no-store")
+        response.headers.add("Set-Cookie", "\(AccessGate.readerCookieName)=; Max-Age=0" + sessionCookieAttributes)
+        rotateSession(of: request, in: &response)
         return response
     }
 }

@@ -186,13 +186,13 @@ final class AppRoutes: Sendable {
 
 extension LiveListApp {
     /// Paths whose first segment the server's own routes own.
-    static let reservedSegments: Set<String> = ["lists", "events", "healthz", "readyz", "metrics", "signin"]
+    static let reservedSegments: Set<String> = ["lists", "events", "healthz", "readyz", "metrics", "signin", "signout"]
 
     /// Adds a route of the app's own, served by the same server with its limits, budgets, HTML error
     /// pages and access log. Patterns are literal segments, `:name` parameters and a last `*rest`
     /// (`/users/:id`); `GET` routes also answer `HEAD`. The app may take `/` (the index page) but no
     /// path under the server's own routes (`/lists`, `/events`, `/healthz`, `/readyz`, `/metrics`,
-    /// `/signin`). Add routes before ``run(onStart:)``.
+    /// `/signin`, `/signout`). Add routes before ``run(onStart:)``.
     ///
     /// - Parameters:
     ///   - csrf: for methods other than `GET` and `HEAD`, whether the request must carry the CSRF token
@@ -215,7 +215,7 @@ extension LiveListApp {
         if let first = pattern.split(separator: "/").first {
             // A parameter or a rest first would match the server's own paths too.
             guard !Self.reservedSegments.contains(String(first)), !first.hasPrefix(":"), !first.hasPrefix("*") else {
-                throw StartupError("the route \"\(pattern)\" could answer the server's own paths (/lists, /events, /healthz, /readyz, /metrics, /signin): start it with a literal segment of its own")
+                throw StartupError("the route \"\(pattern)\" could answer the server's own paths (/lists, /events, /healthz, /readyz, /metrics, /signin, /signout): start it with a literal segment of its own")
             }
         }
         let checksToken = csrf && method != .GET && method != .HEAD && method != .OPTIONS
@@ -250,7 +250,7 @@ extension LiveListApp {
             return refusal
         }
         let subject = await gate.subject(request)
-        let appRequest = AppRequest(http: request, head: RequestHead(request, trustedProxies: configuration.trustedProxies), identity: subject.identity,
+        let appRequest = AppRequest(http: request, head: RequestHead(request, trustedProxies: trustedProxies), identity: subject.identity,
                                     csrfToken: session.map { keys.csrfToken(for: $0) } ?? "", form: form)
         var response: HTTPResponse
         do {

@@ -48,37 +48,60 @@ final class ActionPacer: Sendable {
     /// Takes one action from every key's bucket when each has one; otherwise takes nothing and
     /// returns the whole seconds after which all of them will (at least 1).
     func take(_ keys: [String], now: ContinuousClock.Instant = .now) -> Int? {
+        buckets.withLock { generations in
+            let (found, wait) = refilled(keys, now: now, in: generations)
+            if let wait { return wait }
+            spend(keys, found, in: &generations)
+            return nil
+        }
+    }
+
+    /// The whole seconds until every key's bucket has an action (at least 1), or nil when each has one
+    /// now; takes nothing (a sign-in attempt asks first, and ``charge(_:now:)`` counts its failure).
+    func wait(_ keys: [String], now: ContinuousClock.Instant = .now) -> Int? {
+        buckets.withLock { generations in refilled(keys, now: now, in: generations).wait }
+    }
+
+    /// Takes one action from every key's bucket, down to an empty bucket at worst.
+    func charge(_ keys: [String], now: ContinuousClock.Instant = .now) {
+        buckets.withLock { generations in
+            let (found, _) = refilled(keys, now: now, in: generations)
+            spend(keys, found.map { Bucket(tokens: max(1, $0.tokens), updated: $0.updated) }, in: &generations)
+        }
+    }
+
+    /// Each key's bucket refilled to `now`, and the wait when one of them is empty.
+    private func refilled(_ keys: [String], now: ContinuousClock.Instant, in generations: Generations) -> (found: [Bucket], wait: Int?) {
         let burst = Double(max(1, pace.burst))
         let rate = max(pace.rate, 0.000_001)
-        return buckets.withLock { generations in
-            var found: [Bucket] = []
-            var wait = 0.0
-            for key in keys {
-                var bucket = generations.current[key] ?? generations.previous[key] ?? Bucket(tokens: burst, updated: now)
-                let elapsed = bucket.updated.duration(to: now)
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                bucket.tokens = min(burst, bucket.tokens + max(0, seconds) * rate)
-                bucket.updated = now
-                if bucket.tokens < 1 {
-                    wait = max(wait, (1 - bucket.tokens) / rate)
+        var found: [Bucket] = []
+        var wait = 0.0
+        for key in keys {
+            var bucket = generations.current[key] ?? generations.previous[key] ?? Bucket(tokens: burst, updated: now)
+            let elapsed = bucket.updated.duration(to: now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            bucket.tokens = min(burst, bucket.tokens + max(0, seconds) * rate)
+            bucket.updated = now
+            if bucket.tokens < 1 {
+                wait = max(wait, (1 - bucket.tokens) / rate)
+            }
+            found.append(bucket)
+        }
+        return (found, wait > 0 ? max(1, Int(wait.rounded(.up))) : nil)
+    }
+
+    /// Takes one action from each bucket and keeps it, within the generations' bound.
+    private func spend(_ keys: [String], _ found: [Bucket], in generations: inout Generations) {
+        for (key, var bucket) in zip(keys, found) {
+            bucket.tokens -= 1
+            if generations.current[key] == nil {
+                generations.previous.removeValue(forKey: key)
+                if generations.current.count >= capacity / 2 {
+                    generations.previous = generations.current
+                    generations.current = [:]
                 }
-                found.append(bucket)
             }
-            if wait > 0 {
-                return max(1, Int(wait.rounded(.up)))
-            }
-            for (key, var bucket) in zip(keys, found) {
-                bucket.tokens -= 1
-                if generations.current[key] == nil {
-                    generations.previous.removeValue(forKey: key)
-                    if generations.current.count >= capacity / 2 {
-                        generations.previous = generations.current
-                        generations.current = [:]
-                    }
-                }
-                generations.current[key] = bucket
-            }
-            return nil
+            generations.current[key] = bucket
         }
     }
 

@@ -69,6 +69,10 @@ enum ErrorCode: String {
     case unknownCell = "unknown_cell"
     /// Actions past the session's or the address's pace.
     case tooManyActions = "too_many_actions"
+    /// Wrong sign-in attempts past the account's pace (``SignInSettings/failurePace``).
+    case tooManyAttempts = "too_many_attempts"
+    /// A sign-out the store could not keep (503, with `Retry-After`).
+    case signOutNotKept = "sign_out_not_kept"
     /// An action handler that failed (logged).
     case actionFailed = "action_failed"
     /// A route of the app's own threw an error that is not an HTTP answer.
@@ -101,14 +105,16 @@ enum ErrorCode: String {
         case .unknownAction: .unprocessableContent
         case .unknownCell: .unprocessableContent
         case .tooManyActions: .tooManyRequests
+        case .tooManyAttempts: .tooManyRequests
+        case .signOutNotKept: .serviceUnavailable
         case .actionFailed: .internalServerError
         case .routeFailed: .internalServerError
         }
     }
 
-    /// This error with `detail`.
-    func error(_ detail: String) -> HTTPError {
-        HTTPError(status, code: rawValue, detail: detail)
+    /// This error with `detail` (and `Retry-After`).
+    func error(_ detail: String, retryAfter: Int? = nil) -> HTTPError {
+        HTTPError(status, code: rawValue, detail: detail, retryAfter: retryAfter)
     }
 }
 

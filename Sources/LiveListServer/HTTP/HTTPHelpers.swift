@@ -105,6 +105,6 @@ final class FramedTail: Sendable {
 extension SessionKeys {
     /// The verified session of a request's cookie, or nil (no cookie, or one the server did not mint).
     func session(from request: HTTPRequest) -> String? {
-        request.cookie(Self.cookieName).flatMap(sessionID(fromCookie:))
+        request.cookie(sessionCookieName).flatMap(sessionID(fromCookie:))
     }
 }

@@ -33,7 +33,7 @@ public final class LiveListApp: Sendable {
     let actionKeys = ActionKeys()
     let pageCache: PageCache
     /// The `Set-Cookie` value of a new session around its cookie value: made once, joined per view.
-    let sessionCookiePrefix = SessionKeys.cookieName + "="
+    let sessionCookiePrefix: String
     let sessionCookieAttributes: String
     let serverBox = ServerBox()
     /// Decides who may view and act on each list: the one place (``AccessGate``).
@@ -42,6 +42,10 @@ public final class LiveListApp: Sendable {
     let openStreams: OpenStreams
     /// Routes of the app's own (``route(_:_:csrf:paced:maximumBodyBytes:_:)``).
     let appRoutes = AppRoutes()
+    /// The peers whose `X-Forwarded-For` names the client.
+    let trustedProxies: TrustedProxies
+    /// Sign-in cookies, ended sign-ins, the pace of wrong attempts.
+    let signIns: SignIns
 
     /// Opens the data directory, loads the templates and the stored lists.
     ///
@@ -57,11 +61,19 @@ public final class LiveListApp: Sendable {
         pageCache = PageCache { [registry] name in registry.existingList(name) != nil }
         // The operator's secrets when given (the first signs), else the one the store keeps.
         if let secrets = configuration.sessionSecrets, let first = secrets.first {
-            keys = SessionKeys(secret: first, previous: Array(secrets.dropFirst()))
+            keys = SessionKeys(secret: first, previous: Array(secrets.dropFirst()), secure: configuration.isSecure)
         } else {
-            keys = SessionKeys(secret: try store.secret())
+            keys = SessionKeys(secret: try store.secret(), secure: configuration.isSecure)
         }
-        gate = AccessGate(readToken: configuration.readToken, secrets: keys.verifyingSecrets, trustedProxies: configuration.trustedProxies)
+        sessionCookiePrefix = keys.sessionCookieName + "="
+        trustedProxies = try TrustedProxies(configuration.trustedProxies)
+        signIns = SignIns(keys: keys, store: store)
+        let now = SignIns.now()
+        signIns.ended.add(try store.endedSignIns(now: now), now: now)
+        let readerSubject = configuration.readToken.map { [keys] token in SignIns.readerSubject(token: token, keys: keys) }
+        gate = AccessGate(readToken: configuration.readToken, secret: keys.secret, trustedProxies: trustedProxies) { [signIns] cookie in
+            readerSubject != nil && signIns.valid(cookie, purpose: SignIns.readerPurpose)?.subject == readerSubject
+        }
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
         openStreams = OpenStreams(metrics: metrics, sessions: sessions, registry: registry)
         actionPacer = configuration.actionPace.map { ActionPacer(pace: $0) }
@@ -142,7 +154,7 @@ public final class LiveListApp: Sendable {
             }
             // A session the server minted always, and for JSON the token header: a form carries its token
             // in the body.
-            let session = head.cookie(SessionKeys.cookieName).flatMap { keys.sessionID(fromCookie: $0) }
+            let session = head.cookie(keys.sessionCookieName).flatMap { keys.sessionID(fromCookie: $0) }
             let headerToken = head.headers["X-CSRF-Token"]
             let tokenOK = type != "application/json" || (session.flatMap { id in headerToken.map { keys.verify(token: $0, sessionID: id) } } ?? false)
             guard session != nil, tokenOK else {
@@ -159,11 +171,17 @@ public final class LiveListApp: Sendable {
         let routes = router.handler
         let metrics = self.metrics
         let accessLog = configuration.accessLog
-        let trustedProxies = configuration.trustedProxies
+        let errorLog = configuration.errorLog
+        let trustedProxies = self.trustedProxies
         let routesHeadCheck = routes.headCheck
         // Synchronous routes (static files, /healthz) stay on the event loop: no task per request.
         let counted = routes.mapResponses { request, routed in
             let response = ErrorPages.negotiated(routed, for: request)
+            if request.headers["X-Forwarded-For"] != nil || request.headers["Forwarded"] != nil, !trustedProxies.contains(request.remoteAddress),
+                let line = trustedProxies.noteUntrustedForwarding(from: request.remoteAddress)
+            {
+                errorLog?(line)
+            }
             metrics.count(status: response.status.code)
             if let accessLog {
                 accessLog(Self.accessLine(request, response, trustedProxies: trustedProxies))
@@ -248,20 +266,22 @@ public final class LiveListApp: Sendable {
 
     /// `CLIENT "METHOD TARGET" STATUS BYTES`, the client taken from `X-Forwarded-For` only when the
     /// peer is a trusted proxy (its last entry: the address that proxy saw).
-    static func accessLine(_ request: HTTPRequest, _ response: HTTPResponse, trustedProxies: Set<String>) -> String {
+    static func accessLine(_ request: HTTPRequest, _ response: HTTPResponse, trustedProxies: TrustedProxies) -> String {
         let client = clientAddress(request, trustedProxies: trustedProxies) ?? "-"
         let bytes: String
         switch response.body {
         case let .bytes(body): bytes = String(body.count)
         case .stream: bytes = "stream"
         }
-        let target = String(request.target.prefix(200).map { $0.isASCII && !$0.isWhitespace && $0 != "\"" ? $0 : "?" })
+        // A stream's control token is a capability: it is never written to a log.
+        let shown = request.target.hasPrefix("/events/") ? "/events/(token)" : request.target
+        let target = String(shown.prefix(200).map { $0.isASCII && !$0.isWhitespace && $0 != "\"" ? $0 : "?" })
         return "\(client) \"\(request.method) \(target)\" \(response.status.code) \(bytes)"
     }
 
     /// The client's address: the peer's, or the last address of `X-Forwarded-For` when the peer is a
     /// trusted proxy (the address that proxy saw); nil when unknown.
-    static func clientAddress(_ request: HTTPRequest, trustedProxies: Set<String>) -> String? {
+    static func clientAddress(_ request: HTTPRequest, trustedProxies: TrustedProxies) -> String? {
         if trustedProxies.contains(request.remoteAddress), let forwarded = request.headers["X-Forwarded-For"],
             let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty
         {

@@ -129,6 +129,12 @@ extension LiveListApp {
         metric("livelist_stream_queued_bytes", "gauge", "Bytes queued for event streams (bytes that streams share counted once).", [("", serverBox.get()?.streamBytesQueued ?? 0)])
         metric("livelist_request_body_bytes", "gauge", "Bytes of request bodies held.", [("", serverBox.get()?.bodyBytesHeld ?? 0)])
         metric("livelist_actions_paced_total", "counter", "Actions refused for their pace (429).", [("", metrics.pacedActions)])
+        metric("livelist_untrusted_forwarded_total", "counter", "Requests that carried X-Forwarded-For or Forwarded from a peer that is not a trusted proxy.",
+               [("", trustedProxies.untrustedForwarded)])
+        let keys = actionKeys.held
+        metric("livelist_client_records", "gauge", "Records kept per client, by kind, each bounded: idempotency keys of actions (and the places of their order), pace buckets, verified session cookies, cached pages.",
+               [("{kind=\"action_keys\"}", keys.keys), ("{kind=\"action_key_places\"}", keys.places), ("{kind=\"pace_buckets\"}", actionPacer?.count ?? 0),
+                ("{kind=\"verified_sessions\"}", pageCache.viewers.count), ("{kind=\"cached_pages\"}", pageCache.count)])
         let access = metrics.access
         metric("livelist_access_refusals_total", "counter", "Requests refused by a list's access rule or the read token, by kind (paced: actions refused for their pace).",
                [("{kind=\"unauthenticated\"}", access.unauthenticated), ("{kind=\"denied\"}", access.denied), ("{kind=\"paced\"}", metrics.pacedActions)])

@@ -42,7 +42,7 @@ extension LiveListApp {
         case let .failure(answer): return answer.response
         }
         if request.prefersJSON {
-            let viewer = request.cookie(SessionKeys.cookieName).flatMap { pageCache.viewers.viewer(cookie: $0, keys: keys) }
+            let viewer = request.cookie(keys.sessionCookieName).flatMap { pageCache.viewers.viewer(cookie: $0, keys: keys) }
             let (version, bytes) = await list.versionedSnapshotJSON(for: Viewer(session: viewer?.session, identity: identity))
             if list.rendersPerViewer {
                 return Self.snapshotResponse(bytes)
@@ -108,7 +108,7 @@ extension LiveListApp {
     /// The page's viewer: the session its cookie carries (verified once, then remembered), or a new
     /// one with the `Set-Cookie` that gives it.
     private func pageViewer(_ request: HTTPRequest) -> (viewer: PageViewer, setCookie: String?) {
-        if let viewer = request.cookie(SessionKeys.cookieName).flatMap({ pageCache.viewers.viewer(cookie: $0, keys: keys) }),
+        if let viewer = request.cookie(keys.sessionCookieName).flatMap({ pageCache.viewers.viewer(cookie: $0, keys: keys) }),
             viewer.session != nil
         {
             return (viewer, nil)

@@ -220,7 +220,7 @@ extension LiveListApp {
         if let session {
             keys.append("s:" + session)
         }
-        if let address = Self.clientAddress(request, trustedProxies: configuration.trustedProxies) {
+        if let address = Self.clientAddress(request, trustedProxies: trustedProxies) {
             keys.append("a:" + address)
         }
         guard let seconds = actionPacer.take(keys) else { return nil }
