@@ -150,7 +150,7 @@ def check_board(port):
     check(status == 401, f"a wrong password: {status}, not 401")
     status, headers, alice = sign_in("alice", "secret1")
     check(status == 303 and headers.get("Location") == "/lists/team", f"signing in: {status} {headers.get('Location')}")
-    check(any(cookie.startswith("board_user=") for cookie in alice), "signing in set no board_user cookie")
+    check(any(cookie.startswith("livelist_signin=") for cookie in alice), "signing in set no livelist_signin cookie")
     _, _, bob = sign_in("bob", "secret2")
 
     status, _, team = call("GET", "/lists/team", alice)

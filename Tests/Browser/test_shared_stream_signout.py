@@ -123,7 +123,7 @@ class SignIn:
         self.cookies = [value.split(";")[0] for value in headers.get_all("Set-Cookie") or []]
         body = urlencode({"csrf": token.group(1), "user": user, "password": USERS[user], "next": "/"})
         status, headers, _ = board.request("POST", "/login", body, self.headers({"Content-Type": "application/x-www-form-urlencoded"}))
-        signed = [value.split(";")[0] for value in headers.get_all("Set-Cookie") or [] if value.startswith("board_user=")]
+        signed = [value.split(";")[0] for value in headers.get_all("Set-Cookie") or [] if value.startswith("livelist_signin=")]
         assert status == 303 and signed, f"{user} signing in answered {status}"
         self.cookies += signed
 

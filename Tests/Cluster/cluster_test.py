@@ -313,7 +313,7 @@ class BoardNode:
     def sign_in(self, user, password):
         cookies, token = self.csrf("/login", [])
         status, headers, _ = self.call("POST", "/login", cookies, f"csrf={token}&user={user}&password={password}")
-        signed = [v.split(";")[0] for v in headers.get_all("Set-Cookie") or [] if v.startswith("board_user=")]
+        signed = [v.split(";")[0] for v in headers.get_all("Set-Cookie") or [] if v.startswith("livelist_signin=")]
         check(status == 303 and signed, f"{user} signing in on {self.port}: {status}")
         return cookies, signed[0]
 

@@ -47,16 +47,16 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:386
-    func guide_line386() async throws {
+    /// docs/GUIDE.md:387
+    func guide_line387() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
         _ = room
     }
 
-    /// docs/GUIDE.md:406
-    func guide_line406() async throws {
+    /// docs/GUIDE.md:407
+    func guide_line407() async throws {
         var feed = app.registry.configuration
         feed.options.windowAbove = 500              // window from 501 cells
         feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar

@@ -2,12 +2,11 @@ import Foundation
 import LiveListPostgres
 import LiveListServer
 
-// Users from BOARD_USERS ("alice:secret1,bob:secret2"). A sign-in is a signed cookie naming the user, a
-// random nonce and when it expires; signing out records the nonce among the sign-ins that ended.
+// Users from BOARD_USERS ("alice:secret1,bob:secret2"). Signing in and out is the library's
+// (app.useSignIn): a signed cookie per sign-in, sessions rotated, wrong passwords paced per account.
 let users = Dictionary((ProcessInfo.processInfo.environment["BOARD_USERS"] ?? "alice:secret1,bob:secret2")
     .split(separator: ",").compactMap { pair in pair.split(separator: ":", maxSplits: 1).map(String.init) }
     .filter { $0.count == 2 }.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
-let signInSeconds = 43_200
 
 enum BoardAction: String, ListActions { case post, enter, remove }
 
@@ -26,18 +25,8 @@ if let url = try DatabaseURL.fromEnvironment() {
     store = try await PostgresListStore.connect(url: url)
 }
 let app = try await LiveListApp(configuration: .fromEnvironment(), store: store)
-// Sign-ins that ended (nonce: when its cookie expires), kept by the store so that every node knows
-// them: a list that no rule lets anyone see. A bigger app keeps these in a table of its own.
-let signedOut = try await app.host("signed-out", state: [String: Int]()) { _ in [Section]() }
-try await app.access("signed-out") { _ in .none }
-// Who the viewer is: the user that a valid cookie names, unless it expired or was signed out.
-app.authenticate { head in
-    guard let value = head.cookie("board_user").flatMap(app.verified) else { return nil }
-    let parts = value.split(separator: ":").map(String.init)
-    let ended = await signedOut.currentState
-    guard parts.count == 3, let until = Int(parts[2]), until > Int(Date().timeIntervalSince1970), ended[parts[1]] == nil else { return nil }
-    return Identity(id: parts[0])
-}
+// Who the viewer is: the user of a valid sign-in cookie (not expired, not signed out on any node).
+app.useSignIn()
 try app.signIn(at: "/login")
 
 // `team`: every signed-in user views and acts; `notes-USER`: only that user.
@@ -72,16 +61,12 @@ try app.route(.GET, "/login") { request in
         """)
 }
 try app.route(.POST, "/login", paced: true) { request in
-    let form = request.form
-    // Compared as MACs, so the time the comparison takes says nothing about the password.
-    guard let user = form["user"], let password = form["password"], let expected = users[user],
-        app.signed(password) == app.signed(expected) else {
-        return .page("<!doctype html><title>Sign in</title><p>Wrong user or password. <a href=\"/login\">Try again</a>", status: .unauthorized)
+    let user = request.form["user"] ?? ""
+    // Paced per account as well as per address; the password compared as MACs, in constant time.
+    let signedIn = try await app.signIn(request, account: user) {
+        app.passwordMatches(request.form["password"] ?? "", users[user]) ? Identity(id: user) : nil
     }
-    let until = Int(Date().timeIntervalSince1970) + signInSeconds
-    var response = HTTPResponse.redirect(to: request.nextPath(or: "/"))
-    response.setCookie(Cookie("board_user", app.signed("\(user):\(UUID().uuidString):\(until)"), maxAge: signInSeconds))
-    return response
+    return signedIn ?? .page("<!doctype html><title>Sign in</title><p>Wrong user or password. <a href=\"/login\">Try again</a>", status: .unauthorized)
 }
 // Home: the lists this user may see, and a sign-out button.
 try app.route(.GET, "/") { request in
@@ -93,21 +78,9 @@ try app.route(.GET, "/") { request in
         <form method="post" action="/logout">\(request.csrfField)<button>Sign out</button></form></body></html>
         """)
 }
-try app.route(.POST, "/logout") { request in
-    let parts = request.cookie("board_user").flatMap(app.verified)?.split(separator: ":").map(String.init) ?? []
-    if parts.count == 3, let until = Int(parts[2]) {
-        // Recorded first (every node's rules then see it), then every node's streams are checked again.
-        let now = Int(Date().timeIntervalSince1970)
-        try await signedOut.updateState { ended in
-            ended = ended.filter { $0.value > now }
-            ended[parts[1]] = until
-        }
-        app.endStreams(ofSessionIn: request.http)
-        await app.revoke(identity: parts[0])
-    }
-    var response = HTTPResponse.redirect(to: "/login")
-    response.clearCookie("board_user")
-    return response
+// Ends this sign-in on every node (its streams are told `denied`); a replayed or forged cookie changes nothing.
+try app.route(.POST, "/logout", paced: true) { request in
+    try await app.signOut(request, redirectTo: "/login")
 }
 // A small JSON API: who am I.
 try app.route(.GET, "/api/me") { request in
