@@ -138,10 +138,10 @@ public struct JSONListDocument: Sendable {
         /// cell or section moved, none was the subject of two operations, and no section removed had
         /// cells changed by the patch. Otherwise the list is rendered whole.
         public var minimal = true
-        fileprivate var undo: [Undo] = []
+        var undo: [Undo] = []
 
         /// Whether the patch changed the list.
-        public var changed: Bool { !effects.isEmpty }
+        public var changed: Bool { !effective.isEmpty }
     }
 
     /// One change, with positions as they were when it happened.
@@ -156,7 +156,9 @@ public struct JSONListDocument: Sendable {
         case sectionMoved(from: Int, to: Int)
     }
 
-    fileprivate enum Undo: Sendable {
+    enum Undo: Sendable {
+        /// The whole state before a patch applied to a linked copy (JSONListDocument+Whole.swift).
+        case restoreState(JSONListState)
         case restoreCell(section: Int, position: Int, cell: JSONListState.Cell)
         case removeCell(section: Int, position: Int)
         case insertCell(section: Int, position: Int, cell: JSONListState.Cell)
@@ -170,6 +172,9 @@ public struct JSONListDocument: Sendable {
     /// - Throws: ``ListStateError`` naming the first operation that cannot apply (`ops[3]: …`): a missing
     ///   anchor or section, a cell inserted without its section, or the list's limits.
     public mutating func apply(_ patch: JSONListPatch, limits: JSONListLimits) throws(ListStateError) -> Applied {
+        if appliesWhole(patch) {
+            return try applyWhole(patch, limits: limits)
+        }
         ensureIndex()
         var applied = Applied()
         var subjects = Set<ByteKey>()
@@ -399,6 +404,9 @@ public struct JSONListDocument: Sendable {
     public mutating func undo(_ applied: Applied) {
         for step in applied.undo.reversed() {
             switch step {
+            case let .restoreState(old):
+                replace(with: old)
+                return
             case let .restoreCell(section, position, cell):
                 state.sections[section].cells[position] = cell
             case let .removeCell(section, position):
@@ -421,88 +429,5 @@ public struct JSONListDocument: Sendable {
         if !applied.undo.isEmpty {
             indexed = false
         }
-    }
-
-    // MARK: - A PUT as a patch
-
-    /// The patch that takes this state to `target` when both hold the same sections and the same cells
-    /// in the same order, and only texts, details, headers or footers differ (nil otherwise): a PUT
-    /// that changes a few cells of a large list then costs what those cells cost.
-    public func contentPatch(to target: JSONListState) -> JSONListPatch? {
-        guard state.sections.count == target.sections.count else { return nil }
-        var operations: [JSONListPatch.Operation] = []
-        for (old, new) in zip(state.sections, target.sections) {
-            guard sameBytes(old.id, new.id), old.cells.count == new.cells.count else { return nil }
-            if !sameBytes(old.header, new.header) || !sameBytes(old.footer, new.footer) {
-                operations.append(.upsertSection(id: new.id, header: new.header, footer: new.footer, position: nil))
-            }
-            for (oldCell, newCell) in zip(old.cells, new.cells) {
-                guard sameBytes(oldCell.id, newCell.id) else { return nil }
-                if !sameBytes(oldCell.text, newCell.text) || !sameBytes(oldCell.detail, newCell.detail) {
-                    operations.append(.update(cell: newCell))
-                }
-            }
-        }
-        return JSONListPatch(operations: operations)
-    }
-}
-
-extension JSONListState.Cell {
-    /// The cell as the PUT body (and a patch) writes it: `{"id", "text", "detail"}`, an absent detail
-    /// left out.
-    func write(into writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("id")
-        writer.string(id)
-        writer.key("text")
-        writer.string(text)
-        if let detail {
-            writer.key("detail")
-            writer.string(detail)
-        }
-        writer.endObject()
-    }
-}
-
-extension JSONListState {
-    /// The state in the PUT body's format: a PUT of these bytes makes this state again.
-    public func encoded() -> [UInt8] {
-        var writer = JSONWriter(capacity: 64 * cellCount + 32 * sections.count + 16)
-        writer.beginObject()
-        writer.key("sections")
-        writer.beginArray()
-        for section in sections {
-            writer.beginObject()
-            writer.key("id")
-            writer.string(section.id)
-            if let header = section.header {
-                writer.key("header")
-                writer.string(header)
-            }
-            if let footer = section.footer {
-                writer.key("footer")
-                writer.string(footer)
-            }
-            writer.key("cells")
-            writer.beginArray()
-            for cell in section.cells {
-                cell.write(into: &writer)
-            }
-            writer.endArray()
-            writer.endObject()
-        }
-        writer.endArray()
-        writer.endObject()
-        return writer.bytes
-    }
-
-    /// The state after `patches`, in order (for a store that keeps a list as a body and the patches
-    /// after it). Limits are not applied: what was accepted stays.
-    public func applying(_ patches: [JSONListPatch]) throws(ListStateError) -> JSONListState {
-        var document = JSONListDocument(self)
-        for patch in patches {
-            _ = try document.apply(patch, limits: .unlimited)
-        }
-        return document.state
     }
 }
