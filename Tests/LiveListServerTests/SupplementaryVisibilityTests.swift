@@ -62,7 +62,8 @@ private struct Sight: IdentifiableComponent {
 }
 
 /// A page batches the visibility reports of its cells (`"cells"`: keys joined by NUL): one post
-/// reports many cells, each as a report of its own, never paced.
+/// reports many cells, each as a report of its own, paced by the number of cells it names (not by
+/// the actions' pace: 200 cells for each action of it).
 @Suite struct BatchedVisibilityTests {
     @Test func oneReportNamesManyCells() async throws {
         let log = SightLog()
@@ -87,5 +88,26 @@ private struct Sight: IdentifiableComponent {
         #expect(log.count("will c250") == 1 && log.count("will c299") == 1)
         let tooMany = try await report("visible", (0 ..< 1_001).map { _ in "c1" })
         #expect(tooMany.status == 422 && tooMany.text.contains("too_many_cells"))
+    }
+
+    /// Reports that name many cells are paced by their number: a page that keeps naming a thousand
+    /// cells is refused (429) once past the burst, at a cost of one check, not a thousand look-ups.
+    @Test func manyCellsArePacedByTheirNumber() async throws {
+        let log = SightLog()
+        let server = try await RouteClient { $0.actionPace = ActionPace(rate: 1, burst: 1) }
+        let cells = (0 ..< 1_000).map { CellNode(Sight(id: "c\($0)", log: log)) }
+        _ = try await server.app.registry.hostApp(listName("many"), sections: [Section(id: "s", cells: cells)])
+        let page = try await server.get("/lists/many")
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let csrf = try #require(page.text.components(separatedBy: #"name="csrf" value=""#).dropFirst().first?.prefix { $0 != "\"" })
+        let json = [("Content-Type", "application/json"), ("Cookie", cookie), ("X-CSRF-Token", String(csrf))]
+        let joined = (0 ..< 1_000).map { "c\($0)" }.joined(separator: "\\u0000")
+        var statuses: [Int] = []
+        for index in 0 ..< 4 {
+            let type = index % 2 == 0 ? "visible" : "hidden"
+            statuses.append(try await server.post("/lists/many/actions", headers: json, body: Array(#"{"type":"\#(type)","cells":"\#(joined)"}"#.utf8)).status)
+        }
+        #expect(statuses.first == 204 && statuses.dropFirst().allSatisfy { $0 == 429 }, "\(statuses)")
+        #expect(log.count("will c0") == 1 && log.count("end c0") == 0, "a refused report reports nothing")
     }
 }

@@ -31,6 +31,8 @@ package protocol ServedList: HostedList {
     func unsubscribe(_ sink: any EventSink)
     /// Handles a browser event, or says why it is refused.
     func perform(_ action: ListAction) async -> ActionOutcome
+    /// Handles several browser events in order, in one visit to the list (a batched visibility report).
+    func performEach(_ actions: [ListAction]) async -> [ActionOutcome]
     /// Retires a list that does not exist and that no stream waits on; nil when it is in use.
     func retireIfUnused() -> Int?
     /// Adopts streams that waited on the name before this list took it.
@@ -167,6 +169,15 @@ extension ServedList {
 
     package func perform(_ action: ListAction) async -> ActionOutcome {
         await performAction(action)
+    }
+
+    package func performEach(_ actions: [ListAction]) async -> [ActionOutcome] {
+        var outcomes: [ActionOutcome] = []
+        outcomes.reserveCapacity(actions.count)
+        for action in actions {
+            outcomes.append(await perform(action))
+        }
+        return outcomes
     }
 
     /// What ``perform(_:)`` does by default: a visibility report or a selection goes to the component

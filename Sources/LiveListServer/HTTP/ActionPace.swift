@@ -48,10 +48,17 @@ final class ActionPacer: Sendable {
     /// Takes one action from every key's bucket when each has one; otherwise takes nothing and
     /// returns the whole seconds after which all of them will (at least 1).
     func take(_ keys: [String], now: ContinuousClock.Instant = .now) -> Int? {
-        buckets.withLock { generations in
-            let (found, wait) = refilled(keys, now: now, in: generations)
+        take(keys, cost: 1, now: now)
+    }
+
+    /// Takes `cost` actions (at least 1, at most a burst) from every key's bucket when each has them;
+    /// otherwise takes nothing and returns the whole seconds after which all of them will.
+    func take(_ keys: [String], cost: Int, now: ContinuousClock.Instant = .now) -> Int? {
+        let cost = Double(min(max(1, cost), max(1, pace.burst)))
+        return buckets.withLock { generations in
+            let (found, wait) = refilled(keys, now: now, in: generations, cost: cost)
             if let wait { return wait }
-            spend(keys, found, in: &generations)
+            spend(keys, found, in: &generations, cost: cost)
             return nil
         }
     }
@@ -71,7 +78,7 @@ final class ActionPacer: Sendable {
     }
 
     /// Each key's bucket refilled to `now`, and the wait when one of them is empty.
-    private func refilled(_ keys: [String], now: ContinuousClock.Instant, in generations: Generations) -> (found: [Bucket], wait: Int?) {
+    private func refilled(_ keys: [String], now: ContinuousClock.Instant, in generations: Generations, cost: Double = 1) -> (found: [Bucket], wait: Int?) {
         let burst = Double(max(1, pace.burst))
         let rate = max(pace.rate, 0.000_001)
         var found: [Bucket] = []
@@ -82,8 +89,8 @@ final class ActionPacer: Sendable {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             bucket.tokens = min(burst, bucket.tokens + max(0, seconds) * rate)
             bucket.updated = now
-            if bucket.tokens < 1 {
-                wait = max(wait, (1 - bucket.tokens) / rate)
+            if bucket.tokens < cost {
+                wait = max(wait, (cost - bucket.tokens) / rate)
             }
             found.append(bucket)
         }
@@ -91,9 +98,9 @@ final class ActionPacer: Sendable {
     }
 
     /// Takes one action from each bucket and keeps it, within the generations' bound.
-    private func spend(_ keys: [String], _ found: [Bucket], in generations: inout Generations) {
+    private func spend(_ keys: [String], _ found: [Bucket], in generations: inout Generations, cost: Double = 1) {
         for (key, var bucket) in zip(keys, found) {
-            bucket.tokens -= 1
+            bucket.tokens -= cost
             if generations.current[key] == nil {
                 generations.previous.removeValue(forKey: key)
                 if generations.current.count >= capacity / 2 {

@@ -29,6 +29,9 @@ public final class LiveListApp: Sendable {
     let metrics = Metrics()
     /// The actions' pace, per session and per client address; nil for none.
     let actionPacer: ActionPacer?
+    /// The pace of cells named by visibility reports (200 for each action of the actions' pace), per
+    /// session and per client address; nil when actions are not paced.
+    let visibilityPacer: ActionPacer?
     /// Recent actions' idempotency keys.
     let actionKeys = ActionKeys()
     let pageCache: PageCache
@@ -77,6 +80,9 @@ public final class LiveListApp: Sendable {
         sessions = SessionTable(capacity: configuration.sessionCapacity, idleTimeout: configuration.sessionIdleTimeout)
         openStreams = OpenStreams(metrics: metrics, sessions: sessions, registry: registry)
         actionPacer = configuration.actionPace.map { ActionPacer(pace: $0) }
+        visibilityPacer = configuration.actionPace.map { pace in
+            ActionPacer(pace: ActionPace(rate: pace.rate * 200, burst: max(Self.maximumReportedCells, pace.burst * 250)))
+        }
         templates = try await Templates(directory: configuration.templatesDirectory)
         let read: (String) -> [UInt8]?
         if let directory = configuration.publicDirectory {

@@ -173,7 +173,9 @@ extension LiveListApp {
     /// A page's batched visibility report: `{"type": "visible", "cells": "K1\u0000K2"}` (keys joined by
     /// NUL, which no key holds), each cell reported as a report of its own would be. A cell the list no
     /// longer shows is passed over (it was deleted while the report was on its way); more than
-    /// ``maximumReportedCells`` is refused (422 `too_many_cells`).
+    /// ``maximumReportedCells`` is refused (422 `too_many_cells`). The cells named are paced by their
+    /// number (``visibilityPacer``: 2,000 a second after 10,000 by default, per session and address;
+    /// 429 past it), and the whole report is handled in one visit to the list.
     private func reportVisibility(
         _ type: String, of joined: String, fields: [String: String], session: String, identity: Identity?, on list: any ServedList, isForm: Bool,
         _ request: HTTPRequest
@@ -182,9 +184,12 @@ extension LiveListApp {
         guard keys.count <= Self.maximumReportedCells else {
             return errorResponse(.tooManyCells, "cells: \(keys.count) cells, more than the \(Self.maximumReportedCells) one report may name")
         }
-        for key in keys {
-            _ = await list.perform(ListAction(type: type, cell: String(key), fields: fields, session: session, identity: identity))
+        if let visibilityPacer, let seconds = visibilityPacer.take(paceKeys(session: session, request), cost: keys.count) {
+            metrics.actionPaced()
+            return errorResponse(.tooManyActions, "more cells reported visible or hidden than \(Int(visibilityPacer.pace.rate)) a second from this page or address; wait \(seconds) s",
+                                 headers: ["Retry-After": String(seconds)])
         }
+        _ = await list.performEach(keys.map { ListAction(type: type, cell: String($0), fields: fields, session: session, identity: identity) })
         return actionTaken(on: list, isForm: isForm, request)
     }
 
@@ -216,6 +221,16 @@ extension LiveListApp {
     /// attempts) share the one pacer.
     func pace(session: String?, _ request: HTTPRequest, what: String, from: String) -> HTTPResponse? {
         guard let actionPacer else { return nil }
+        guard let seconds = actionPacer.take(paceKeys(session: session, request)) else { return nil }
+        metrics.actionPaced()
+        let pace = actionPacer.pace
+        return errorResponse(.tooManyActions,
+                             "more than \(pace.burst) \(what) at once or \(pace.rate == pace.rate.rounded() ? String(Int(pace.rate)) : String(pace.rate)) a second from this \(from) or address; wait \(seconds) s",
+                             headers: ["Retry-After": String(seconds)])
+    }
+
+    /// What a request is paced by: its session (if any) and its client's address.
+    private func paceKeys(session: String?, _ request: HTTPRequest) -> [String] {
         var keys: [String] = []
         if let session {
             keys.append("s:" + session)
@@ -223,12 +238,7 @@ extension LiveListApp {
         if let address = Self.clientAddress(request, trustedProxies: trustedProxies) {
             keys.append("a:" + address)
         }
-        guard let seconds = actionPacer.take(keys) else { return nil }
-        metrics.actionPaced()
-        let pace = actionPacer.pace
-        return errorResponse(.tooManyActions,
-                             "more than \(pace.burst) \(what) at once or \(pace.rate == pace.rate.rounded() ? String(Int(pace.rate)) : String(pace.rate)) a second from this \(from) or address; wait \(seconds) s",
-                             headers: ["Retry-After": String(seconds)])
+        return keys
     }
 
     /// The answer to a write that failed. A failure of the server (5xx, such as storage) is logged whole
