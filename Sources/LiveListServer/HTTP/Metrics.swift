@@ -132,9 +132,11 @@ extension LiveListApp {
         metric("livelist_untrusted_forwarded_total", "counter", "Requests that carried X-Forwarded-For or Forwarded from a peer that is not a trusted proxy.",
                [("", trustedProxies.untrustedForwarded)])
         let keys = actionKeys.held
-        metric("livelist_client_records", "gauge", "Records kept per client, by kind, each bounded: idempotency keys of actions (and the places of their order), pace buckets, verified session cookies, cached pages.",
+        metric("livelist_client_records", "gauge", "Records kept per client, by kind, each bounded: idempotency keys of actions (and the places of their order), pace buckets, verified session cookies, cached pages, ended sign-ins, wrong sign-in attempts, visibility reports.",
                [("{kind=\"action_keys\"}", keys.keys), ("{kind=\"action_key_places\"}", keys.places), ("{kind=\"pace_buckets\"}", actionPacer?.count ?? 0),
-                ("{kind=\"verified_sessions\"}", pageCache.viewers.count), ("{kind=\"cached_pages\"}", pageCache.count)])
+                ("{kind=\"verified_sessions\"}", pageCache.viewers.count), ("{kind=\"cached_pages\"}", pageCache.count),
+                ("{kind=\"ended_sign_ins\"}", signIns.ended.count), ("{kind=\"sign_in_failure_buckets\"}", signIns.failureBuckets),
+                ("{kind=\"visibility_buckets\"}", visibilityPacer?.count ?? 0)])
         let access = metrics.access
         metric("livelist_access_refusals_total", "counter", "Requests refused by a list's access rule or the read token, by kind (paced: actions refused for their pace).",
                [("{kind=\"unauthenticated\"}", access.unauthenticated), ("{kind=\"denied\"}", access.denied), ("{kind=\"paced\"}", metrics.pacedActions)])
