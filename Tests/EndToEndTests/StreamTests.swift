@@ -148,12 +148,18 @@ private func cells(_ ids: [String]) -> String {
                 _ = try Client.put("/lists/\(name)", port: server.port, json: cells(["x"]))
             }
             _ = try Client.put("/lists/b", port: server.port, json: cells(["x", "y"]))
-            let stream = try EventStream(path: "/events?list=a&since=a:1", port: server.port)
+            // A browser's stream: opened with the session cookie of a page view.
+            func sessionCookie() throws -> String {
+                let page = try Client.get("/lists/a", port: server.port, headers: [("Accept", "text/html")])
+                return String(try #require(page.headers.first { $0.0.lowercased() == "set-cookie" }?.1.split(separator: ";").first))
+            }
+            let session = try sessionCookie()
+            let stream = try EventStream(path: "/events?list=a&since=a:1", port: server.port, headers: [("Cookie", session)])
             _ = try Client.put("/lists/a", port: server.port, json: cells(["y"]))
             #expect(try #require(try stream.next()).id == "a:2")
             let token = try #require(stream.token, "the stream's first event names it")
             func change(_ json: String, token: String = token) throws -> RawHTTPResponse {
-                try Client.request("POST", "/events/\(token)", port: server.port, headers: [("Content-Type", "application/json")],
+                try Client.request("POST", "/events/\(token)", port: server.port, headers: [("Content-Type", "application/json"), ("Cookie", session)],
                                    body: Array(json.utf8))
             }
             // b joins at version 1: it gets what it missed, then its changes; c joins live; a leaves.
@@ -173,13 +179,12 @@ private func cells(_ ids: [String]) -> String {
             let many = (0 ..< 70).map { "\"l\($0)\"" }.joined(separator: ",")
             #expect(try change(#"{"add":[\#(many)]}"#).status == 400)
             #expect(try change(#"{"add":["a"]}"#, token: "0123456789abcdef0123456789abcdef").status == 404)
-            // Another browser session (the stream was opened without one) may not change it.
-            let page = try Client.get("/lists/a", port: server.port, headers: [("Accept", "text/html")])
-            let cookie = try #require(page.headers.first { $0.0.lowercased() == "set-cookie" }?.1.split(separator: ";").first)
-            #expect(try Client.request("POST", "/events/\(token)", port: server.port,
-                                       headers: [("Content-Type", "application/json"), ("Cookie", String(cookie))],
-                                       body: Array(#"{"add":["a"]}"#.utf8)).status == 404)
-            #expect(try Client.request("POST", "/events/\(token)", port: server.port, headers: [("Content-Type", "text/plain")],
+            // Another browser session, or none, may not change it.
+            for other in [[("Cookie", try sessionCookie())], []] {
+                #expect(try Client.request("POST", "/events/\(token)", port: server.port, headers: [("Content-Type", "application/json")] + other,
+                                           body: Array(#"{"add":["a"]}"#.utf8)).status == 404)
+            }
+            #expect(try Client.request("POST", "/events/\(token)", port: server.port, headers: [("Content-Type", "text/plain"), ("Cookie", session)],
                                        body: Array("{}".utf8)).status == 415)
             // A name that has no list yet waits for it, as at connect.
             #expect(try change(#"{"add":["later"]}"#).status == 204)
