@@ -146,8 +146,14 @@ final class Connection: @unchecked Sendable {
     private var sawClientHello = false
     /// True once a response was queued: the idle limit, not the first request's, applies then.
     private var hasServed = false
+    /// Accepted beyond the connection cap: it serves requests, one at a time and then closes, and never
+    /// holds an event stream.
+    let isReserve: Bool
+    /// Bytes written to the peer so far (a stream's end reports them).
+    private var bytesSent = 0
 
-    init(fd: Int32, token: UInt64, loop: EventLoop, remoteAddress: String, now: UInt64, ssl: OpaquePointer? = nil) {
+    init(fd: Int32, token: UInt64, loop: EventLoop, remoteAddress: String, now: UInt64, ssl: OpaquePointer? = nil, isReserve: Bool = false) {
+        self.isReserve = isReserve
         self.ssl = ssl
         self.handshaking = ssl != nil
         self.fd = fd
@@ -329,6 +335,7 @@ final class Connection: @unchecked Sendable {
                     refuseBeforeBody(overBudget(), method: request.method, version: request.version)
                     continue
                 }
+                request.receivedAt = requestStarted
                 requestStarted = parser.isIdle ? 0 : loop.now
                 requestState.pointee.bodyStarted = 0
                 dispatch(request)
@@ -388,6 +395,7 @@ final class Connection: @unchecked Sendable {
 
     private func dispatch(_ incoming: HTTPRequest) {
         var request = incoming
+        request.connectionID = token
         currentIsHead = request.method == .HEAD
         currentVersion = request.version
         currentKeepAlive = request.keepAlive && !loop.isDraining
@@ -414,11 +422,24 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Queues a response to the current request.
-    private func send(_ response: HTTPResponse) {
+    private func send(_ incoming: HTTPResponse) {
         // The request's body is answered: its share of the budget goes back.
         releaseBody()
         hasServed = true
         idleSince = loop.now
+        var response = incoming
+        if isReserve {
+            // Beyond the cap: one answer, then the slot goes back; a stream is refused politely.
+            closeAfterFlush = true
+            if case .stream = response.body, !response.status.forbidsBody {
+                loop.count { $0.streamsRefused += 1 }
+                loop.server.notice("streams-refused", "refusing event streams: the node holds its most connections (\(loop.server.maxConnections)); "
+                    + "requests on its reserve are answered, streams get 503 too_many_streams with Retry-After")
+                let error = HTTPError(.serviceUnavailable, code: "too_many_streams", detail: "the server holds its most streams; try again shortly",
+                                      retryAfter: Int.random(in: 2 ... 10))
+                response = presented(HTTPResponse.error(error, formatter: configuration.errorFormatter))
+            }
+        }
         let keepAlive = currentKeepAlive && !closeAfterFlush
         let server = loop.serverNameBytes
         switch response.body {
@@ -487,6 +508,14 @@ final class Connection: @unchecked Sendable {
         updateInterest()
     }
 
+    /// Tells the configuration's `streamEnded` of the stream's end: since its head (`idleSince` is
+    /// set when a response goes out, and a stream leaves it there), with the connection's bytes.
+    private func reportStreamEnd(_ reason: HTTPStreamCloseReason) {
+        guard let ended = configuration.streamEnded else { return }
+        ended(HTTPStreamEnd(connectionID: token, remoteAddress: remoteAddress, duration: .nanoseconds(Int64(clamping: loop.now &- idleSince)),
+                            bytes: bytesSent, reason: reason))
+    }
+
     func endStream(_ reason: HTTPStreamCloseReason) {
         guard phase == .streaming, let stream else { return }
         let reported = stream.markEnding(reason)
@@ -503,6 +532,7 @@ final class Connection: @unchecked Sendable {
             }
             phase = .reading
             if !streamKeepAlive || reported != .closed { closeAfterFlush = true }
+            reportStreamEnd(reported)
             idleSince = loop.now
             stream.finish(reported)
             process()
@@ -520,6 +550,7 @@ final class Connection: @unchecked Sendable {
             while outbound.bytes > 0 {
                 let sent = outbound.send(fd, iovecs: loop.iovecs, maxIovecs: EventLoop.maxIovecs)
                 if sent > 0 {
+                    bytesSent += sent
                     lastWriteProgress = loop.now
                     continue
                 }
@@ -683,6 +714,7 @@ final class Connection: @unchecked Sendable {
             loop.count { $0.streamsOpen -= 1 }
             let reported = stream.markEnding(reason)
             if reported == .backlogExceeded { loop.count { $0.streamsOverflowed += 1 } }
+            reportStreamEnd(reported)
             stream.finish(reported)
         }
     }
@@ -782,6 +814,7 @@ final class Connection: @unchecked Sendable {
             ERR_clear_error()
             let written = outbound.send(ssl, scratch: scratch)
             if written > 0 {
+                bytesSent += Int(written)
                 lastWriteProgress = loop.now
                 continue
             }

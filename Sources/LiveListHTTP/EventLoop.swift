@@ -233,10 +233,12 @@ final class EventLoop: @unchecked Sendable {
                     return
                 }
             }
-            guard server.reserveConnectionSlot() else {
+            let slot = server.reserveConnectionSlot()
+            guard slot != .none else {
                 refuse(fd)
                 continue
             }
+            if slot == .reserve { count { $0.connectionsReserved += 1 } }
             _ = cs_set_nodelay(fd)
             let token = nextToken << 32 | UInt64(UInt32(bitPattern: fd))
             nextToken += 1
@@ -244,18 +246,18 @@ final class EventLoop: @unchecked Sendable {
             if let tls {
                 session = tls.session(fd: fd)
                 if session == nil {
-                    server.releaseConnectionSlot()
+                    server.releaseConnectionSlot(slot)
                     systemClose(fd)
                     continue
                 }
             }
             let connection = Connection(
-                fd: fd, token: token, loop: self, remoteAddress: Self.address(storage), now: now, ssl: session)
-            let slot = Int(fd)
-            if slot >= connections.count {
-                connections.append(contentsOf: repeatElement(nil, count: max(slot + 1 - connections.count, connections.count)))
+                fd: fd, token: token, loop: self, remoteAddress: Self.address(storage), now: now, ssl: session, isReserve: slot == .reserve)
+            let index = Int(fd)
+            if index >= connections.count {
+                connections.append(contentsOf: repeatElement(nil, count: max(index + 1 - connections.count, connections.count)))
             }
-            connections[slot] = connection
+            connections[index] = connection
             connection.openIndex = Int32(openConnections.count)
             openConnections.append(connection)
             count { $0.connectionsAccepted += 1 }
@@ -290,6 +292,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func refuse(_ fd: Int32) {
         count { $0.connectionsRefused += 1 }
+        server.notice("refused", "refusing connections: \(server.maxConnections) open and \(server.reservedConnections) more on the reserve, "
+            + "the most this node takes (--max-connections, and the file limit); they are answered 503 too_many_connections")
         let error = HTTPError(.serviceUnavailable, code: "too_many_connections", detail: "the server is at its connection limit")
         var response = HTTPResponse.error(error, formatter: configuration.errorFormatter)
         response.headers.set("Retry-After", "1")
@@ -320,7 +324,7 @@ final class EventLoop: @unchecked Sendable {
             }
             connection.openIndex = -1
         }
-        server.releaseConnectionSlot()
+        server.releaseConnectionSlot(connection.isReserve ? .reserve : .regular)
     }
 
     var connectionCount: Int { openConnections.count }

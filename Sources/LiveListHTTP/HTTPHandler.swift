@@ -177,6 +177,17 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnections: Int = 20_000
     /// Descriptors kept free of connections: at least this many, and at least 5% of the file limit.
     public var fileDescriptorReserve: Int = 64
+    /// Connections accepted beyond `maxConnections` (at most half of the descriptors kept free):
+    /// each serves its requests but may not hold an event stream (503 `too_many_streams` with
+    /// `Retry-After`, and the connection closes after each answer), so that liveness and readiness
+    /// probes, writes and `/metrics` are answered while the server holds its most streams. Past them,
+    /// a new connection gets 503 `too_many_connections` at once. Default 64.
+    public var reservedConnections: Int = 64
+    /// Where the server's own notices go (connections refused at the limit, streams refused on the
+    /// reserve), each kind at most once a minute with the count of those not said; nil for nowhere.
+    public var notice: (@Sendable (String) -> Void)?
+    /// Told of every event stream that ends: for a log of streams with their duration and bytes.
+    public var streamEnded: (@Sendable (HTTPStreamEnd) -> Void)?
     /// Most bytes of request bodies held at once over all connections: reserved as a body's bytes
     /// arrive (never from what `Content-Length` announces), only for a body that its route reads
     /// (after the head checks and the route's body limit), until the answer is queued; past it 503
@@ -221,12 +232,30 @@ public struct HTTPServerConfiguration: Sendable {
     }
 }
 
+/// An event stream that ended, as ``HTTPServerConfiguration/streamEnded`` tells it.
+public struct HTTPStreamEnd: Sendable {
+    /// The connection's number, the same as its request's ``HTTPRequest/connectionID``.
+    public var connectionID: UInt64
+    /// The peer's address.
+    public var remoteAddress: String
+    /// From the request that opened the stream to its end.
+    public var duration: Duration
+    /// Bytes written on the connection, the response's head included.
+    public var bytes: Int
+    /// Why it ended.
+    public var reason: HTTPStreamCloseReason
+}
+
 /// Counters of a running server.
 public struct HTTPServerStatistics: Sendable, Hashable {
     /// Connections accepted since start.
     public var connectionsAccepted = 0
-    /// Connections refused with 503 because `maxConnections` were open.
+    /// Connections refused with 503 because `maxConnections` and the reserve were open.
     public var connectionsRefused = 0
+    /// Connections accepted beyond `maxConnections`, on the reserve (serving requests, never streams).
+    public var connectionsReserved = 0
+    /// Event streams refused because their connection was on the reserve.
+    public var streamsRefused = 0
     /// Connections open now.
     public var connectionsOpen = 0
     /// Requests parsed completely.

@@ -27,6 +27,17 @@ public struct HTTPRequest: Sendable {
     public var pathParameters: [String: String] = [:]
     /// The peer's address (`127.0.0.1`, `::1`, …), empty when unknown.
     public var remoteAddress: String = ""
+    /// When the request's first byte arrived, in nanoseconds of the monotonic clock (0 for a request
+    /// made without a connection): what a log's duration counts from.
+    public var receivedAt: UInt64 = 0
+    /// The number of the connection it came on (0 without one): the same number names the connection
+    /// in ``HTTPStreamEnd``.
+    public var connectionID: UInt64 = 0
+
+    /// The time since the request's first byte arrived (zero for a request made without a connection).
+    public var elapsed: Duration {
+        receivedAt == 0 ? .zero : .nanoseconds(Int64(clamping: monotonicNanoseconds() &- receivedAt))
+    }
 
     /// The first value of the query parameter `name`.
     public func queryValue(_ name: String) -> String? {

@@ -47,13 +47,16 @@ public final class HTTPServer: @unchecked Sendable {
     public let configuration: HTTPServerConfiguration
     let handler: HTTPHandler
     private let state = Mutex(State())
-    private let slots = Mutex(0)
+    /// Connections open within the cap, and in the reserve beyond it.
+    private let slots = Mutex((open: 0, reserve: 0))
     /// Bytes of request bodies held, over every connection.
     let bodyBudget: ByteBudget
     /// Bytes queued for event streams, over every connection.
     let streamOutput: ByteBudget
     /// `configuration.maxConnections` lowered to what the file limit allows (set by `start()`).
     private let connectionCap = Mutex(0)
+    /// When each kind of notice was last said, and how many were not said since.
+    private let notices = Mutex<[String: (last: ContinuousClock.Instant?, unsaid: Int)]>([:])
 
     /// A server answering with `handler`. Nothing happens until `start()`.
     public init(configuration: HTTPServerConfiguration = HTTPServerConfiguration(), handler: HTTPHandler) {
@@ -91,8 +94,10 @@ public final class HTTPServer: @unchecked Sendable {
             total.streamsOverflowed += part.streamsOverflowed
             total.refusedBeforeBody += part.refusedBeforeBody
             total.streamsOpen += part.streamsOpen
+            total.connectionsReserved += part.connectionsReserved
+            total.streamsRefused += part.streamsRefused
         }
-        total.connectionsOpen = slots.withLock { $0 }
+        total.connectionsOpen = slots.withLock { $0.open + $0.reserve }
         return total
     }
 
@@ -290,18 +295,65 @@ public final class HTTPServer: @unchecked Sendable {
     /// Bytes of request bodies held now.
     public var bodyBytesHeld: Int { bodyBudget.held }
 
-    func reserveConnectionSlot() -> Bool {
+    /// A slot for a new connection: within the cap, else one of the reserve (which may not hold an
+    /// event stream: probes, writes and `/metrics` are answered when the node holds its most streams),
+    /// else none.
+    func reserveConnectionSlot() -> ConnectionSlot {
         let cap = connectionCap.withLock { $0 }
-        return slots.withLock { open in
-            guard open < cap else { return false }
-            open += 1
-            return true
+        let reserve = reservedConnections
+        return slots.withLock { slots in
+            if slots.open < cap {
+                slots.open += 1
+                return .regular
+            }
+            guard slots.reserve < reserve else { return .none }
+            slots.reserve += 1
+            return .reserve
         }
     }
 
-    func releaseConnectionSlot() {
-        slots.withLock { $0 -= 1 }
+    func releaseConnectionSlot(_ slot: ConnectionSlot) {
+        slots.withLock { slots in
+            switch slot {
+            case .regular: slots.open -= 1
+            case .reserve: slots.reserve -= 1
+            case .none: break
+            }
+        }
     }
+
+    /// Connections beyond the cap that may serve requests but not hold a stream: the configuration's,
+    /// at most half of the descriptors kept free of connections.
+    var reservedConnections: Int {
+        let fileLimit = Self.fileLimit()
+        let free = fileLimit.map { max(configuration.fileDescriptorReserve, $0 / 20) } ?? configuration.fileDescriptorReserve
+        return max(0, min(configuration.reservedConnections, free / 2))
+    }
+
+    /// Says `line` through the configuration's notice hook, at most once per `interval` for `kind`
+    /// (with the count of what was not said since).
+    func notice(_ kind: String, every interval: Duration = .seconds(60), _ line: @autoclosure () -> String) {
+        guard let hook = configuration.notice else { return }
+        let now = ContinuousClock.now
+        let unsaid = notices.withLock { notices -> Int? in
+            var entry = notices[kind] ?? (last: nil, unsaid: 0)
+            if let last = entry.last, now - last < interval {
+                entry.unsaid += 1
+                notices[kind] = entry
+                return nil
+            }
+            let unsaid = entry.unsaid
+            notices[kind] = (now, 0)
+            return unsaid
+        }
+        guard let unsaid else { return }
+        hook(line() + (unsaid > 0 ? " (\(unsaid) more since the last notice)" : ""))
+    }
+}
+
+/// What a new connection holds: a slot within the connection cap, one of the reserve beyond it, or none.
+enum ConnectionSlot {
+    case regular, reserve, none
 }
 
 private final class SignalWatch: Sendable {

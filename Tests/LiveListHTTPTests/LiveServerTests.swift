@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -19,6 +20,7 @@ private let echoHandler: HTTPHandler = {
         return .text(request.path)
     }
     router.on(.GET, "/big") { _ in HTTPResponse(body: [UInt8](repeating: 0x61, count: 1 << 20)) }
+    router.on(.GET, "/stream") { _ in .eventStream(retry: 1000, heartbeat: nil) { _ in } }
     router.on(.GET, "/status/:code") { request in
         HTTPResponse(status: HTTPStatus(Int(request.pathParameters["code"] ?? "") ?? 500))
     }
@@ -262,6 +264,7 @@ private let echoHandler: HTTPHandler = {
     @Test(arguments: EventLoopBackend.available) func connectionsPastTheLimitGet503(backend: EventLoopBackend) async throws {
         var configuration = testConfiguration(loops: 1, backend: backend)
         configuration.maxConnections = 2
+        configuration.reservedConnections = 0
         try await withServer(configuration, handler: echoHandler) { server in
             let port = server.port
             let results = await onThread { () -> [String] in
@@ -275,6 +278,53 @@ private let echoHandler: HTTPHandler = {
             }
             #expect(results == ["/echo/1", "/echo/2", "503 1"])
             #expect(server.statistics.connectionsRefused == 1)
+        }
+    }
+
+    /// Past the cap, a reserve of connections still answers requests (a probe, a write, /metrics), one
+    /// each and then closed, but never holds a stream (503 too_many_streams with Retry-After); past the
+    /// reserve, 503 too_many_connections; each refusal is noticed once, with a count after.
+    @Test(arguments: EventLoopBackend.available) func theReserveAnswersRequestsButNoStreams(backend: EventLoopBackend) async throws {
+        var configuration = testConfiguration(loops: 1, backend: backend)
+        configuration.maxConnections = 2
+        configuration.reservedConnections = 2
+        let notices = Mutex<[String]>([])
+        configuration.notice = { line in notices.withLock { $0.append(line) } }
+        try await withServer(configuration, handler: echoHandler) { server in
+            let port = server.port
+            let results = await onThread { () -> [String] in
+                guard let first = TestClient(port: port), let second = TestClient(port: port) else { return [] }
+                // Two streams hold the cap.
+                first.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+                second.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+                var answers = [first.readResponse(head: true)?.status ?? 0, second.readResponse(head: true)?.status ?? 0].map(String.init)
+                do {
+                    // A probe and a stream on the reserve; each is closed by both sides after its answer.
+                    guard let probe = TestClient(port: port), let streamer = TestClient(port: port) else { return answers + ["connect failed"] }
+                    probe.send("GET /echo/healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+                    let probed = probe.readResponse()
+                    answers.append("\(probed?.status ?? 0) \(probed?.text ?? "-") \(probed?.header("Connection") ?? "-") \(probe.waitForClose())")
+                    streamer.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+                    let refused = streamer.readResponse()
+                    answers.append("\(refused?.status ?? 0) \(refused?.text.contains("too_many_streams") == true) \(refused?.header("Retry-After") != nil)")
+                }
+                usleep(200_000)
+                // Both reserve slots are free again once those closed; hold them, then one more is refused.
+                guard let held1 = TestClient(port: port), let held2 = TestClient(port: port) else { return answers + ["connect failed"] }
+                // Heads not finished: each holds its connection until the head's timeout.
+                held1.send("GET /echo/a HTTP/1.1\r\nHost: t\r\n")
+                held2.send("GET /echo/b HTTP/1.1\r\nHost: t\r\n")
+                usleep(200_000)
+                guard let late = TestClient(port: port) else { return answers + ["connect failed"] }
+                let beyond = late.readResponse()
+                answers.append("\(beyond?.status ?? 0) \(beyond?.text.contains("too_many_connections") == true)")
+                return answers
+            }
+            #expect(results == ["200", "200", "200 /echo/healthz close true", "503 true true", "503 true"], "\(results)")
+            let said = notices.withLock { $0 }
+            #expect(said.count == 2 && said.contains { $0.contains("refusing event streams") } && said.contains { $0.contains("refusing connections") }, "\(said)")
+            let statistics = server.statistics
+            #expect(statistics.connectionsRefused == 1 && statistics.streamsRefused == 1 && statistics.connectionsReserved >= 2, "\(statistics)")
         }
     }
 }
