@@ -70,6 +70,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (env LIVELIST_LOG_LEVEL).")
     var logLevel = env("LIVELIST_LOG_LEVEL") ?? "info"
 
+    @Option(help: "text, json or logfmt: one line per entry on standard error, with RFC 3339 timestamps (env LIVELIST_LOG_FORMAT; default text).")
+    var logFormat = env("LIVELIST_LOG_FORMAT") ?? "text"
+
     @Option(help: "Seconds between heartbeat comments on event streams.")
     var heartbeat: Double = 15
 
@@ -90,6 +93,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The most connections at once, event streams included (kept below the file limit; 503 when full).")
     var maxConnections = 20_000
+
+    @Option(help: "Connections beyond --max-connections that serve requests but no event stream, so that probes, writes and /metrics are answered on a full node.")
+    var reservedConnections = 64
 
     @Option(help: "Event loops (threads) serving connections; default one per processor (env LIVELIST_EVENT_LOOPS).")
     var eventLoops: Int?
@@ -118,7 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "PEM private key of --tls-cert (env LIVELIST_TLS_KEY).")
     var tlsKey: String?
 
-    @Flag(help: "Log one line per request (client, method and target, status, bytes) at info level.")
+    @Flag(help: "Log each request (client, method, target, protocol, status, bytes, duration, user agent) and each event stream's end (duration, bytes, why) at info level (env LIVELIST_ACCESS_LOG=1).")
     var accessLog = false
 
     @Option(help: "A reverse proxy's address whose X-Forwarded-For names the client in the access log (repeatable; env LIVELIST_TRUSTED_PROXIES, comma-separated).")
@@ -131,11 +137,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level: \(logLevel) is not one of trace, debug, info, notice, warning, error, critical")
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        guard let format = LogFormat(rawValue: logFormat) else {
+            throw ValidationError("--log-format (LIVELIST_LOG_FORMAT): \(logFormat) is not one of text, json, logfmt")
         }
+        LoggingSystem.bootstrap { label in LineLogHandler(label: label, format: format, logLevel: level) }
         let logger = Logger(label: "livelist")
 
         var configuration = ServerConfiguration()
@@ -198,6 +203,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxConnections > 0 else {
             throw ValidationError("--max-connections must be positive")
         }
+        guard reservedConnections >= 0 else {
+            throw ValidationError("--reserved-connections must not be negative")
+        }
+        configuration.reservedConnections = reservedConnections
         if let text = eventLoops.map(String.init) ?? env("LIVELIST_EVENT_LOOPS").flatMap({ $0.isEmpty ? nil : $0 }) {
             guard let loops = Int(text), ServerConfiguration.eventLoopRange.contains(loops) else {
                 let range = ServerConfiguration.eventLoopRange
@@ -212,9 +221,25 @@ struct ServeCommand: AsyncParsableCommand {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty })
         configuration.errorLog = { line in logger.error("\(line)") }
-        if accessLog {
+        configuration.warningLog = { line in logger.warning("\(line)") }
+        if accessLog || env("LIVELIST_ACCESS_LOG") == "1" {
             let accessLogger = Logger(label: "livelist.access")
-            configuration.accessLog = { line in accessLogger.info("\(line)") }
+            configuration.accessLogEntries = { entry in
+                // As text the line says it all; as JSON or logfmt, the fields do.
+                guard format != .text else {
+                    accessLogger.info("\(entry.line)")
+                    return
+                }
+                var metadata: Logger.Metadata = ["event": .string(entry.event)]
+                for (name, value) in entry.fields {
+                    switch value {
+                    case let .text(text): metadata[name] = .string(text)
+                    case let .integer(number): metadata[name] = .stringConvertible(number)
+                    case let .seconds(seconds): metadata[name] = .stringConvertible(seconds)
+                    }
+                }
+                accessLogger.info("\(entry.event)", metadata: metadata)
+            }
         }
 
         var store: (any ListStore)?

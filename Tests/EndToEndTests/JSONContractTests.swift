@@ -141,8 +141,8 @@ func snapshot(_ name: String, port: Int) throws -> (version: Int, model: ListMod
             defer { distrusting.stop(); distrusting.removeData() }
             _ = try Client.get("/healthz?claimed", port: distrusting.port, headers: [("X-Forwarded-For", "203.0.113.7")])
             Thread.sleep(forTimeInterval: 0.3)
-            #expect(trusting.errorOutput.contains(#"203.0.113.7 "GET /healthz?trusted" 200"#), "\(trusting.errorOutput)")
-            #expect(distrusting.errorOutput.contains(#"127.0.0.1 "GET /healthz?claimed" 200"#), "\(distrusting.errorOutput)")
+            #expect(trusting.errorOutput.contains(#"203.0.113.7 "GET /healthz?trusted HTTP/1.1" 200"#), "\(trusting.errorOutput)")
+            #expect(distrusting.errorOutput.contains(#"127.0.0.1 "GET /healthz?claimed HTTP/1.1" 200"#), "\(distrusting.errorOutput)")
             #expect(!distrusting.errorOutput.contains("203.0.113.7"))
         }
     }

@@ -146,8 +146,12 @@ extension LiveListApp {
     }
 
     private func logRefusal(_ request: HTTPRequest, _ answer: HTTPResponse, kind: String, rule: String) {
-        guard let accessLog = configuration.accessLog else { return }
-        accessLog("refused \(kind) by rule \(rule): \(Self.accessLine(request, answer, trustedProxies: trustedProxies))")
+        guard logsAccess else { return }
+        var entry = Self.accessEntry(request, answer, trustedProxies: trustedProxies)
+        entry.event = "refused"
+        entry.fields.insert(contentsOf: [("refusal", .text(kind)), ("rule", .text(rule))], at: 0)
+        entry.line = "refused \(kind) by rule \(rule): " + entry.line
+        logAccess(entry)
     }
 
     // MARK: - Streams

@@ -79,6 +79,18 @@ public struct ServerConfiguration: Sendable {
     /// Where one line per request goes (`access log`), or nil for none. The line names the client:
     /// the peer's address, or the last address of `X-Forwarded-For` when the peer is a trusted proxy.
     public var accessLog: (@Sendable (String) -> Void)?
+    /// Where the access log goes as fields (``AccessLogEntry``: each answered request, and each event
+    /// stream that ended with its duration and bytes), for a log in JSON or logfmt; nil for nowhere.
+    /// `accessLog` gets the same entries as lines.
+    public var accessLogEntries: (@Sendable (AccessLogEntry) -> Void)?
+    /// Where the server's warnings go: connections and streams refused at the limit (each kind once a
+    /// minute at most), forwarding headers from a peer that is not a trusted proxy (once an hour);
+    /// nil sends them to `errorLog`.
+    public var warningLog: (@Sendable (String) -> Void)?
+    /// Connections accepted beyond ``maximumConnections`` that serve requests but never hold an event
+    /// stream, so that probes, writes and `/metrics` are answered when the node holds its most streams
+    /// (at most half of the descriptors kept free of connections). Default 64.
+    public var reservedConnections = 64
     /// Where the causes of the server's own failures go (a storage error, with its file), or nil for
     /// nowhere. Answers never carry them: they can name the server's paths.
     public var errorLog: (@Sendable (String) -> Void)?

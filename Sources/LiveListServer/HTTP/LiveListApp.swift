@@ -176,28 +176,28 @@ public final class LiveListApp: Sendable {
     public var handler: HTTPHandler {
         let routes = router.handler
         let metrics = self.metrics
-        let accessLog = configuration.accessLog
-        let errorLog = configuration.errorLog
+        let warningLog = configuration.warningLog ?? configuration.errorLog
         let trustedProxies = self.trustedProxies
         let routesHeadCheck = routes.headCheck
+        let logsAccess = self.logsAccess
         // Synchronous routes (static files, /healthz) stay on the event loop: no task per request.
-        let counted = routes.mapResponses { request, routed in
+        let counted = routes.mapResponses { [self] request, routed in
             let response = ErrorPages.negotiated(routed, for: request)
             if request.headers["X-Forwarded-For"] != nil || request.headers["Forwarded"] != nil, !trustedProxies.contains(request.remoteAddress),
                 let line = trustedProxies.noteUntrustedForwarding(from: request.remoteAddress)
             {
-                errorLog?(line)
+                warningLog?(line)
             }
-            metrics.count(status: response.status.code)
-            if let accessLog {
-                accessLog(Self.accessLine(request, response, trustedProxies: trustedProxies))
+            metrics.count(request, status: response.status.code)
+            if logsAccess {
+                logAccess(Self.accessEntry(request, response, trustedProxies: trustedProxies))
             }
             return response
-        }.checkingHeads { head in
+        }.checkingHeads { [self] head in
             guard let response = routesHeadCheck?(head).map({ ErrorPages.negotiated($0, for: head) }) else { return nil }
-            metrics.count(status: response.status.code)
-            if let accessLog {
-                accessLog(Self.accessLine(head, response, trustedProxies: trustedProxies))
+            metrics.count(head, status: response.status.code)
+            if logsAccess {
+                logAccess(Self.accessEntry(head, response, trustedProxies: trustedProxies))
             }
             return response
         }
@@ -217,6 +217,11 @@ public final class LiveListApp: Sendable {
         http.limits.body = max(configuration.maximumBodyBytes, configuration.maximumActionBodyBytes)
         http.requestBodyBudget = configuration.bodyBudgetBytes
         http.maxConnections = configuration.maximumConnections
+        http.reservedConnections = configuration.reservedConnections
+        http.notice = configuration.warningLog ?? configuration.errorLog
+        if logsAccess {
+            http.streamEnded = { [self] ended in logAccess(Self.accessEntry(ended)) }
+        }
         if let loops = configuration.eventLoops { http.loopCount = loops }
         if let certificate = configuration.tlsCertificate, let key = configuration.tlsKey {
             http.tls = TLSConfiguration(certificateChainPath: certificate, privateKeyPath: key)
@@ -268,21 +273,6 @@ public final class LiveListApp: Sendable {
     /// Stops a running server (in-flight responses finish, streams end).
     public func stop() async {
         await serverBox.get()?.shutdown()
-    }
-
-    /// `CLIENT "METHOD TARGET" STATUS BYTES`, the client taken from `X-Forwarded-For` only when the
-    /// peer is a trusted proxy (its last entry: the address that proxy saw).
-    static func accessLine(_ request: HTTPRequest, _ response: HTTPResponse, trustedProxies: TrustedProxies) -> String {
-        let client = clientAddress(request, trustedProxies: trustedProxies) ?? "-"
-        let bytes: String
-        switch response.body {
-        case let .bytes(body): bytes = String(body.count)
-        case .stream: bytes = "stream"
-        }
-        // A stream's control token is a capability: it is never written to a log.
-        let shown = request.target.hasPrefix("/events/") ? "/events/(token)" : request.target
-        let target = String(shown.prefix(200).map { $0.isASCII && !$0.isWhitespace && $0 != "\"" ? $0 : "?" })
-        return "\(client) \"\(request.method) \(target)\" \(response.status.code) \(bytes)"
     }
 
     /// The client's address: the peer's, or the last address of `X-Forwarded-For` when the peer is a
