@@ -20,7 +20,7 @@ public struct HTTPResponse: Sendable {
         public var initialBytes: [UInt8]
         /// When set, `heartbeatBytes` are written whenever nothing was written for this long.
         public var heartbeatInterval: Duration?
-        /// The heartbeat (for SSE the comment `: ping`).
+        /// The heartbeat (for SSE the comment line `: ping`).
         public var heartbeatBytes: [UInt8]
 
         public init(initialBytes: [UInt8] = [], heartbeatInterval: Duration? = nil, heartbeatBytes: [UInt8] = []) {
@@ -113,7 +113,10 @@ public struct HTTPResponse: Sendable {
 
     /// A Server-Sent Events stream: `text/event-stream`, `Cache-Control: no-cache`,
     /// `X-Accel-Buffering: no`, an optional `retry:` sent with the head (otherwise the comment
-    /// `: open`), and a `: ping` comment after `heartbeat` without writes.
+    /// `: open`), and after `heartbeat` without writes, the comment line `: ping`.
+    ///
+    /// The heartbeat is one line with no blank line after it, so that no parser ends an event there:
+    /// some clients hand out an event with empty data for every blank line once they have seen an id.
     public static func eventStream(
         headers extra: HTTPHeaders = HTTPHeaders(), retry: Int? = nil,
         heartbeat: Duration? = .seconds(15),
@@ -126,7 +129,7 @@ public struct HTTPResponse: Sendable {
         ]
         for (name, value) in extra { headers.set(name, value) }
         let initial = retry.map { Array("retry: \($0)\n\n".utf8) } ?? Array(": open\n\n".utf8)
-        let options = StreamOptions(initialBytes: initial, heartbeatInterval: heartbeat, heartbeatBytes: Array(": ping\n\n".utf8))
+        let options = StreamOptions(initialBytes: initial, heartbeatInterval: heartbeat, heartbeatBytes: Array(": ping\n".utf8))
         return HTTPResponse(status: .ok, headers: headers, options: options, stream: start)
     }
 }

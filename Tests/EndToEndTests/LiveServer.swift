@@ -183,6 +183,11 @@ final class EventStream {
             var timeoutValue = timeval(tv_sec: Int(left), tv_usec: max(1_000, Int((left - Double(Int(left))) * 1_000_000)))
             setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
             decodeChunks()
+            // A heartbeat is a comment line with no blank line after it.
+            while text.hasPrefix(":"), let end = text.firstIndex(of: "\n") {
+                comments.append(String(text[..<end]))
+                text = String(text[text.index(after: end)...])
+            }
             if let end = text.range(of: "\n\n") {
                 let block = String(text[..<end.lowerBound])
                 text = String(text[end.upperBound...])
