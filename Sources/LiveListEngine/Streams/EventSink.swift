@@ -241,8 +241,14 @@ public final class MultiplexedStream: Sendable {
             if state.names.contains(name) {
                 state.versions[name] = version
             }
-            return state.names.map { "\($0):\(state.versions[$0] ?? 0)" }.joined(separator: ",")
+            return Self.vector(state.names, state.versions)
         }
+    }
+
+    /// The version vector of `names` at `versions` (`A:3,B:7`; 0 for a name without one): a
+    /// multiplexed stream's event id.
+    package static func vector(_ names: [String], _ versions: [String: Int]) -> String {
+        names.map { "\($0):\(versions[$0] ?? 0)" }.joined(separator: ",")
     }
 
     /// Parses a version vector (`A:3,B:7`); nil when malformed. Names that are not list names make it
