@@ -64,9 +64,10 @@ def versions(browser, start):
     return now
 
 
-def cut_and_resume(browser, proxy, path, away, after):
+def cut_and_resume(browser, proxy, path, away, caught_up, after):
     """Opens an EventSource through the proxy, cuts it once open and before any change, makes the
-    changes of `away`, lets the browser reconnect by itself, then makes the change `after`."""
+    changes of `away`, lets the browser reconnect by itself and catch up (`caught_up`), then makes
+    the change `after`."""
     browser.get(f"http://127.0.0.1:{proxy.port}/healthz")  # the stream's origin
     browser.execute_script(RECORD, path)
     wait_for(lambda: browser.execute_script("return __opened") == 1, message="the stream to open")
@@ -77,12 +78,14 @@ def cut_and_resume(browser, proxy, path, away, after):
         change()
     proxy.restore()
     wait_for(lambda: browser.execute_script("return __opened") == 2, timeout=15, message="the browser's own reconnect")
+    wait_for(caught_up, message="the catch-up")
     after()
 
 
 def test_a_lists_event_source_loses_no_change_across_a_cut(browser, live, proxy):
     first = live.put("one", cells("a"))["version"]
-    cut_and_resume(browser, proxy, "/lists/one/events", [lambda k=k: add(live, "one", k) for k in "bcd"], lambda: add(live, "one", "e"))
+    cut_and_resume(browser, proxy, "/lists/one/events", [lambda k=k: add(live, "one", k) for k in "bcd"],
+                   lambda: versions(browser, {"one": first})["one"] == first + 3, lambda: add(live, "one", "e"))
     wait_for(lambda: versions(browser, {"one": first})["one"] == first + 4, message="every change")
     heads = proxy.requests_to("/lists/one/events")
     assert [h["headers"].get("last-event-id") for h in heads] == [None, str(first)]
@@ -94,7 +97,8 @@ def test_the_multiplexed_event_source_loses_no_change_across_a_cut(browser, live
     for name in ("a", "b"):
         assert live.put(name, cells("x"))["version"] == 1
     cut_and_resume(browser, proxy, "/events?list=a&list=b",
-                   [lambda: add(live, "a", "y"), lambda: add(live, "b", "y"), lambda: add(live, "a", "z")], lambda: add(live, "b", "z"))
+                   [lambda: add(live, "a", "y"), lambda: add(live, "b", "y"), lambda: add(live, "a", "z")],
+                   lambda: versions(browser, {"a": 1, "b": 1}) == {"a": 3, "b": 2}, lambda: add(live, "b", "z"))
     wait_for(lambda: versions(browser, {"a": 1, "b": 1}) == {"a": 3, "b": 3}, message="every change of both lists")
     heads = proxy.requests_to("/events?list=a&list=b")
     assert [h["headers"].get("last-event-id") for h in heads] == [None, "a:1,b:1"]

@@ -192,14 +192,18 @@ class Client:
     def read_until(self, done, seconds=10):
         deadline = time.monotonic() + seconds
         while not done():
-            item = self.reader.take(max(0.01, deadline - time.monotonic()))
+            try:
+                item = self.reader.take(max(0.01, deadline - time.monotonic()))
+            except AssertionError:
+                versions = {name: model.version for name, model in self.models.items()}
+                raise AssertionError(f"{self.library}: changes lost; the lists stay at {versions}, after {self.got!r}") from None
             assert item is not None, f"{self.library}: the stream ended early; got {self.got!r}"
             self.handle(item)
 
-    def read_for(self, seconds):
-        """Whatever arrives within `seconds` (heartbeats pass meanwhile)."""
+    def read_for(self, seconds, stop=lambda: False):
+        """Whatever arrives within `seconds` (heartbeats pass meanwhile), or until `stop` holds."""
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not stop():
             try:
                 item = self.reader.events.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
@@ -217,18 +221,21 @@ class Client:
 LIBRARIES = ["httpx_sse", "sseclient_py"]
 
 
-def cut_and_resume(server, proxy, client, changes_while_away, change_after):
+def cut_and_resume(server, proxy, client, changes_while_away, caught_up, change_after):
     """Opens the stream, reads what comes for a while (the opening, heartbeats), cuts it before any
-    change, makes `changes_while_away`, reconnects with the last id seen, then makes `change_after`."""
+    change, makes `changes_while_away`, reconnects with the last id seen, reads until `caught_up`
+    holds, then makes `change_after`."""
     client.connect()
-    client.read_for(0.7)
+    client.read_for(5, stop=lambda: client.got)  # connected: the first event came (the library may take a while)
+    client.read_for(0.5)  # heartbeats
     proxy.cut()
     client.drain_cut()
     for change in changes_while_away:
         change()
     proxy.restore()
     client.connect()
-    client.read_for(0.5)
+    client.read_until(caught_up)
+    client.read_for(0.5)  # heartbeats
     change_after()
 
 
@@ -239,7 +246,8 @@ def test_a_lists_stream_loses_no_change_across_a_cut(server, proxy, library):
     assert version == first
     client = Client(library, f"http://127.0.0.1:{proxy.port}/lists/one/events", {"one": Model(version, sections)})
     cut_and_resume(server, proxy, client, [lambda: add(server, "one", "b"), lambda: add(server, "one", "c", after="a"),
-                                           lambda: add(server, "one", "d")], lambda: add(server, "one", "e"))
+                                           lambda: add(server, "one", "d")],
+                   lambda: client.models["one"].version == first + 3, lambda: add(server, "one", "e"))
     final, want = snapshot(server, "one")
     assert final == first + 4
     client.read_until(lambda: client.models["one"].version == final)
@@ -259,7 +267,7 @@ def test_the_multiplexed_stream_loses_no_change_across_a_cut(server, proxy, libr
         models[name] = Model(*snapshot(server, name))
     client = Client(library, f"http://127.0.0.1:{proxy.port}/events?list=a&list=b", models)
     cut_and_resume(server, proxy, client, [lambda: add(server, "a", "y"), lambda: add(server, "b", "y"), lambda: add(server, "a", "z")],
-                   lambda: add(server, "b", "z"))
+                   lambda: models["a"].version == 3 and models["b"].version == 2, lambda: add(server, "b", "z"))
     client.read_until(lambda: models["a"].version == 3 and models["b"].version == 3)
     for name in ("a", "b"):
         assert snapshot(server, name) == (3, models[name].sections)
