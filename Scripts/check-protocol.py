@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Validates JSON lines of changesets, snapshots, PATCH bodies and ranges of cells written by the test suite against the JSON Schemas
-of docs/schemas/, so that docs/PROTOCOL.md cannot drift from what the server sends.
+"""Validates JSON lines of changesets, snapshots, PATCH bodies, ranges of cells and event streams' openings written by the test
+suite against the JSON Schemas of docs/schemas/, so that docs/PROTOCOL.md cannot drift from what the server sends.
 
-Usage: check-protocol.py SAMPLES_DIR   (expects changesets.jsonl, snapshots.jsonl, patches.jsonl and cells.jsonl in it)
+Usage: check-protocol.py SAMPLES_DIR   (expects changesets.jsonl, snapshots.jsonl, patches.jsonl, cells.jsonl and streams.jsonl in it)
 
 Prints the number of changesets and snapshots checked and of violations (the first ten listed); exit
 status 1 on any violation or when a file holds no sample. Needs Python's jsonschema (4.18 or newer)."""
@@ -20,7 +20,7 @@ from referencing import Registry, Resource  # noqa: E402
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 schemas = {}
-for name in ("changeset", "snapshot", "put", "patch", "cells"):
+for name in ("changeset", "snapshot", "put", "patch", "cells", "stream"):
     with open(os.path.join(root, "docs", "schemas", f"{name}.schema.json")) as f:
         schemas[name] = json.load(f)
 registry = Registry().with_resources(
@@ -28,7 +28,7 @@ registry = Registry().with_resources(
 
 failures = 0
 counts = {}
-for name in ("changeset", "snapshot", "patch", "cells"):
+for name in ("changeset", "snapshot", "patch", "cells", "stream"):
     validator = Draft202012Validator(schemas[name], registry=registry)
     with open(os.path.join(samples, {"patch": "patches.jsonl", "cells": "cells.jsonl"}.get(name, f"{name}s.jsonl"))) as f:
         lines = [line for line in f if line.strip()]
@@ -42,7 +42,7 @@ for name in ("changeset", "snapshot", "patch", "cells"):
             if failures <= 10:
                 print(f"{name} samples, line {number}: {error.json_path}: {error.message}", file=sys.stderr)
     counts[name] = len(lines)
-print(f"check-protocol: {counts['changeset']} changesets, {counts['snapshot']} snapshots, {counts['patch']} PATCH bodies and "
-      f"{counts['cells']} ranges of cells checked "
+print(f"check-protocol: {counts['changeset']} changesets, {counts['snapshot']} snapshots, {counts['patch']} PATCH bodies, "
+      f"{counts['cells']} ranges of cells and {counts['stream']} stream openings checked "
       f"against docs/schemas, {failures} violations")
 sys.exit(1 if failures else 0)

@@ -20,7 +20,7 @@ public struct HTTPResponse: Sendable {
         public var initialBytes: [UInt8]
         /// When set, `heartbeatBytes` are written whenever nothing was written for this long.
         public var heartbeatInterval: Duration?
-        /// The heartbeat (for SSE the comment `: ping`).
+        /// The heartbeat (for SSE the comment line `: ping`).
         public var heartbeatBytes: [UInt8]
 
         public init(initialBytes: [UInt8] = [], heartbeatInterval: Duration? = nil, heartbeatBytes: [UInt8] = []) {
@@ -115,10 +115,15 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A Server-Sent Events stream: `text/event-stream`, `Cache-Control: no-cache`,
-    /// `X-Accel-Buffering: no`, an optional `retry:` sent with the head (otherwise the comment
-    /// `: open`), and a `: ping` comment after `heartbeat` without writes.
+    /// `X-Accel-Buffering: no`; sent with the head, the `opening` event (carrying `retry:` when given),
+    /// else a `retry:` line alone, else the comment `: open`; and after `heartbeat` without writes, the
+    /// comment line `: ping`.
+    ///
+    /// The heartbeat is one line with no blank line after it, so that no parser ends an event there:
+    /// some clients hand out an event with empty data for every blank line once they have seen an id.
+    /// A `retry:` line alone is such a block too; give an `opening` with data to carry it.
     public static func eventStream(
-        headers extra: HTTPHeaders = HTTPHeaders(), retry: Int? = nil,
+        headers extra: HTTPHeaders = HTTPHeaders(), retry: Int? = nil, opening: ServerSentEvent? = nil,
         heartbeat: Duration? = .seconds(15),
         start: @escaping @Sendable (HTTPStream) -> Void
     ) -> HTTPResponse {
@@ -128,8 +133,14 @@ public struct HTTPResponse: Sendable {
             "X-Accel-Buffering": "no",
         ]
         for (name, value) in extra { headers.set(name, value) }
-        let initial = retry.map { Array("retry: \($0)\n\n".utf8) } ?? Array(": open\n\n".utf8)
-        let options = StreamOptions(initialBytes: initial, heartbeatInterval: heartbeat, heartbeatBytes: Array(": ping\n\n".utf8))
+        let initial: [UInt8]
+        if var opening {
+            opening.retry = retry ?? opening.retry
+            initial = opening.encoded
+        } else {
+            initial = retry.map { Array("retry: \($0)\n\n".utf8) } ?? Array(": open\n\n".utf8)
+        }
+        let options = StreamOptions(initialBytes: initial, heartbeatInterval: heartbeat, heartbeatBytes: Array(": ping\n".utf8))
         return HTTPResponse(status: .ok, headers: headers, options: options, stream: start)
     }
 }

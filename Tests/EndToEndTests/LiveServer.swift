@@ -142,8 +142,12 @@ final class EventStream {
     private var buffer: [UInt8] = []
     private(set) var headStatus = 0
     private(set) var comments: [String] = []
-    /// A multiplexed stream's token (its `event: stream`), once read: what `POST /events/TOKEN` names.
+    /// The stream's opening (its `event: stream`: id and data), once read.
+    private(set) var openingEvent: (id: String, data: String)?
+    /// A multiplexed stream's token (in its opening), once read: what `POST /events/TOKEN` names.
     private(set) var token: String?
+    /// An event read while looking for the opening, given out by the next `next()`.
+    private var pending: (id: String, data: String)?
 
     init(path: String, port: Int, headers: [(String, String)] = []) throws {
         socket = try Client.connect(port: port)
@@ -173,8 +177,32 @@ final class EventStream {
         return true
     }
 
-    /// The next event (id, data), skipping comments; nil when the stream ends or `timeout` passes.
+    /// The next event (id, data), skipping comments and the opening (kept in `openingEvent`); nil when
+    /// the stream ends or `timeout` passes.
     func next(timeout: Double = 10) throws -> (id: String, data: String)? {
+        if let event = pending {
+            pending = nil
+            return event
+        }
+        while let event = try block(timeout: timeout) {
+            if event.kind == "stream" { continue }
+            if !event.data.isEmpty { return (event.id, event.data) }
+        }
+        return nil
+    }
+
+    /// The stream's opening (docs/PROTOCOL.md, "Stream framing"), read when it has not been yet; nil
+    /// when the first event is something else (kept for `next()`), or none comes.
+    func opening(timeout: Double = 10) throws -> (id: String, data: String)? {
+        if let openingEvent { return openingEvent }
+        guard pending == nil, let event = try block(timeout: timeout) else { return nil }
+        if event.kind != "stream" { pending = (event.id, event.data) }
+        return openingEvent
+    }
+
+    /// The next block that ends with a blank line and holds a field (comment lines go to `comments`,
+    /// a heartbeat's too, though no blank line follows it); nil when the stream ends or `timeout` passes.
+    private func block(timeout: Double) throws -> (kind: String, id: String, data: String)? {
         // One deadline for the whole call: heartbeat comments must not keep it waiting forever.
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -183,6 +211,11 @@ final class EventStream {
             var timeoutValue = timeval(tv_sec: Int(left), tv_usec: max(1_000, Int((left - Double(Int(left))) * 1_000_000)))
             setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
             decodeChunks()
+            // A heartbeat is a comment line with no blank line after it.
+            while text.hasPrefix(":"), let end = text.firstIndex(of: "\n") {
+                comments.append(String(text[..<end]))
+                text = String(text[text.index(after: end)...])
+            }
             if let end = text.range(of: "\n\n") {
                 let block = String(text[..<end.lowerBound])
                 text = String(text[end.upperBound...])
@@ -196,13 +229,15 @@ final class EventStream {
                     if line.hasPrefix("id: ") { id = String(line.dropFirst(4)); isEvent = true }
                     if line.hasPrefix("data: ") { data = String(line.dropFirst(6)); isEvent = true }
                 }
+                guard isEvent else { continue }
                 if kind == "stream" {
-                    // A multiplexed stream's first event: its token, kept for the changes to its lists.
-                    token = data.split(separator: "\"").dropFirst(3).first.map(String.init)
-                    continue
+                    // The opening: where the stream starts, and a multiplexed stream's token, kept for the
+                    // changes to its lists.
+                    openingEvent = (id, data)
+                    let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any]
+                    token = object?["stream"] as? String
                 }
-                if isEvent && !data.isEmpty { return (id, data) }
-                continue
+                return (kind, id, data)
             }
             guard try fill() else { return nil }
         }

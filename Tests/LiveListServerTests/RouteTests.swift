@@ -118,7 +118,7 @@ import Testing
         #expect(stream.status == 200 && stream.isStream)
         #expect(stream.header("Content-Type") == "text/event-stream")
         #expect(stream.header("Cache-Control") == "no-cache")
-        #expect(stream.text == "retry: 1500\n\n")
+        #expect(stream.text == "event: stream\nid: 1\nretry: 1500\ndata: {\"protocol\":1,\"list\":\"g\",\"version\":1}\n\n")
         Self.expectError(try await client.get("/lists/g/events?since=x"), 400, "malformed_since")
         Self.expectError(try await client.get("/lists/nothing/events"), 404, "not_found")
         #expect(try await client.get("/events?list=g&list=h").isStream)

@@ -14,8 +14,12 @@ extension ListCore {
             // waits for it; a single-list stream ends (its list was deleted after it was found).
             let empty = ListChangeset(list: name.rawValue, from: since ?? 0, version: current, animate: false,
                                       operations: [.reset(html: "", sections: [])])
-            let id = multiplexed?.advance(name.rawValue, to: current) ?? String(current)
-            sink.send(EncodedChangeset(empty).event(id: id))
+            let encoded = EncodedChangeset(empty)
+            if let multiplexed {
+                multiplexed.send(encoded, of: name.rawValue)
+            } else {
+                sink.send(encoded.event(id: String(current)))
+            }
             if multiplexed != nil {
                 let subscription = Subscription(sink: sink, multiplexed: multiplexed, delivered: current, viewer: viewer)
                 subscriptions[subscription.id] = subscription
@@ -31,7 +35,7 @@ extension ListCore {
             send(encodedChanges(since: since, for: viewer), to: subscription)
         } else if let multiplexed {
             // Live from now: the stream's version vector starts at the current version.
-            _ = multiplexed.advance(name.rawValue, to: current)
+            multiplexed.advance(name.rawValue, to: current)
         }
         return true
     }

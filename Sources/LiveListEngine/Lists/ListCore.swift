@@ -206,15 +206,24 @@ package final class ListCore {
     /// Writes one event with the right id for the stream (the version, or the multiplexed vector);
     /// its tail is shared with every other stream that gets the same changeset.
     func send(_ encoded: EncodedChangeset, to subscription: Subscription) {
-        let id = subscription.multiplexed?.advance(name.rawValue, to: encoded.version) ?? String(encoded.version)
-        write(encoded.event(id: id), version: encoded.version, isReset: encoded.isReset, to: subscription)
+        if let multiplexed = subscription.multiplexed {
+            wrote(multiplexed.send(encoded, of: name.rawValue), bytes: encoded.count, version: encoded.version, isReset: encoded.isReset,
+                  to: subscription)
+        } else {
+            write(encoded.event(id: String(encoded.version)), version: encoded.version, isReset: encoded.isReset, to: subscription)
+        }
     }
 
     private func write(_ event: ListEvent, version: Int, isReset: Bool, to subscription: Subscription) {
-        if subscription.sink.send(event) {
+        wrote(subscription.sink.send(event), bytes: event.count, version: version, isReset: isReset, to: subscription)
+    }
+
+    /// Counts an event queued on a stream, or drops a stream that took none.
+    private func wrote(_ sent: Bool, bytes: Int, version: Int, isReset: Bool, to subscription: Subscription) {
+        if sent {
             subscription.delivered = version
             counters.eventsSent += 1
-            counters.bytesSent += event.count
+            counters.bytesSent += bytes
             if isReset {
                 counters.resetsSent += 1
             }

@@ -199,7 +199,7 @@ extension ListRegistry {
     private static func sendEmptyReset(to stream: MultiplexedStream, of name: ListName, at version: Int, since: [String: Int]) {
         let empty = ListChangeset(list: name.rawValue, from: since[name.rawValue] ?? 0, version: version, animate: false,
                                   operations: [.reset(html: "", sections: [])])
-        stream.sink.send(EncodedChangeset(empty).event(id: stream.advance(name.rawValue, to: version)))
+        stream.send(EncodedChangeset(empty), of: name.rawValue)
     }
 
     /// Removes an ended multiplexed stream from its lists, and forgets the names it alone waited on.

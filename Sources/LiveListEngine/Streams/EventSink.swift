@@ -234,15 +234,37 @@ public final class MultiplexedStream: Sendable {
         }
     }
 
-    /// Records that `name` is now at `version` and returns the event's id: the whole vector (a list
-    /// that left meanwhile is not in it).
-    func advance(_ name: String, to version: Int) -> String {
+    /// Records that `name` is now at `version`, with nothing to send: a list that joins live.
+    func advance(_ name: String, to version: Int) {
         state.withLock { state in
             if state.names.contains(name) {
                 state.versions[name] = version
             }
-            return state.names.map { "\($0):\(state.versions[$0] ?? 0)" }.joined(separator: ",")
         }
+    }
+
+    /// Queues `encoded`, a changeset of `name`, under the vector that includes it (a list that left
+    /// meanwhile is not in it). Recording the version and queuing the event are one step, under the
+    /// stream's lock: another list's event, written from another thread, is queued either before this
+    /// one with a vector that does not claim its version yet, or after it. Two steps would let a vector
+    /// claim a change queued after it, and a client that resumed from that id would never get the change
+    /// (docs/PROTOCOL.md, "Ids and resuming"). False when the sink is closed.
+    @discardableResult
+    func send(_ encoded: EncodedChangeset, of name: String) -> Bool {
+        state.withLock { state in
+            if state.names.contains(name) {
+                state.versions[name] = encoded.version
+            }
+            // The sink only queues (HTTPStream ends a stream on its event loop, never in here), so it
+            // never calls back into this stream under its lock.
+            return sink.send(encoded.event(id: Self.vector(state.names, state.versions)))
+        }
+    }
+
+    /// The version vector of `names` at `versions` (`A:3,B:7`; 0 for a name without one): a
+    /// multiplexed stream's event id.
+    package static func vector(_ names: [String], _ versions: [String: Int]) -> String {
+        names.map { "\($0):\(versions[$0] ?? 0)" }.joined(separator: ",")
     }
 
     /// Parses a version vector (`A:3,B:7`); nil when malformed. Names that are not list names make it

@@ -286,8 +286,13 @@ extension LiveListApp {
             since = ListVersion.parse(lastEventID) ?? -1
         }
         let session = keys.session(from: request)
-        let resume = since
-        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self] stream in
+        // Where the stream starts, decided before it opens: the client's version, else the list's now.
+        // The opening says it, sent with the head, and the stream subscribes from it, so a write that
+        // lands in between reaches the stream as a catch-up (docs/PROTOCOL.md, "Stream framing").
+        let resume = since ?? list.currentVersion
+        // A list name needs no escaping in JSON (ListName: letters, digits, `.`, `_`, `-`).
+        let opening = ServerSentEvent(id: String(resume), event: "stream", data: #"{"protocol":1,"list":"\#(list.name.rawValue)","version":\#(resume)}"#)
+        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, opening: opening, heartbeat: configuration.heartbeat) { [self] stream in
             trackStream(stream, request: request, identity: identity, session: session, names: [list.name], decidedAt: decidedAt,
                         source: .list(list))
             Task { await list.subscribe(stream, since: resume, viewer: Viewer(session: session, identity: identity)) }
@@ -313,6 +318,18 @@ extension LiveListApp {
             }
         }
         return (allowed, refused, signInRule)
+    }
+
+    /// Where a multiplexed stream starts each of `names`, decided before it opens: the client's version
+    /// (`since`), else for a list its viewer may see its version now, else 0 (a name without a list, and
+    /// a refused list, whose version is never told). Each list subscribes from there, so that the
+    /// opening's vector never claims a version that the stream would not deliver after it.
+    func startingVersions(of names: [ListName], since: [String: Int], allowed: [ListName]) -> [String: Int] {
+        var versions: [String: Int] = [:]
+        for name in names {
+            versions[name.rawValue] = since[name.rawValue] ?? (allowed.contains(name) ? registry.existingList(name)?.currentVersion : nil) ?? 0
+        }
+        return versions
     }
 
     /// `GET /events?list=A&list=B[&since=A:3,B:7]`: one stream for every list of a page.
@@ -358,17 +375,21 @@ extension LiveListApp {
         let session = keys.session(from: request)
         let listNames = names
         let registry = self.registry
-        let resume = since
+        let resume = startingVersions(of: names, since: since, allowed: allowed)
         let viewer = Viewer(session: session, identity: subject.identity)
-        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, heartbeat: configuration.heartbeat) { [self, allowed, refused] stream in
+        // Its opening says where each list starts (docs/PROTOCOL.md, "Stream framing") and names it to
+        // the requests that add and drop its lists (POST /events/TOKEN), which only its browser session
+        // may send: a stream opened without a session (a script's, with the read token) has no token,
+        // and its lists are the ones it asked for.
+        let token = session == nil ? nil : SessionKeys.mintToken()
+        let versions = names.map { #""\#($0.rawValue)":\#(resume[$0.rawValue] ?? 0)"# }.joined(separator: ",")
+        let member = token.map { #""stream":"\#($0)","# } ?? ""
+        let opening = ServerSentEvent(id: MultiplexedStream.vector(names.map(\.rawValue), resume), event: "stream",
+                                      data: #"{"protocol":1,\#(member)"versions":{\#(versions)}}"#)
+        return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, opening: opening, heartbeat: configuration.heartbeat) {
+            [self, allowed, refused] stream in
             let multiplexed = MultiplexedStream(sink: stream, names: listNames.map(\.rawValue), versions: resume)
-            // Its first event names it to the requests that add and drop its lists (POST /events/TOKEN),
-            // which only its browser session may send: a stream opened without a session (a script's,
-            // with the read token) has no token, and its lists are the ones it asked for.
-            let control = StreamControl(token: session == nil ? nil : SessionKeys.mintToken(), multiplexed: multiplexed, session: session)
-            if let token = control.token {
-                stream.write(ServerSentEvent(event: "stream", data: "{\"stream\":\"\(token)\"}").encoded)
-            }
+            let control = StreamControl(token: token, multiplexed: multiplexed, session: session)
             trackStream(stream, request: request, identity: subject.identity, session: session, names: allowed, decidedAt: decidedAt,
                         source: .multiplexed(control))
             registry.refuse(multiplexed, names: refused, since: resume)
