@@ -57,6 +57,8 @@ enum ErrorCode: String {
     case bodyTooLarge = "body_too_large"
     /// A body of a type the route does not read.
     case unsupportedMediaType = "unsupported_media_type"
+    /// A body in a content coding the server does not decode (`Content-Encoding: gzip`).
+    case unsupportedContentEncoding = "unsupported_content_encoding"
     /// An action field of the wrong JSON type.
     case invalidType = "invalid_type"
     /// An action without its `type`.
@@ -99,6 +101,7 @@ enum ErrorCode: String {
         case .csrfFailed: .forbidden
         case .bodyTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
+        case .unsupportedContentEncoding: .unsupportedMediaType
         case .invalidType: .unprocessableContent
         case .missingField: .unprocessableContent
         case .tooManyCells: .unprocessableContent

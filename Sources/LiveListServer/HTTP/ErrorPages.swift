@@ -20,8 +20,17 @@ enum ErrorPages {
     /// The same for a request known by its header fields only (the HTTP layer's own refusals, whose
     /// request never reached the routes).
     static func negotiated(_ response: HTTPResponse, headers: HTTPHeaders) -> HTTPResponse {
-        guard response.status.code >= 400, headers.prefersHTML, let refusal = response.refusal else {
+        guard response.status.code >= 400, let refusal = response.refusal else {
             return response
+        }
+        guard headers.prefersHTML else {
+            // The JSON variant of an answer that has an HTML one says so too, for caches.
+            var json = response
+            let vary = json.headers["Vary"]
+            if !(vary?.split(separator: ",").contains { $0.trimmingSpaces.lowercased() == "accept" } ?? false) {
+                json.headers.set("Vary", vary.map { $0 + ", Accept" } ?? "Accept")
+            }
+            return json
         }
         var page = response
         page.body = .bytes(html(status: response.status, code: refusal.code, detail: refusal.detail))

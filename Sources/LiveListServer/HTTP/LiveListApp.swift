@@ -194,7 +194,9 @@ public final class LiveListApp: Sendable {
             }
             return response
         }.checkingHeads { [self] head in
-            guard let response = routesHeadCheck?(head).map({ ErrorPages.negotiated($0, for: head) }) else { return nil }
+            guard let response = (Self.refuseContentEncoding(head) ?? routesHeadCheck?(head)).map({ ErrorPages.negotiated($0, for: head) }) else {
+                return nil
+            }
             metrics.count(head, status: response.status.code)
             if logsAccess {
                 logAccess(Self.accessEntry(head, response, trustedProxies: trustedProxies))
@@ -273,6 +275,17 @@ public final class LiveListApp: Sendable {
     /// Stops a running server (in-flight responses finish, streams end).
     public func stop() async {
         await serverBox.get()?.shutdown()
+    }
+
+    /// 415 for a body in a content coding (`Content-Encoding: gzip`): the server reads bodies as
+    /// sent, and says so with `Accept-Encoding: identity` (RFC 9110 section 8.4.1, RFC 7694). Decided
+    /// from the head, before the body is read.
+    static func refuseContentEncoding(_ head: HTTPRequest) -> HTTPResponse? {
+        guard let coding = head.headers.joinedValues("Content-Encoding"),
+            coding.split(separator: ",").contains(where: { $0.trimmingSpaces.lowercased() != "identity" })
+        else { return nil }
+        return errorResponse(.unsupportedContentEncoding, "Content-Encoding: \(quoted(coding)); send the body as it is (identity)",
+                             headers: ["Accept-Encoding": "identity"])
     }
 
     /// The client's address: the peer's, or the last address of `X-Forwarded-For` when the peer is a

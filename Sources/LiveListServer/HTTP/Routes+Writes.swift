@@ -71,10 +71,11 @@ extension LiveListApp {
             let (write, skipped) = try await registry.patch(name, body: request.body, precondition: precondition, idempotency: idempotency)
             var response = HTTPResponse.json(Array("{\"skipped\":\(skipped),".utf8) + write.json.dropFirst())
             response.headers.set("ETag", "\"\(write.version)\"")
+            response.headers.set("LiveList-Skipped", String(skipped))
             if write.replayed {
                 response.headers.set("Idempotent-Replayed", "true")
             }
-            return response
+            return Self.minimalIfPreferred(response, request)
         } catch {
             return writeFailure(error, request)
         }
@@ -97,9 +98,31 @@ extension LiveListApp {
             if write.replayed {
                 response.headers.set("Idempotent-Replayed", "true")
             }
-            return response
+            return Self.minimalIfPreferred(response, request)
         } catch {
             return writeFailure(error, request)
+        }
+    }
+
+    /// `response` without its body when the request says `Prefer: return=minimal` (RFC 7240): the
+    /// same status and header fields (the new version in `ETag`), with `Preference-Applied`. A PUT of
+    /// a large list then costs its writer no changeset as big as the list.
+    static func minimalIfPreferred(_ response: HTTPResponse, _ request: HTTPRequest) -> HTTPResponse {
+        guard prefersMinimalReturn(request) else { return response }
+        var minimal = response
+        minimal.body = .bytes([])
+        minimal.headers.set("Preference-Applied", "return=minimal")
+        return minimal
+    }
+
+    /// Whether a `Prefer` field asks for `return=minimal` (preferences are comma-separated, their
+    /// names and tokens case-insensitive, a value possibly quoted).
+    static func prefersMinimalReturn(_ request: HTTPRequest) -> Bool {
+        guard let prefer = request.headers.joinedValues("Prefer") else { return false }
+        return prefer.split(separator: ",").contains { preference in
+            let first = preference.split(separator: ";").first ?? ""
+            let parts = first.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces.lowercased() }
+            return parts.count == 2 && parts[0] == "return" && (parts[1] == "minimal" || parts[1] == "\"minimal\"")
         }
     }
 
@@ -161,7 +184,7 @@ extension LiveListApp {
             if write.replayed {
                 response.headers.set("Idempotent-Replayed", "true")
             }
-            return response
+            return Self.minimalIfPreferred(response, request)
         } catch {
             return writeFailure(error, request)
         }
@@ -353,6 +376,10 @@ extension LiveListApp {
             return await reportVisibility(type, of: joined, fields: fields, session: session, identity: identity, on: list, isForm: isForm, request)
         }
         let cell = fields.removeValue(forKey: "cell")
+        if cell == "" {
+            // No cell has an empty key: an action that names one names none the list shows.
+            return errorResponse(.unknownCell, "cell: empty; name a cell of \(list.name), or send no cell")
+        }
         switch await list.perform(ListAction(type: type, cell: cell, fields: fields, session: session, identity: identity)) {
         case .handled:
             handled = true
