@@ -154,9 +154,9 @@ import Testing
             }
             if let signInPath { try app.signIn(at: signInPath) }
             for (name, kind) in rules { try await app.access(name, kind.rule) }
-            let (id, cookieValue) = app.keys.mintSession()
+            let (id, cookieValue) = app.services.keys.mintSession()
             let cookie = SessionKeys.cookieName + "=" + cookieValue
-            let token = app.keys.csrfToken(for: id)
+            let token = app.services.keys.csrfToken(for: id)
             let context = "seed \(seed) round \(round): authenticates \(authenticates), sign-in \(signInPath ?? "none"), rules \(rules)"
             for name in names {
                 for user in users {
@@ -224,9 +224,9 @@ import Testing
         }
         app.authenticate { head in head.headers["X-Test-User"].map { Identity(id: $0, name: "Name of \($0)") } }
         try await app.access("board") { identity in identity == nil ? .none : .all }
-        let (id, cookieValue) = app.keys.mintSession()
+        let (id, cookieValue) = app.services.keys.mintSession()
         let answer = try await server.post("/lists/board/actions", headers: [
-            ("Cookie", SessionKeys.cookieName + "=" + cookieValue), ("X-CSRF-Token", app.keys.csrfToken(for: id)),
+            ("Cookie", SessionKeys.cookieName + "=" + cookieValue), ("X-CSRF-Token", app.services.keys.csrfToken(for: id)),
             ("Content-Type", "application/json"), ("X-Test-User", "ann"),
         ], body: Array(#"{"type":"add"}"#.utf8))
         #expect(answer.status == 204, "\(answer.text)")
@@ -269,7 +269,7 @@ import Testing
         #expect(reader.hasPrefix("livelist_reader="))
         #expect(try await server.get("/lists/feed/events", headers: [("Cookie", reader)]).status == 200)
         // Another token makes the cookie worthless.
-        let other = try await Self.client(secret: server.app.keys.secret) { $0.readToken = "other" }
+        let other = try await Self.client(secret: server.app.services.keys.secret) { $0.readToken = "other" }
         #expect(try await other.get("/lists/feed/events", headers: [("Cookie", reader)]).status == 401)
         // A next that leaves the origin is not followed.
         let away = try await server.post("/signin", headers: formHeaders, body: Array("csrf=\(csrf)&next=%2F%2Fevil.example&token=s3cret".utf8))
@@ -357,7 +357,7 @@ import Testing
         #expect(closedAt - start < .seconds(1), "closed after \(closedAt - start)")
         let rest = try await onThread { multiplexed.readStreamToEnd().text }
         #expect(rest.contains("event: denied\ndata: {\"list\":\"team\"}") && !rest.contains("{\"list\":\"lobby\"}\n"), "\(rest)")
-        #expect(app.openStreams.count == 0)
+        #expect(app.services.openStreams.count == 0)
         // Reconnecting is refused as a missing list would be.
         #expect(try RawHTTP.get("/lists/team/events", port: serving, headers: [("X-Test-User", "ann")]).status == 404)
         await app.stop()

@@ -38,8 +38,8 @@ import Testing
             Section(id: "s", cells: items.enumerated().map { CellNode(TextCell(id: String($0.offset), text: $0.element)) })
         }
         await list.onAction(AccessTests.AddAction.self, changing: [String].self) { _, items in items.append("added") }
-        let (id, cookie) = app.keys.mintSession()
-        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.keys.csrfToken(for: id)),
+        let (id, cookie) = app.services.keys.mintSession()
+        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.services.keys.csrfToken(for: id)),
                        ("Content-Type", "application/json")]
         func post(_ body: String, key: String?) async throws -> RouteResponse {
             try await server.post("/lists/keyed-actions/actions", headers: headers + (key.map { [("Idempotency-Key", $0)] } ?? []), body: Array(body.utf8))
@@ -64,8 +64,8 @@ import Testing
             Section(id: "s", cells: items.enumerated().map { CellNode(TextCell(id: String($0.offset), text: $0.element)) })
         }
         await list.onAction(AccessTests.AddAction.self, changing: [String].self) { _, items in items.append("added") }
-        let (id, cookie) = app.keys.mintSession()
-        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.keys.csrfToken(for: id)),
+        let (id, cookie) = app.services.keys.mintSession()
+        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.services.keys.csrfToken(for: id)),
                        ("Content-Type", "application/json")]
         var statuses: [Int: Int] = [:]
         for index in 0 ..< 2_000 {
@@ -76,7 +76,7 @@ import Testing
         }
         #expect(statuses[429, default: 0] > 1_000 && statuses[422, default: 0] >= 5, "\(statuses)")
         // Only the actions that got past the pace ever held a key, and none is held now.
-        let held = app.actionKeys.held
+        let held = app.services.actionKeys.held
         #expect(held.keys == 0 && held.places <= statuses[422, default: 0], "\(held), \(statuses)")
     }
 }

@@ -60,14 +60,14 @@ import Testing
             let heads = await onThread { (single.readResponse(head: true)?.status, multiplexed.readResponse(head: true)?.status) }
             #expect(heads.0 == 200 && heads.1 == 200)
             #expect(await eventually { await list.viewerCount == 2 })
-            #expect(app.openStreams.count == 2)
-            #expect(app.metrics.snapshot.streams == 2)
-            #expect(app.openStreams.entry(token: "nothing") == nil)
-            #expect(app.openStreams.select { $0.control != nil }.count == 1)
+            #expect(app.services.openStreams.count == 2)
+            #expect(app.services.metrics.snapshot.streams == 2)
+            #expect(app.services.openStreams.entry(token: "nothing") == nil)
+            #expect(app.services.openStreams.select { $0.control != nil }.count == 1)
         }
         // Both clients are gone: each stream ends and undoes what it joined.
         #expect(await eventually { await list.viewerCount == 0 })
-        #expect(await eventually { app.openStreams.count == 0 && app.metrics.snapshot.streams == 0 })
+        #expect(await eventually { app.services.openStreams.count == 0 && app.services.metrics.snapshot.streams == 0 })
         await app.stop()
     }
 

@@ -44,8 +44,8 @@ import Testing
         let list = try await app.host("cells", state: ["x"]) { items in Section(id: "s", cells: items.map { CellNode(TextCell(id: $0, text: $0)) }) }
         let ran = Mutex(0)
         await list.onAction(AccessTests.AddAction.self, changing: [String].self) { _, _ in ran.withLock { $0 += 1 } }
-        let (id, cookie) = app.keys.mintSession()
-        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.keys.csrfToken(for: id)), ("Content-Type", "application/json")]
+        let (id, cookie) = app.services.keys.mintSession()
+        let headers = [("Cookie", SessionKeys.cookieName + "=" + cookie), ("X-CSRF-Token", app.services.keys.csrfToken(for: id)), ("Content-Type", "application/json")]
         let refused = try await server.post("/lists/cells/actions", headers: headers, body: Array(#"{"type":"add","cell":""}"#.utf8))
         #expect(refused.status == 422 && refused.text.contains("unknown_cell"))
         #expect(try await server.post("/lists/cells/actions", headers: headers, body: Array(#"{"type":"add"}"#.utf8)).status == 204)

@@ -14,17 +14,17 @@ import Testing
     private func renderedPage(_ server: RouteClient, _ list: String, cookie: String) async throws -> [UInt8] {
         let app = server.app
         let hosted = try #require(app.registry.existingList(listName(list)))
-        let session = try #require(app.keys.sessionID(fromCookie: cookie))
+        let session = try #require(app.services.keys.sessionID(fromCookie: cookie))
         let (html, version) = await hosted.pageHTML(for: Viewer(session: session))
-        return Array(app.templates.render("page", [
+        return Array(app.services.assets.templates.render("page", [
             "list": list,
             "version": version,
             "root": html,
-            "csrf": app.keys.csrfToken(for: session),
-            "script": app.scriptURL,
-            "stylesheet": app.stylesheetURL,
-            "siteStylesheet": app.siteStylesheetURL,
-            "dragScript": app.dragScriptURL,
+            "csrf": app.services.keys.csrfToken(for: session),
+            "script": app.services.assets.scriptURL,
+            "stylesheet": app.services.assets.stylesheetURL,
+            "siteStylesheet": app.services.assets.siteStylesheetURL,
+            "dragScript": app.services.assets.dragScriptURL,
             "isApp": hosted.owner == .app,
         ]).utf8)
     }
@@ -37,7 +37,7 @@ import Testing
 
     @Test func cachedPagesAreTheTemplateRenderedForTheViewer() async throws {
         let server = try await RouteClient()
-        try await server.put("g", ["a", "b <i>&</i>", server.app.pageCache.rootMarker, server.app.pageCache.csrfMarker])
+        try await server.put("g", ["a", "b <i>&</i>", server.app.services.pageCache.rootMarker, server.app.services.pageCache.csrfMarker])
         let first = try await server.get("/lists/g", headers: [("Accept", "text/html")])
         #expect(first.status == 200)
         let minted = try cookie(of: first)
@@ -134,7 +134,7 @@ import Testing
                     for (name, value) in headers { fields.add(name, value) }
                     let request = HTTPRequest(method: method, version: .http1_1, target: "/lists/g", path: "/lists/g", pathSegments: ["lists", "g"],
                                               query: [], headers: fields, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "h")
-                    let slow = RouteResponse(compress(LiveListApp.snapshotResponse(bytes), for: request, options: Compression(),
+                    let slow = RouteResponse(compress(PageRoutes.snapshotResponse(bytes), for: request, options: Compression(),
                                                       cache: CompressionCache(limit: 1 << 20)), method: method, refusedBeforeBody: false)
                     #expect(answer.status == 200)
                     #expect(answer.headers.fields.map { "\($0.name): \($0.value)" } == slow.headers.fields.map { "\($0.name): \($0.value)" },
@@ -156,14 +156,14 @@ import Testing
     @Test func onlyVerifiedCookiesAreRemembered() async throws {
         let server = try await RouteClient()
         try await server.put("g", ["a"])
-        let viewers = server.app.pageCache.viewers
+        let viewers = server.app.services.pageCache.viewers
         let before = viewers.count
         let forged = String(repeating: "a", count: 64)
         let answer = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(forged)")])
         #expect(answer.header("Set-Cookie") != nil, "a forged cookie is no session")
-        #expect(!answer.text.contains(server.app.keys.csrfToken(for: String(forged.prefix(32)))))
+        #expect(!answer.text.contains(server.app.services.keys.csrfToken(for: String(forged.prefix(32)))))
         #expect(viewers.count == before, "neither the forged cookie nor the one minted for it is kept")
-        #expect(viewers.viewer(cookie: forged, keys: server.app.keys) == nil)
+        #expect(viewers.viewer(cookie: forged, keys: server.app.services.keys) == nil)
         #expect(viewers.count == before)
         let minted = try cookie(of: answer)
         let back = try await server.get("/lists/g", headers: [("Cookie", "livelist_session=\(minted)")])
@@ -186,7 +186,7 @@ import Testing
     /// them, and lists gone otherwise (another node's delete) are swept once entries double.
     @Test func pagesOfDeletedListsAreNotKept() async throws {
         let server = try await RouteClient()
-        let cache = server.app.pageCache
+        let cache = server.app.services.pageCache
         for index in 0 ..< 300 {
             try await server.put("gone-\(index)", ["a"])
             #expect(try await server.get("/lists/gone-\(index)").status == 200)

@@ -91,13 +91,13 @@ import Testing
     func token(_ server: RouteClient, _ answer: RouteResponse) throws -> String {
         let cookie = try #require(answer.header("Set-Cookie"))
         let value = try #require(cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
-        let session = try #require(server.app.keys.sessionID(fromCookie: String(value)), "the server minted the cookie")
-        return server.app.keys.csrfToken(for: session)
+        let session = try #require(server.app.services.keys.sessionID(fromCookie: String(value)), "the server minted the cookie")
+        return server.app.services.keys.csrfToken(for: session)
     }
 
     @Test func aCellSayingThePlaceholderNeverShowsTheToken() async throws {
         let server = try await RouteClient()
-        let texts = ["livelistcsrfplaceholder0d6f2c1e9b8a7f3e5d4c2b1a0f9e8d7c"] + server.app.pageCache.markers
+        let texts = ["livelistcsrfplaceholder0d6f2c1e9b8a7f3e5d4c2b1a0f9e8d7c"] + server.app.services.pageCache.markers
         try #require(try await server.put("g", texts).status == 201)
         for _ in 0 ..< 2 {  // rendered, then from the cache
             let answer = try await server.send(.GET, "/lists/g")
@@ -124,7 +124,7 @@ import Testing
 
     @Test func aPerViewerListSayingTheMarkersNeverShowsTheToken() async throws {
         let server = try await RouteClient()
-        let markers = server.app.pageCache.markers
+        let markers = server.app.services.pageCache.markers
         _ = try await server.app.registry.hostApp(listName("mine"), perViewer: { viewer in
             [Section(id: "s", cells: [CellNode(Echo(id: "who", text: viewer.session ?? "nobody"))]
                 + markers.enumerated().map { CellNode(Echo(id: "m\($0.offset)", text: $0.element)) })]

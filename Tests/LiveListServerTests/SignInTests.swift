@@ -52,7 +52,7 @@ import Testing
             }
         }
 
-        func session(_ app: LiveListApp) -> String? { cookies[SessionKeys.cookieName].flatMap(app.keys.sessionID(fromCookie:)) }
+        func session(_ app: LiveListApp) -> String? { cookies[SessionKeys.cookieName].flatMap(app.services.keys.sessionID(fromCookie:)) }
 
         @discardableResult
         func get(_ server: RouteClient, _ target: String) async throws -> RouteResponse {
@@ -63,8 +63,8 @@ import Testing
 
         @discardableResult
         func post(_ server: RouteClient, _ target: String, _ fields: String) async throws -> RouteResponse {
-            if session(server.app) == nil { try await get(server, server.app.gate.hasReadToken ? "/signin" : "/login") }
-            let token = server.app.keys.csrfToken(for: session(server.app) ?? "")
+            if session(server.app) == nil { try await get(server, server.app.services.gate.hasReadToken ? "/signin" : "/login") }
+            let token = server.app.services.keys.csrfToken(for: session(server.app) ?? "")
             let answer = try await server.post(target, headers: cookieHeader + [("Content-Type", "application/x-www-form-urlencoded")],
                                                body: Array("csrf=\(token)&\(fields)".utf8), from: address)
             keep(answer)
@@ -97,10 +97,10 @@ import Testing
         let alice = Browser()
         #expect(try await alice.post(server, "/login", "user=alice&password=secret1").status == 303)
         let cookie = try #require(alice.cookies["livelist_signin"])
-        let before = server.app.metrics.access.revocations
+        let before = server.app.services.metrics.access.revocations
         #expect(try await alice.post(server, "/logout", "").status == 303)
-        let revocations = server.app.metrics.access.revocations
-        #expect(server.app.signIns.ended.count == 1 && revocations > before)
+        let revocations = server.app.services.metrics.access.revocations
+        #expect(server.app.services.signIns.ended.count == 1 && revocations > before)
         // The cookie signed out is nobody, from any browser.
         let thief = Browser(address: "127.0.0.2")
         thief.cookies["livelist_signin"] = cookie
@@ -111,15 +111,15 @@ import Testing
             #expect(try await thief.post(server, "/logout", "").status == 303)
             thief.cookies["livelist_signin"] = cookie
         }
-        #expect(server.app.signIns.ended.count == 1 && server.app.metrics.access.revocations == revocations)
+        #expect(server.app.services.signIns.ended.count == 1 && server.app.services.metrics.access.revocations == revocations)
         // An expired cookie is nobody either, and its sign-out does nothing.
-        let expired = server.app.signIns.mint(SignIns.subject(of: Identity(id: "alice")), purpose: SignIns.userPurpose, lifetime: .seconds(1),
+        let expired = server.app.services.signIns.mint(SignIns.subject(of: Identity(id: "alice")), purpose: SignIns.userPurpose, lifetime: .seconds(1),
                                               now: SignIns.now() - 3_600).value
         let late = Browser(address: "127.0.0.3")
         late.cookies["livelist_signin"] = expired
         #expect(try await late.get(server, "/lists/team").status == 401)
         #expect(try await late.post(server, "/logout", "").status == 303)
-        #expect(server.app.signIns.ended.count == 1)
+        #expect(server.app.services.signIns.ended.count == 1)
     }
 
     /// Bob plants his session in alice's browser; she signs in; bob signs out with his own cookie and
@@ -141,11 +141,11 @@ import Testing
         let cookieLine = alice.cookieHeader.map { "\($0.0): \($0.1)\r\n" }.joined()
         #expect(stream.send("GET /lists/team/events HTTP/1.1\r\nHost: localhost\r\n\(cookieLine)\r\n"))
         #expect(try await onThread { stream.readResponse(head: true) }?.status == 200)
-        while app.openStreams.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        while app.services.openStreams.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
         // Bob signs out with the session he planted.
         #expect(try await bob.post(server, "/logout", "").status == 303)
         try await Task.sleep(for: .milliseconds(200))
-        #expect(app.openStreams.count == 1, "alice's stream is still open")
+        #expect(app.services.openStreams.count == 1, "alice's stream is still open")
         // Alice's own sign-out ends it.
         #expect(try await alice.post(server, "/logout", "").status == 303)
         let ended = try await onThread { stream.readStreamToEnd() }

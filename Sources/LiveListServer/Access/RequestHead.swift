@@ -24,7 +24,7 @@ public struct RequestHead: Sendable {
         path = request.path
         headers = request.headers
         peerAddress = request.remoteAddress
-        clientAddress = LiveListApp.clientAddress(request, trustedProxies: trustedProxies)
+        clientAddress = trustedProxies.clientAddress(request)
     }
 
     /// The value of the cookie `name`, if the request carries one.

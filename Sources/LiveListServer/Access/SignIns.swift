@@ -1,5 +1,6 @@
 import Foundation
 import LiveListEngine
+import LiveListHTTP
 import Synchronization
 
 /// How the library signs viewers in (``LiveListApp/useSignIn(_:)``).
@@ -53,8 +54,12 @@ final class SignIns: Sendable {
     static let readerPurpose = "reader"
     static let devicePurpose = "device"
 
-    init(keys: SessionKeys, store: any ListStore, settings: SignInSettings = SignInSettings()) {
+    /// Whether cookies are `Secure` (their names then carry the `__Host-` prefix).
+    let secure: Bool
+
+    init(keys: SessionKeys, store: any ListStore, secure: Bool = false, settings: SignInSettings = SignInSettings()) {
         self.keys = keys
+        self.secure = secure
         self.store = store
         settingsBox = Mutex(settings)
         ended = EndedSignIns(capacity: settings.maximumEndedSignIns)
@@ -176,6 +181,22 @@ final class SignIns: Sendable {
     /// Failure buckets held (bounded by the pacer).
     var failureBuckets: Int { failures.withLock { $0 }.count }
 
+    /// The sign-in cookie's name: `__Host-livelist_signin` when cookies are `Secure` (a prefix that
+    /// browsers accept only from this host, over HTTPS, for the whole site), else `livelist_signin`.
+    var signInCookieName: String { secure ? "__Host-livelist_signin" : "livelist_signin" }
+
+    /// The cookie that remembers a browser that signed in to an account.
+    var deviceCookieName: String { secure ? "__Host-livelist_device" : "livelist_device" }
+
+    /// Gives the browser a new session in `response`, and ends the streams of the one it had.
+    func rotateSession(of request: HTTPRequest, in response: inout HTTPResponse, cookies: SessionCookies, streams: StreamAccess) {
+        if let old = keys.session(from: request) {
+            streams.endStreams(ofSessions: [keys.revocationDigest(of: old)])
+        }
+        let (_, cookie) = keys.mintSession()
+        response.headers.add("Set-Cookie", cookies.setCookie(cookie))
+    }
+
     // MARK: - Ending
 
     /// Ends `signedIn` on this node at once, then keeps it in the store (and so on every node);
@@ -184,7 +205,7 @@ final class SignIns: Sendable {
         let record = EndedSignIn(digest: digest(of: signedIn), issued: signedIn.issued, expires: signedIn.expires)
         ended.add([record], now: Self.now())
         let store = self.store
-        if case let .failure(error) = await LiveListApp.offThePool({ () throws(StoreError) in try store.recordEndedSignIn(record) }) {
+        if case let .failure(error) = await offThePool({ () throws(StoreError) in try store.recordEndedSignIn(record) }) {
             throw error
         }
     }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LiveListHTTP
 import Synchronization
 
 /// The peers whose `X-Forwarded-For` is believed (``ServerConfiguration/trustedProxies``): addresses
@@ -62,6 +63,17 @@ final class TrustedProxies: Sendable {
             known[address] = trusted
         }
         return trusted
+    }
+
+    /// The client's address: the peer's, or the last address of `X-Forwarded-For` when the peer is a
+    /// trusted proxy (the address that proxy saw); nil when unknown.
+    func clientAddress(_ request: HTTPRequest) -> String? {
+        if contains(request.remoteAddress), let forwarded = request.headers["X-Forwarded-For"],
+            let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty
+        {
+            return String(last)
+        }
+        return request.remoteAddress.isEmpty ? nil : request.remoteAddress
     }
 
     /// Requests that carried forwarding headers from a peer not trusted, so far.

@@ -60,7 +60,7 @@ public struct AppRequest: Sendable {
     /// The `next=` query parameter when it is a path of this server (`/lists/team`), else `fallback`:
     /// where a sign-in form goes after it succeeds, never another origin.
     public func nextPath(or fallback: String = "/") -> String {
-        guard let next = http.queryValue("next") ?? form["next"], LiveListApp.isSameOriginPath(next) else { return fallback }
+        guard let next = http.queryValue("next") ?? form["next"], SameOrigin.isPath(next) else { return fallback }
         return next
     }
 }
@@ -110,7 +110,7 @@ public struct Cookie: Sendable {
             }
         }
         // A path that could end the attribute (`;`, `,`) or is not of this origin is `/`.
-        let safePath = LiveListApp.isSameOriginPath(path) && !path.contains(";") && !path.contains(",") && path.allSatisfy(\.isASCII) ? path : "/"
+        let safePath = SameOrigin.isPath(path) && !path.contains(";") && !path.contains(",") && path.allSatisfy(\.isASCII) ? path : "/"
         var text = "\(safeName)=\(safeValue); Path=\(safePath)"
         if let maxAge { text += "; Max-Age=\(max(0, maxAge))" }
         if httpOnly { text += "; HttpOnly" }
@@ -142,7 +142,7 @@ extension HTTPResponse {
     /// A location that is not a same-origin path goes to `/` instead.
     public static func redirect(to location: String, status: HTTPStatus = .seeOther) -> HTTPResponse {
         var response = HTTPResponse(status: status)
-        response.headers.set("Location", LiveListApp.isSameOriginPath(location) ? location : "/")
+        response.headers.set("Location", SameOrigin.isPath(location) ? location : "/")
         response.headers.set("Cache-Control", "no-store")
         return response
     }
@@ -184,114 +184,8 @@ final class AppRoutes: Sendable {
     var all: [Route] { routes.withLock { $0 } }
 }
 
-extension LiveListApp {
-    /// Paths whose first segment the server's own routes own.
-    static let reservedSegments: Set<String> = ["lists", "events", "healthz", "readyz", "metrics", "signin", "signout"]
-
-    /// Adds a route of the app's own, served by the same server with its limits, budgets, HTML error
-    /// pages and access log. Patterns are literal segments, `:name` parameters and a last `*rest`
-    /// (`/users/:id`); `GET` routes also answer `HEAD`. The app may take `/` (the index page) but no
-    /// path under the server's own routes (`/lists`, `/events`, `/healthz`, `/readyz`, `/metrics`,
-    /// `/signin`, `/signout`). Add routes before ``run(onStart:)``.
-    ///
-    /// - Parameters:
-    ///   - csrf: for methods other than `GET` and `HEAD`, whether the request must carry the CSRF token
-    ///     of its browser session (a form's `csrf` field or `X-CSRF-Token`); refused with 403
-    ///     otherwise. Default true; a webhook says false.
-    ///   - paced: whether the request counts against the actions' pace (per session and client
-    ///     address), refused with 429 past it: what a sign-in form wants.
-    ///   - maximumBodyBytes: the largest body; larger ones are answered 413 from their head. Default
-    ///     the actions' limit (64 KiB).
-    ///   - handler: the answer. A thrown `HTTPError` is answered as it says; any other error is
-    ///     logged and answered 500.
-    /// - Throws: `StartupError` for a pattern under the server's own routes.
-    public func route(
-        _ method: HTTPMethod, _ pattern: String, csrf: Bool = true, paced: Bool = false, maximumBodyBytes: Int? = nil,
-        _ handler: @escaping @Sendable (AppRequest) async throws -> HTTPResponse
-    ) throws {
-        guard pattern.hasPrefix("/") else {
-            throw StartupError("the route \"\(pattern)\" must start with \"/\"")
-        }
-        if let first = pattern.split(separator: "/").first {
-            // A parameter or a rest first would match the server's own paths too.
-            guard !Self.reservedSegments.contains(String(first)), !first.hasPrefix(":"), !first.hasPrefix("*") else {
-                throw StartupError("the route \"\(pattern)\" could answer the server's own paths (/lists, /events, /healthz, /readyz, /metrics, /signin, /signout): start it with a literal segment of its own")
-            }
-        }
-        let checksToken = csrf && method != .GET && method != .HEAD && method != .OPTIONS
-        let limit = maximumBodyBytes ?? configuration.maximumActionBodyBytes
-        let serve = HTTPHandler.async { [self] request in
-            await answerAppRoute(request, checksToken: checksToken, paced: paced, handler)
-        }.checkingHeads { [self] head in
-            // A post without a session cannot carry a valid token: refused before its body is read.
-            guard checksToken, keys.session(from: head) == nil else { return nil }
-            return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
-        }.acceptingBodies(upTo: limit)
-        appRoutes.add(AppRoutes.Route(method: method, pattern: pattern, handler: serve))
-    }
-
-    private func answerAppRoute(
-        _ request: HTTPRequest, checksToken: Bool, paced: Bool, _ handler: @Sendable (AppRequest) async throws -> HTTPResponse
-    ) async -> HTTPResponse {
-        let form = request.contentMediaType == "application/x-www-form-urlencoded" ? HeaderParsing.form(request.body) : [:]
-        var session = keys.session(from: request)
-        var setCookie: String?
-        if checksToken {
-            let token = request.headers["X-CSRF-Token"] ?? form["csrf"]
-            guard let session, let token, keys.verify(token: token, sessionID: session) else {
-                return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
-            }
-        } else if session == nil, request.method == .GET || request.method == .HEAD {
-            let (id, cookie) = keys.mintSession()
-            session = id
-            setCookie = sessionCookiePrefix + cookie + sessionCookieAttributes
-        }
-        if paced, let refusal = pace(session: session, request, what: "requests", from: "browser") {
-            return refusal
-        }
-        let subject = await gate.subject(request)
-        let appRequest = AppRequest(http: request, head: RequestHead(request, trustedProxies: trustedProxies), identity: subject.identity,
-                                    csrfToken: session.map { keys.csrfToken(for: $0) } ?? "", form: form)
-        var response: HTTPResponse
-        do {
-            response = try await handler(appRequest)
-        } catch let error as HTTPError {
-            response = errorResponse(error)
-        } catch {
-            configuration.errorLog?("\(request.method) \(request.path): the app's route failed: \(error)")
-            response = errorResponse(.routeFailed, "the server could not complete this request; its log says why")
-        }
-        if configuration.isSecure {
-            // Over TLS every cookie an app route sets is Secure.
-            let cookies = response.headers.values("Set-Cookie")
-            response.headers.remove("Set-Cookie")
-            for cookie in cookies {
-                response.headers.add("Set-Cookie", cookie.lowercased().contains("; secure") ? cookie : cookie + "; Secure")
-            }
-        }
-        if let setCookie {
-            response.headers.add("Set-Cookie", setCookie)
-        }
-        return response
-    }
-
-    /// Signs `value` with the server's secret (HMAC-SHA256), for a cookie of the app's own that
-    /// browsers must not forge: `VALUE.TAG`. Anyone can read the value; put nothing secret in it.
-    public func signed(_ value: String) -> String {
-        value + "." + hmacSHA256(key: keys.secret, message: Array("livelist-app:\(value)".utf8))
-    }
-
-    /// The value of a ``signed(_:)`` text, or nil when its tag does not match (forged, altered, or
-    /// signed under a secret the server no longer has). A value signed under a previous session
-    /// secret (``ServerConfiguration/sessionSecrets``) still verifies.
-    public func verified(_ signedValue: String) -> String? {
-        guard let dot = signedValue.lastIndex(of: ".") else { return nil }
-        let value = String(signedValue[..<dot])
-        let presented = Array(signedValue.utf8)
-        for secret in keys.verifyingSecrets {
-            let expected = value + "." + hmacSHA256(key: secret, message: Array("livelist-app:\(value)".utf8))
-            if constantTimeEqual(Array(expected.utf8), presented) { return value }
-        }
-        return nil
-    }
+/// Text for HTML (an element's content or a double-quoted attribute value), escaped as LiveList's own
+/// pages escape it: what an app's own page puts around a value that came from a request.
+public func escapeHTML(_ text: String) -> String {
+    ErrorPages.escaped(text)
 }

@@ -30,12 +30,27 @@ public struct AccessLogEntry: Sendable {
     public var line: String
 }
 
-extension LiveListApp {
+/// Where the server's own lines go: the access log (as lines and as fields), warnings and errors, as
+/// the configuration says.
+struct ServerLog: Sendable {
+    let configuration: ServerConfiguration
+    let trustedProxies: TrustedProxies
+
+    /// A failure of the server's own, for the operator (never in an answer: it can name files).
+    func error(_ line: String) {
+        configuration.errorLog?(line)
+    }
+
+    /// A warning (a refusal at a limit, a proxy not trusted): `warningLog`, else `errorLog`.
+    func warning(_ line: String) {
+        (configuration.warningLog ?? configuration.errorLog)?(line)
+    }
+
     /// The access log's entry of an answered request. The client is the peer's address, or the last
     /// address of `X-Forwarded-For` when the peer is a trusted proxy; a stream's control token is
     /// never written; text from the request is cut to 200 characters, with quotes and blanks replaced.
     static func accessEntry(_ request: HTTPRequest, _ response: HTTPResponse, trustedProxies: TrustedProxies) -> AccessLogEntry {
-        let client = clientAddress(request, trustedProxies: trustedProxies) ?? "-"
+        let client = trustedProxies.clientAddress(request) ?? "-"
         let shown = request.target.hasPrefix("/events/") ? "/events/(token)" : request.target
         let target = printable(shown)
         let version = request.version == .http1_0 ? "HTTP/1.0" : "HTTP/1.1"
@@ -80,14 +95,24 @@ extension LiveListApp {
     }
 
     /// Writes `entry` to the access log (the configuration's text line, and its fields).
-    func logAccess(_ entry: AccessLogEntry) {
+    func access(_ entry: AccessLogEntry) {
         configuration.accessLog?(entry.line)
         configuration.accessLogEntries?(entry)
     }
 
     /// Whether anything takes the access log.
-    var logsAccess: Bool {
+    var takesAccess: Bool {
         configuration.accessLog != nil || configuration.accessLogEntries != nil
+    }
+
+    /// The entry of a request the access rule refused, with the kind of refusal and the rule.
+    func refusal(_ request: HTTPRequest, _ answer: HTTPResponse, kind: String, rule: String) {
+        guard takesAccess else { return }
+        var entry = Self.accessEntry(request, answer, trustedProxies: trustedProxies)
+        entry.event = "refused"
+        entry.fields.insert(contentsOf: [("refusal", .text(kind)), ("rule", .text(rule))], at: 0)
+        entry.line = "refused \(kind) by rule \(rule): " + entry.line
+        access(entry)
     }
 
     private static func printable(_ text: String) -> String {

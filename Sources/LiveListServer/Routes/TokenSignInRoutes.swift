@@ -1,40 +1,33 @@
 import LiveListEngine
 import LiveListHTTP
 
-/// Text for HTML (an element's content or a double-quoted attribute value), escaped as LiveList's own
-/// pages escape it: what an app's own page puts around a value that came from a request.
-public func escapeHTML(_ text: String) -> String {
-    ErrorPages.escaped(text)
-}
-
-// The bare server's sign-in page for the read token (`--read-token`): a browser cannot send
-// `Authorization` on an event stream, so it gives the token once, in a form, and gets a sign-in cookie
-// of its own (``SignIns``: a nonce, an expiry, a MAC that also covers a MAC of the token, so a new
-// token ends every such sign-in), which `POST /signout` ends on every node. Wrong tokens are paced per
-// address (the actions' pace) and over all addresses together (the read token is one account).
-extension LiveListApp {
-    func addTokenSignIn(to router: inout Router) {
-        router.on(.GET, AccessGate.tokenSignInPath) { [self] request in
-            tokenSignInPage(request, failed: false)
-        }
-        router.add(.POST, AccessGate.tokenSignInPath, HTTPHandler.sync { [self] request in
-            tokenSignIn(request)
-        }.acceptingBodies(upTo: 4_096))
-        router.add(.POST, AccessGate.tokenSignOutPath, HTTPHandler.async { [self] request in
-            await tokenSignOut(request)
-        }.acceptingBodies(upTo: 4_096))
-    }
+/// The bare server's sign-in page for the read token (`--read-token`): a browser cannot send
+/// `Authorization` on an event stream, so it gives the token once, in a form, and gets a sign-in cookie
+/// of its own (``SignIns``: a nonce, an expiry, a MAC that also covers a MAC of the token, so a new
+/// token ends every such sign-in), which `POST /signout` ends on every node. Wrong tokens are paced per
+/// address (the actions' pace) and over all addresses together (the read token is one account).
+struct TokenSignInRoutes: Sendable {
+    let configuration: ServerConfiguration
+    let gate: AccessGate
+    let keys: SessionKeys
+    let cookies: SessionCookies
+    let signIns: SignIns
+    let pacing: Pacing
+    let metrics: Metrics
+    let assets: Assets
+    let streamAccess: StreamAccess
+    let log: ServerLog
 
     /// The account that wrong read tokens are counted against.
     private static let readTokenAccount = "\u{0}read-token"
 
-    private func tokenSignInPage(_ request: HTTPRequest, failed: Bool) -> HTTPResponse {
+    func tokenSignInPage(_ request: HTTPRequest, failed: Bool) -> HTTPResponse {
         var session = keys.session(from: request)
         var setCookie: String?
         if session == nil {
             let (id, cookie) = keys.mintSession()
             session = id
-            setCookie = sessionCookiePrefix + cookie + sessionCookieAttributes
+            setCookie = cookies.setCookie(cookie)
         }
         let next = request.queryValue("next") ?? HeaderParsing.form(request.body)["next"] ?? "/"
         let csrf = keys.csrfToken(for: session!)
@@ -53,8 +46,8 @@ extension LiveListApp {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="robots" content="noindex">
             <title>Sign in · LiveList</title>
-            <link rel="stylesheet" href="\(stylesheetURL)">
-            <link rel="stylesheet" href="\(siteStylesheetURL)">
+            <link rel="stylesheet" href="\(assets.stylesheetURL)">
+            <link rel="stylesheet" href="\(assets.siteStylesheetURL)">
             </head>
             <body>
             <header class="page-header"><h1>Sign in</h1></header>
@@ -63,7 +56,7 @@ extension LiveListApp {
             \(signOut)
             <form method="post" action="\(AccessGate.tokenSignInPath)">
             <input type="hidden" name="csrf" value="\(csrf)">
-            <input type="hidden" name="next" value="\(escapeHTML(Self.sameOriginNext(next)))">
+            <input type="hidden" name="next" value="\(escapeHTML(SameOrigin.next(next)))">
             <label>Read token <input type="password" name="token" autocomplete="current-password" required></label>
             <button type="submit">Sign in</button>
             </form>
@@ -85,7 +78,7 @@ extension LiveListApp {
         return response
     }
 
-    private func tokenSignIn(_ request: HTTPRequest) -> HTTPResponse {
+    func tokenSignIn(_ request: HTTPRequest) -> HTTPResponse {
         guard request.contentMediaType == "application/x-www-form-urlencoded" else {
             return errorResponse(.unsupportedMediaType, "Content-Type: send the sign-in form")
         }
@@ -93,10 +86,10 @@ extension LiveListApp {
         guard let session = keys.session(from: request), let token = fields["csrf"], keys.verify(token: token, sessionID: session) else {
             return errorResponse(.csrfFailed, "the CSRF token is missing, stale or forged; reload the page")
         }
-        if let refusal = pace(session: session, request, what: "sign-in attempts", from: "browser") {
+        if let refusal = pacing.pace(session: session, request, what: "sign-in attempts", from: "browser") {
             return refusal
         }
-        let failureKeys = signIns.failureKeys(account: Self.readTokenAccount, device: request.cookie(deviceCookieName))
+        let failureKeys = signIns.failureKeys(account: Self.readTokenAccount, device: request.cookie(signIns.deviceCookieName))
         if let seconds = signIns.waitBeforeAttempt(failureKeys) {
             metrics.actionPaced()
             return errorResponse(.tooManyAttempts, "too many wrong read tokens; wait \(seconds) s", headers: ["Retry-After": String(seconds)])
@@ -107,20 +100,20 @@ extension LiveListApp {
             return tokenSignInPage(request, failed: true)
         }
         var response = HTTPResponse(status: .seeOther)
-        response.headers.set("Location", Self.sameOriginNext(fields["next"] ?? "/"))
+        response.headers.set("Location", SameOrigin.next(fields["next"] ?? "/"))
         response.headers.set("Cache-Control", "no-store")
         let lifetime = signIns.settings.lifetime
         let cookie = signIns.mint(SignIns.readerSubject(token: readToken, keys: keys), purpose: SignIns.readerPurpose, lifetime: lifetime).value
-        response.headers.add("Set-Cookie", "\(AccessGate.readerCookieName)=\(cookie); Max-Age=\(lifetime.components.seconds)" + sessionCookieAttributes)
+        response.headers.add("Set-Cookie", "\(AccessGate.readerCookieName)=\(cookie); Max-Age=\(lifetime.components.seconds)" + cookies.attributes)
         let device = signIns.deviceCookie(account: Self.readTokenAccount)
-        response.headers.add("Set-Cookie", "\(deviceCookieName)=\(device); Max-Age=\(signIns.settings.deviceLifetime.components.seconds)" + sessionCookieAttributes)
-        rotateSession(of: request, in: &response)
+        response.headers.add("Set-Cookie", "\(signIns.deviceCookieName)=\(device); Max-Age=\(signIns.settings.deviceLifetime.components.seconds)" + cookies.attributes)
+        signIns.rotateSession(of: request, in: &response, cookies: cookies, streams: streamAccess)
         return response
     }
 
     /// `POST /signout`: ends this browser's sign-in with the read token on every node (its streams end),
     /// removes its cookie and gives the browser a new session.
-    private func tokenSignOut(_ request: HTTPRequest) async -> HTTPResponse {
+    func tokenSignOut(_ request: HTTPRequest) async -> HTTPResponse {
         let fields = HeaderParsing.form(request.body)
         guard let session = keys.session(from: request), let token = fields["csrf"] ?? request.headers["X-CSRF-Token"],
             keys.verify(token: token, sessionID: session)
@@ -131,17 +124,17 @@ extension LiveListApp {
             do {
                 try await signIns.end(signedIn)
             } catch {
-                configuration.errorLog?("\(request.method) \(request.path): cannot keep a sign-out: \(error)")
+                log.error("\(request.method) \(request.path): cannot keep a sign-out: \(error)")
                 return errorResponse(.signOutNotKept, "the sign-out could not be kept; try again", headers: ["Retry-After": "2"])
             }
             metrics.revoked()
-            endStreams(ofSessionIn: request)
+            streamAccess.endSession(of: request)
         }
         var response = HTTPResponse(status: .seeOther)
         response.headers.set("Location", AccessGate.tokenSignInPath)
         response.headers.set("Cache-Control", "no-store")
-        response.headers.add("Set-Cookie", "\(AccessGate.readerCookieName)=; Max-Age=0" + sessionCookieAttributes)
-        rotateSession(of: request, in: &response)
+        response.headers.add("Set-Cookie", "\(AccessGate.readerCookieName)=; Max-Age=0" + cookies.attributes)
+        signIns.rotateSession(of: request, in: &response, cookies: cookies, streams: streamAccess)
         return response
     }
 }

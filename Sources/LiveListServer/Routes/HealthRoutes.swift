@@ -1,140 +1,65 @@
 import Foundation
-import Synchronization
 import LiveListEngine
 import LiveListHTTP
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Counters of the HTTP side, for `/metrics`.
-final class Metrics: Sendable {
-    private struct Held {
-        var statuses: [Int: Int] = [:]
-        var streams = 0
-        var streamsTotal = 0
-        var paced = 0
-        var refusedUnauthenticated = 0
-        var refusedDenied = 0
-        var revocations = 0
-        var streamsDenied = 0
-        var durations: [String: Histogram] = [:]
+/// `GET /healthz`, `GET /readyz` and `GET /metrics`: liveness, readiness, and Prometheus text with
+/// stable names. On a shared store (several nodes on one database) `/healthz` and `/readyz` say the
+/// database's state; with the embedded store both are the plain `ok` of ``healthz()``.
+struct HealthRoutes: Sendable {
+    let registry: ListRegistry
+    let metrics: Metrics
+    let server: ServerBox
+    let configuration: ServerConfiguration
+    let sessions: SessionTable
+    let pacing: Pacing
+    let actionKeys: ActionKeys
+    let pageCache: PageCache
+    let signIns: SignIns
+    let trustedProxies: TrustedProxies
+
+
+    /// `GET /healthz`: with a shared store, ``storeHealthz()``; else the plain `ok` of ``healthz()``.
+    func liveness() -> HTTPResponse {
+        registry.isStoreShared ? storeHealthz() : Self.healthz()
     }
 
-    /// Why the gate refused a request.
-    enum Refusal {
-        case unauthenticated, denied
+    /// `GET /readyz`: with a shared store, ``readyz()``; else the plain `ok`.
+    func readiness() -> HTTPResponse {
+        registry.isStoreShared ? readyz() : Self.healthz()
     }
 
-    func refused(_ refusal: Refusal) {
-        held.withLock { held in
-            switch refusal {
-            case .unauthenticated: held.refusedUnauthenticated += 1
-            case .denied: held.refusedDenied += 1
-            }
+    /// `GET /healthz`: 200 while the process serves, whatever the database does, with the database's
+    /// state in the body (`ok`, then `database: ok` or `database: unreachable …`), so that a restarting
+    /// database does not get healthy nodes restarted.
+    func storeHealthz() -> HTTPResponse {
+        var response = HTTPResponse.text("ok\n\(registry.storeHealth.description)\n")
+        response.headers.set("Cache-Control", "no-store")
+        return response
+    }
+
+    /// `GET /readyz`: 200 while the node can serve writes, 503 with `Retry-After` while its database
+    /// is unreachable, so that a proxy routes away from it.
+    func readyz() -> HTTPResponse {
+        let health = registry.storeHealth
+        var response = HTTPResponse.text("\(health.isReachable ? "ready" : "not ready")\n\(health.description)\n")
+        if !health.isReachable {
+            response.status = .serviceUnavailable
+            response.headers.set("Retry-After", "2")
         }
+        response.headers.set("Cache-Control", "no-store")
+        return response
     }
 
-    func revoked() {
-        held.withLock { held in held.revocations += 1 }
-    }
 
-    func streamDenied() {
-        held.withLock { held in held.streamsDenied += 1 }
-    }
-
-    var access: (unauthenticated: Int, denied: Int, revocations: Int, streamsDenied: Int) {
-        held.withLock { held in (held.refusedUnauthenticated, held.refusedDenied, held.revocations, held.streamsDenied) }
-    }
-
-    private let held = Mutex(Held())
-
-    func actionPaced() {
-        held.withLock { held in held.paced += 1 }
-    }
-
-    var pacedActions: Int {
-        held.withLock { held in held.paced }
-    }
-
-    func count(status: Int) {
-        held.withLock { held in held.statuses[status, default: 0] += 1 }
-    }
-
-    /// Counts an answered request: its status, and the time it took (from its first byte to its
-    /// answer) in its route's histogram.
-    func count(_ request: HTTPRequest, status: Int) {
-        let route = Self.route(of: request)
-        let elapsed = request.elapsed
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let bucket = Self.bucketBounds.firstIndex { seconds <= $0 } ?? Self.bucketBounds.count
-        held.withLock { held in
-            held.statuses[status, default: 0] += 1
-            var histogram = held.durations[route] ?? Histogram()
-            histogram.counts[bucket] += 1
-            histogram.sum += seconds
-            held.durations[route] = histogram
-        }
-    }
-
-    /// The upper bounds of the request-duration buckets, in seconds (and +Inf after them).
-    static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-
-    struct Histogram {
-        var counts = [Int](repeating: 0, count: Metrics.bucketBounds.count + 1)
-        var sum = 0.0
-    }
-
-    var durations: [String: Histogram] {
-        held.withLock { $0.durations }
-    }
-
-    /// A route's label for the request-duration histogram: the server's own routes by name, the app's
-    /// routes as `app`, static files as `static`; a bounded set, whatever the paths.
-    static func route(of request: HTTPRequest) -> String {
-        let segments = request.pathSegments
-        guard let first = segments.first else { return "index" }
-        switch (first, segments.count) {
-        case ("lists", 2):
-            return request.method == .GET || request.method == .HEAD ? "list" : "write"
-        case ("lists", 3):
-            switch segments[2] {
-            case "events": return "list_events"
-            case "changes": return "changes"
-            case "cells": return "cells"
-            case "actions": return "actions"
-            default: return "other"
-            }
-        case ("events", 1): return "events"
-        case ("events", 2): return "stream_change"
-        case ("healthz", 1), ("readyz", 1), ("metrics", 1), ("signin", 1), ("signout", 1): return first
-        case ("lists", _), ("events", _): return "other"
-        default:
-            return segments.last?.contains(".") == true && (request.method == .GET || request.method == .HEAD) ? "static" : "app"
-        }
-    }
-
-    func streamOpened() {
-        held.withLock { held in
-            held.streams += 1
-            held.streamsTotal += 1
-        }
-    }
-
-    func streamClosed() {
-        held.withLock { held in held.streams -= 1 }
-    }
-
-    var snapshot: (statuses: [Int: Int], streams: Int, streamsTotal: Int) {
-        held.withLock { held in (held.statuses, held.streams, held.streamsTotal) }
-    }
-}
-
-extension LiveListApp {
     /// `GET /metrics`: with a metrics token, for requests that carry it; without one, for loopback
     /// clients through no proxy only, as writes are.
     func serveMetrics(_ request: HTTPRequest) async -> HTTPResponse {
-        if let refusal = refuseUnlessAuthorized(request, token: configuration.metricsToken, what: "metrics", tokenName: "metrics token",
-                                                forbidden: ErrorCode.metricsNeedToken.error("this server shows /metrics only to loopback clients until a metrics token is configured (--metrics-token)"))
+        if let refusal = WriteRoutes.refuseUnlessAuthorized(request, token: configuration.metricsToken, what: "metrics", tokenName: "metrics token",
+                                                             forbidden: ErrorCode.metricsNeedToken.error("this server shows /metrics only to loopback clients until a metrics token is configured (--metrics-token)"),
+                                                             port: server.get()?.port ?? configuration.port)
         {
             return refusal
         }
@@ -158,7 +83,7 @@ extension LiveListApp {
                 lines.append("\(name)\(labels) \(value)")
             }
         }
-        let http = httpStatistics ?? HTTPServerStatistics()
+        let http = server.get()?.statistics ?? HTTPServerStatistics()
         metric("livelist_connections_open", "gauge", "Open connections.", [("", http.connectionsOpen)])
         metric("livelist_connections_accepted_total", "counter", "Connections accepted.", [("", http.connectionsAccepted)])
         metric("livelist_connections_refused_total", "counter", "Connections refused at the connection limit.", [("", http.connectionsRefused)])
@@ -184,17 +109,17 @@ extension LiveListApp {
         }
         metric("livelist_lists", "gauge", "Lists served.", [("", lists.count)])
         metric("livelist_list_names", "gauge", "Names the registry holds: lists, deleted lists, names that streams wait on, and the versions of names that have none.", [("", await registry.nameCount)])
-        metric("livelist_stream_queued_bytes", "gauge", "Bytes queued for event streams (bytes that streams share counted once).", [("", serverBox.get()?.streamBytesQueued ?? 0)])
-        metric("livelist_request_body_bytes", "gauge", "Bytes of request bodies held.", [("", serverBox.get()?.bodyBytesHeld ?? 0)])
+        metric("livelist_stream_queued_bytes", "gauge", "Bytes queued for event streams (bytes that streams share counted once).", [("", server.get()?.streamBytesQueued ?? 0)])
+        metric("livelist_request_body_bytes", "gauge", "Bytes of request bodies held.", [("", server.get()?.bodyBytesHeld ?? 0)])
         metric("livelist_actions_paced_total", "counter", "Actions refused for their pace (429).", [("", metrics.pacedActions)])
         metric("livelist_untrusted_forwarded_total", "counter", "Requests that carried X-Forwarded-For or Forwarded from a peer that is not a trusted proxy.",
                [("", trustedProxies.untrustedForwarded)])
         let keys = actionKeys.held
         metric("livelist_client_records", "gauge", "Records kept per client, by kind, each bounded: idempotency keys of actions (and the places of their order), pace buckets, verified session cookies, cached pages, ended sign-ins, wrong sign-in attempts, visibility reports.",
-               [("{kind=\"action_keys\"}", keys.keys), ("{kind=\"action_key_places\"}", keys.places), ("{kind=\"pace_buckets\"}", actionPacer?.count ?? 0),
+               [("{kind=\"action_keys\"}", keys.keys), ("{kind=\"action_key_places\"}", keys.places), ("{kind=\"pace_buckets\"}", pacing.actions?.count ?? 0),
                 ("{kind=\"verified_sessions\"}", pageCache.viewers.count), ("{kind=\"cached_pages\"}", pageCache.count),
                 ("{kind=\"ended_sign_ins\"}", signIns.ended.count), ("{kind=\"sign_in_failure_buckets\"}", signIns.failureBuckets),
-                ("{kind=\"visibility_buckets\"}", visibilityPacer?.count ?? 0)])
+                ("{kind=\"visibility_buckets\"}", pacing.visibility?.count ?? 0)])
         let access = metrics.access
         metric("livelist_access_refusals_total", "counter", "Requests refused by a list's access rule or the read token, by kind (paced: actions refused for their pace).",
                [("{kind=\"unauthenticated\"}", access.unauthenticated), ("{kind=\"denied\"}", access.denied), ("{kind=\"paced\"}", metrics.pacedActions)])
@@ -274,7 +199,7 @@ extension LiveListApp {
         }
         lines.append("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.")
         lines.append("# TYPE process_start_time_seconds gauge")
-        lines.append("process_start_time_seconds \(Self.prometheusNumber(LiveListApp.processStart))")
+        lines.append("process_start_time_seconds \(Self.prometheusNumber(Self.processStart))")
         #endif
     }
 
@@ -290,9 +215,6 @@ extension LiveListApp {
 
     /// When this process started, in seconds since 1970 (read once, when first asked: at the app's start).
     static let processStart: Double = Date().timeIntervalSince1970 - ProcessInfo.processInfo.systemUptime + processUptimeAtStart()
-
-    /// The release: what `/metrics` says in `livelist_build_info`.
-    public static let version = "0.4.0"
 
     private static func processUptimeAtStart() -> Double {
         // The process's start in seconds after boot (/proc/self/stat, field 22, in clock ticks).

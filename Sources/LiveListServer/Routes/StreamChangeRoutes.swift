@@ -57,7 +57,18 @@ struct StreamChange: Equatable {
     }
 }
 
-extension LiveListApp {
+/// `POST /events/TOKEN`: lists join and leave an open multiplexed stream, as a browser's tabs open and
+/// close (docs/PROTOCOL.md, "One stream for a browser").
+struct StreamChangeRoutes: Sendable {
+    let registry: ListRegistry
+    let gate: AccessGate
+    let listAccess: ListAccess
+    let streamAccess: StreamAccess
+    let openStreams: OpenStreams
+    let keys: SessionKeys
+    let metrics: Metrics
+    let configuration: ServerConfiguration
+
     /// `POST /events/TOKEN`: lists join and leave the open multiplexed stream that `TOKEN` names (its
     /// first event), as a browser's tabs open and close (docs/PROTOCOL.md, "One stream for a
     /// browser"). Only the session that opened the stream may change it, and each list that joins is
@@ -109,7 +120,7 @@ extension LiveListApp {
         entry.names.withLock { $0.removeAll(where: dropped.contains) }
         await registry.leave(multiplexed, names: dropped)
 
-        let (allowed, refused, _) = await decideEach(joining, for: subject)
+        let (allowed, refused, _) = await listAccess.decideEach(joining, for: subject)
         if !refused.isEmpty {
             metrics.refused(subject.identity == nil ? .unauthenticated : .denied)
         }
@@ -123,7 +134,7 @@ extension LiveListApp {
             // Ended meanwhile: its close may have left its lists before these joined.
             await registry.leave(multiplexed, names: allowed)
         } else if gate.revocationCount != decidedAt {
-            await recheck([entry])
+            await streamAccess.recheck([entry])
         }
         var response = HTTPResponse(status: .noContent)
         response.headers.set("Cache-Control", "no-store")
