@@ -20,6 +20,9 @@ WORKDIR /build
 COPY Package.* ./
 RUN swift package resolve
 COPY Sources ./Sources
+COPY Plugins ./Plugins
+COPY Public ./Public
+COPY Templates ./Templates
 COPY Tests ./Tests
 # Without symbol tables and debug sections (a quarter of the binary): nothing in the image reads them.
 RUN swift build -c release --static-swift-stdlib -Xlinker --strip-all --product livelist

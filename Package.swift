@@ -56,8 +56,12 @@ let package = Package(
                 "LiveListEngine", "LiveListHTML", "LiveListHTTP",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // Public/ and Templates/ compiled in at build time (Plugins/EmbedResources).
+            plugins: ["EmbedResources"]
         ),
+        .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["EmbedResourcesTool"]),
+        .executableTarget(name: "EmbedResourcesTool", swiftSettings: strict),
         // The ListStore of several nodes on one PostgreSQL: versions assigned in transactions, recent
         // versions kept for the other nodes, LISTEN/NOTIFY, advisory locks (docs/DEPLOYMENT.md).
         .target(

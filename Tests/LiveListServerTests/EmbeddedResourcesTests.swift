@@ -3,8 +3,9 @@ import Testing
 @testable import LiveListServer
 import LiveListHTTP
 
-/// `Public/` and `Templates/` are compiled into the server (Scripts/embed-resources.py): the built-in
-/// copy must be the repository's, and an app configured with no directories must serve it.
+/// `Public/` and `Templates/` are compiled into the server at build time (Plugins/EmbedResources): the
+/// built-in copy must be the repository's (the readable `*.src.js` left out), and an app configured
+/// with no directories must serve it.
 @Suite struct EmbeddedResourcesTests {
     /// Every file of `Public/` and `Templates/` (dotfiles left out), by path from the repository's root.
     static func filesOnDisk() throws -> [String: [UInt8]] {
@@ -12,7 +13,7 @@ import LiveListHTTP
         for folder in ["Public", "Templates"] {
             let directory = RouteClient.root + "/" + folder
             let names = try FileManager.default.subpathsOfDirectory(atPath: directory)
-            for name in names where !name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+            for name in names where !name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) && !name.hasSuffix(".src.js") {
                 var isDirectory: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
                 files[folder + "/" + name] = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
@@ -25,7 +26,7 @@ import LiveListHTTP
         let disk = try Self.filesOnDisk()
         let stale = Set(disk.keys).symmetricDifference(BuiltInFiles.all.keys).sorted()
             + disk.keys.filter { BuiltInFiles.all[$0] != nil && BuiltInFiles.all[$0] != disk[$0] }.sorted()
-        #expect(stale.isEmpty, "stale built-in files \(stale): run python3 Scripts/embed-resources.py")
+        #expect(stale.isEmpty, "stale built-in files \(stale): the EmbedResources plugin did not run")
         #expect(BuiltInFiles.templates.keys.sorted() == ["index", "page"])
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 
-/// The files of `Public/` and `Templates/` compiled into the server (`EmbeddedResources`, written by
-/// `Scripts/embed-resources.py`), so that a program that depends on LiveList serves its pages from any
-/// working directory. `ServerConfiguration.publicDirectory` and `templatesDirectory` replace them.
+/// The files of `Public/` and `Templates/` compiled into the server (`EmbeddedResources`, written at
+/// build time by the EmbedResources plugin), so that a program that depends on LiveList serves its
+/// pages from any working directory. `ServerConfiguration.publicDirectory` and `templatesDirectory` replace them.
 enum BuiltInFiles {
     /// Every embedded file's bytes, by path from the repository's root (`Public/livelist.js`).
     static let all: [String: [UInt8]] = EmbeddedResources.base64.reduce(into: [:]) { files, entry in
