@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Replays eight denial-of-service attacks against livelist binaries, on 127.0.0.1 only, bounded in time.
+"""Replays denial-of-service and sign-in attacks against two livelist builds, a baseline and a candidate, in
+one run: on 127.0.0.x only, each attack bounded in time, every process it starts stopped again.
 
-Each attack runs against a fresh server (default settings, demo lists on, its own empty data folder)
-of the baseline and of the candidate binary, and measures:
+The first eight run against a fresh server (default settings, demo lists on, its own empty data folder)
+of each build's livelist binary, and measure:
   long-title    the POST status of an add action whose title is one character: "a" and 4,000,000
                 combining acute accents (U+0301), an 8 MB body; then the bytes of GET /lists/todo
   reset-streams the server's resident memory (VmRSS) before and with 40 unread event streams asking
@@ -19,104 +20,41 @@ of the baseline and of the candidate binary, and measures:
                 (capped at 60 s)
   visibility    the median time of 500 visibility reports about the last cell of a 100,000-cell list
                 (one keep-alive connection): whether one report scans the whole list
-It prints one table (attack, measure, baseline, candidate), then one line of notes per attack. A
-failing attack prints its error in its row and the others go on; the script exits 0 when it ran, as
-this is a measurement, not a test.
+Those of "hostile input, round three" start what they need themselves (servers with flags, nginx, the
+Board example, PostgreSQL databases); their docstrings say what each does and measures:
+  Scripts/replay_round_three.py  keyed-actions, proxy-flood, tokenless-stream, read-cookie, account-pace,
+                                 visibility-batch, large-patch
+  Scripts/replay_board.py        logout-flood, revocation-flood, planted-session, password-timing
+The Board attacks need each build's Examples/Board binary (found beside a livelist binary built in a
+checkout, .build/release/livelist -> Examples/Board/.build/release/board, or given); revocation-flood
+needs a PostgreSQL (Scripts/with-postgres.sh exports it) and makes a database per build there; the
+proxy attacks need nginx. An attack that cannot run on a build says why in its cell.
 
-Usage: Scripts/replay-attacks.py --baseline PATH --candidate PATH [--only NAME ...]
+It prints the builds (binary and commit), one table (attack, measure, baseline, candidate), then one
+line of notes per attack and build. A failing attack prints its error in its row (the traceback on
+standard error) and the others go on; the script exits 0 when it ran, as this is a measurement, not a
+test.
+
+Usage: Scripts/with-postgres.sh Scripts/replay-attacks.py --baseline PATH --candidate PATH [--only NAME ...]
 Either binary may be left out (then its column is too).
 """
 import argparse
 import http.client
 import json
+import os
 import random
-import re
 import select
 import socket
+import subprocess
 import sys
 import threading
 import time
+import traceback
 
-from livelist_tools import HOST, Server, memory_kib, request
-
-TIMEOUT = 30  # seconds, for any ordinary request
-
-
-# --- Helpers ---------------------------------------------------------------------------------------
-
-def rss_mb(pid):
-    """The resident memory of process `pid`, in MB (VmRSS of /proc/PID/status)."""
-    return memory_kib(pid) / 1024
-
-
-def put_json(port, name, document, timeout=TIMEOUT):
-    """PUT /lists/NAME with a JSON document: (status, decoded answer or its text)."""
-    body = json.dumps(document, ensure_ascii=False).encode()
-    status, _, answer = request(port, "PUT", "/lists/" + name, body,
-                                {"Content-Type": "application/json"}, timeout)
-    try:
-        return status, json.loads(answer)
-    except ValueError:
-        return status, answer.decode(errors="replace")
-
-
-def list_version(port, name):
-    """The version of list NAME, from its JSON snapshot."""
-    status, _, body = request(port, "GET", "/lists/" + name, headers={"Accept": "application/json"})
-    if status != 200:
-        raise RuntimeError(f"GET /lists/{name} (JSON) answered {status}")
-    return json.loads(body)["version"]
-
-
-def session(port):
-    """A session on the todo page: (cookie "NAME=VALUE", CSRF token, page bytes)."""
-    status, headers, page = request(port, "GET", "/lists/todo")
-    if status != 200:
-        raise RuntimeError(f"GET /lists/todo answered {status}")
-    cookie = None
-    for value in headers.get_all("Set-Cookie") or []:
-        pair = value.split(";", 1)[0].strip()
-        if pair.split("=", 1)[0].endswith("session"):
-            cookie = pair
-    token = re.search(rb'<meta name="livelist-csrf" content="([^"]*)"', page)
-    if not cookie or not token:
-        raise RuntimeError("the todo page gave no session cookie or no CSRF token")
-    return cookie, token.group(1).decode(), len(page)
-
-
-def action_headers(cookie, token):
-    return {"Content-Type": "application/json", "Cookie": cookie, "X-CSRF-Token": token}
-
-
-def status_line(data):
-    """The first line of an answer, or None when nothing came."""
-    if not data:
-        return None
-    return data.split(b"\r\n", 1)[0].decode(errors="replace")
-
-
-def raw_exchange(port, head, body=b"", timeout=TIMEOUT):
-    """Sends `head` and `body` on a raw socket, then reads the answer's first bytes. Returns its status
-    line, or "connection closed" when the server cut the connection with no answer, or "no answer"
-    when nothing came within `timeout`."""
-    sock = socket.create_connection((HOST, port), timeout=timeout)
-    try:
-        try:
-            sock.sendall(head)
-            view = memoryview(body)
-            for start in range(0, len(view), 1 << 16):
-                sock.sendall(view[start:start + (1 << 16)])
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # The server may have answered before it stopped reading: look for that answer.
-        try:
-            data = sock.recv(4096)
-        except socket.timeout:
-            return "no answer"
-        except ConnectionResetError:
-            data = b""
-        return status_line(data) or "connection closed"
-    finally:
-        sock.close()
+import replay_board
+import replay_round_three
+from livelist_tools import HOST, Server, request
+from replay_support import TIMEOUT, Target, action_headers, list_version, put_json, raw_exchange, rss_mb, session, status_line
 
 
 # --- The attacks -----------------------------------------------------------------------------------
@@ -384,25 +322,54 @@ ATTACKS = [
 ]
 
 
-def run_attack(binary, attack):
-    """Runs one attack on a fresh server of `binary`: ({measure: value}, notes). Never raises."""
+ROUND_THREE = replay_round_three.ATTACKS + replay_board.ATTACKS
+
+
+def run_attack(target, attack):
+    """Runs one attack against `target`, on a fresh server of its binary for the first eight:
+    ({measure: value}, notes). Never raises."""
     name, function, measures = attack
     server = None
     try:
-        server = Server(binary)
+        if attack in ROUND_THREE:
+            return function(target)
+        server = Server(target.binary)
         values, notes = function(server)
         if server.process.poll() is not None:
             notes += f"; the server exited ({server.process.returncode})"
         return values, notes
     except Exception as error:  # one attack failing must not stop the others
+        traceback.print_exc()
         exited = ""
         if server is not None and server.process.poll() is not None:
             exited = f" (the server exited: {server.process.returncode})"
-        message = f"error: {type(error).__name__}: {error}"[:100] + exited
+        message = f"error: {type(error).__name__}: {error}"[:110] + exited
         return {measures[0]: message}, message
     finally:
         if server is not None:
             server.close()
+
+
+def board_beside(binary):
+    """The Board binary of the checkout that built `binary` (CHECKOUT/.build/CONFIG/livelist), if built."""
+    parts = os.path.abspath(binary).split(os.sep)
+    if ".build" not in parts:
+        return None
+    checkout = os.sep.join(parts[:parts.index(".build")])
+    board = os.path.join(checkout, "Examples", "Board", ".build", "release", "board")
+    return board if os.path.exists(board) else None
+
+
+def commit_of(binary):
+    """The commit checked out where `binary` lies (best effort), with "+changes" when the tree differs."""
+    folder = os.path.dirname(os.path.abspath(binary))
+    try:
+        head = subprocess.run(["git", "-C", folder, "log", "-1", "--format=%h %s"], capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", folder, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except OSError:
+        return "?"
+    return (head.stdout.strip()[:70] or "?") + (" (+changes)" if dirty.stdout.strip() else "")
 
 
 def print_table(rows, columns):
@@ -421,29 +388,40 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", help="the livelist binary before the fix")
     parser.add_argument("--candidate", help="the livelist binary after the fix")
-    parser.add_argument("--only", nargs="+", metavar="NAME", choices=[a[0] for a in ATTACKS],
+    parser.add_argument("--baseline-board", help="the baseline's Examples/Board binary (default: beside --baseline)")
+    parser.add_argument("--candidate-board", help="the candidate's Examples/Board binary (default: beside --candidate)")
+    parser.add_argument("--database-url", default=os.environ.get("LIVELIST_TEST_DATABASE_URL"),
+                        help="a PostgreSQL to make databases in (default: $LIVELIST_TEST_DATABASE_URL, as Scripts/with-postgres.sh sets)")
+    parser.add_argument("--psql", default=os.environ.get("LIVELIST_TEST_PSQL") or "psql", help="the psql client")
+    everything = ATTACKS + ROUND_THREE
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=[a[0] for a in everything],
                         help="run only these attacks")
     args = parser.parse_args()
-    binaries = [(label, path) for label, path in (("baseline", args.baseline), ("candidate", args.candidate)) if path]
-    if not binaries:
+    targets = [Target(label, path, board or board_beside(path), args.database_url, args.psql)
+               for label, path, board in (("baseline", args.baseline, args.baseline_board),
+                                          ("candidate", args.candidate, args.candidate_board)) if path]
+    if not targets:
         parser.error("give --baseline, --candidate or both")
-    attacks = [attack for attack in ATTACKS if not args.only or attack[0] in args.only]
+    attacks = [attack for attack in everything if not args.only or attack[0] in args.only]
 
     rows = []
     notes = []
     for attack in attacks:
         results = {}
-        for label, path in binaries:
-            print(f"{attack[0]}: {label}...", file=sys.stderr, flush=True)
+        for target in targets:
+            print(f"{attack[0]}: {target.label}...", file=sys.stderr, flush=True)
             began = time.monotonic()
-            results[label] = run_attack(path, attack)
-            print(f"{attack[0]}: {label} done in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
+            results[target.label] = run_attack(target, attack)
+            print(f"{attack[0]}: {target.label} done in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
         for measure in attack[2]:
-            rows.append([attack[0], measure, *(results[label][0].get(measure, "-") for label, _ in binaries)])
-        for label, _ in binaries:
-            notes.append(f"{attack[0]} ({label}): {results[label][1]}")
+            rows.append([attack[0], measure, *(results[target.label][0].get(measure, "-") for target in targets)])
+        for target in targets:
+            notes.append(f"{attack[0]} ({target.label}): {results[target.label][1]}")
 
-    print_table(rows, [label for label, _ in binaries])
+    for target in targets:
+        print(f"{target.label}: {target.binary} at {commit_of(target.binary)}; board: {target.board or 'none'}")
+    print()
+    print_table(rows, [target.label for target in targets])
     print()
     for line in notes:
         print(line)
