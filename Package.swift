@@ -46,14 +46,14 @@ let package = Package(
         // HTMLAdapter, PatchUpdater, ReloadDataUpdater, changeset and snapshot JSON, JSON-driven lists.
         .target(name: "LiveListHTML", dependencies: ["LiveList", "Markup"], swiftSettings: strict),
         // The live engine, knowing no HTTP: hosted lists (one ordered write path each), versions, change
-        // logs, fan-out to event sinks, sessions, and the ListStore seam with the embedded file store.
-        .target(name: "LiveListEngine", dependencies: ["LiveListHTML", "COpenSSL"], swiftSettings: strict),
+        // logs, fan-out to event sinks, and the ListStore seam with the embedded file store.
+        .target(name: "LiveListEngine", dependencies: ["LiveListHTML"], swiftSettings: strict),
         // The routes: HTTP requests to the engine, domain errors to statuses (in one place), pages and
-        // templates, the app that serves it all.
+        // templates, sessions and sign-in (the one use of OpenSSL's HMAC), the app that serves it all.
         .target(
             name: "LiveListServer",
             dependencies: [
-                "LiveListEngine", "LiveListHTML", "LiveListHTTP",
+                "LiveListEngine", "LiveListHTML", "LiveListHTTP", "COpenSSL",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: strict,
@@ -74,7 +74,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
+        // OpenSSL (libssl-dev): HMAC for sessions (LiveListServer), TLS for the server (LiveListHTTP).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System calls the Glibc module does not export (epoll, eventfd, accept4 on Linux, with portable
         // fallbacks elsewhere; sendmsg);

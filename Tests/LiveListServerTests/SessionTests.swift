@@ -1,4 +1,5 @@
-@testable import LiveListEngine
+@testable import LiveListServer
+import LiveListEngine
 import LiveListTestSupport
 import Testing
 
