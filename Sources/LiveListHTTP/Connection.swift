@@ -6,94 +6,6 @@ import Darwin
 import CHTTPSystem
 import COpenSSL
 
-/// Output waiting for the socket: whole buffers, the first one partly sent.
-struct OutboundQueue {
-    private var chunks: [[UInt8]] = []
-    private var first = 0
-    private var offset = 0
-    private(set) var bytes = 0
-
-    mutating func append(_ chunk: [UInt8]) {
-        guard !chunk.isEmpty else { return }
-        chunks.append(chunk)
-        bytes += chunk.count
-    }
-
-    /// One sendmsg of up to `maxIovecs` buffers. Returns bytes sent, or -1 with errno.
-    mutating func send(_ fd: Int32, iovecs: UnsafeMutablePointer<iovec>, maxIovecs: Int) -> Int {
-        let count = min(chunks.count - first, maxIovecs)
-        let sent = gather(fd, index: first, filled: 0, count: count, iovecs: iovecs)
-        if sent > 0 { consume(sent) }
-        return sent
-    }
-
-    private func gather(_ fd: Int32, index: Int, filled: Int, count: Int, iovecs: UnsafeMutablePointer<iovec>) -> Int {
-        if filled == count { return cs_sendv(fd, UnsafeRawPointer(iovecs), Int32(count)) }
-        let skip = index == first ? offset : 0
-        return chunks[index].withUnsafeBytes { buffer in
-            iovecs[filled] = iovec(
-                iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + skip), iov_len: buffer.count - skip)
-            return gather(fd, index: index + 1, filled: filled + 1, count: count, iovecs: iovecs)
-        }
-    }
-
-    /// One SSL_write of the first buffer's rest, or of the first buffers joined in `scratch` when
-    /// the first is small (one TLS record instead of several). Built the same way from the same
-    /// queue, so a retry after WANT_WRITE repeats the same bytes, as OpenSSL requires.
-    /// Returns bytes written, or the SSL_write result (<= 0) for SSL_get_error.
-    mutating func send(_ ssl: OpaquePointer, scratch: UnsafeMutableRawBufferPointer) -> Int32 {
-        let head = chunks[first].count - offset
-        let written: Int32
-        if head >= scratch.count || first + 1 == chunks.count {
-            written = chunks[first].withUnsafeBytes { buffer in
-                SSL_write(ssl, buffer.baseAddress! + offset, Int32(clamping: head))
-            }
-        } else {
-            var filled = 0
-            var index = first
-            while index < chunks.count, filled < scratch.count {
-                let skip = index == first ? offset : 0
-                let take = min(chunks[index].count - skip, scratch.count - filled)
-                chunks[index].withUnsafeBytes { buffer in
-                    (scratch.baseAddress! + filled).copyMemory(from: buffer.baseAddress! + skip, byteCount: take)
-                }
-                filled += take
-                index += 1
-            }
-            written = SSL_write(ssl, scratch.baseAddress!, Int32(filled))
-        }
-        if written > 0 { consume(Int(written)) }
-        return written
-    }
-
-    private mutating func consume(_ sent: Int) {
-        var rest = sent
-        bytes -= sent
-        while rest > 0 {
-            let available = chunks[first].count - offset
-            if rest >= available {
-                rest -= available
-                first += 1
-                offset = 0
-            } else {
-                offset += rest
-                rest = 0
-            }
-        }
-        if first == chunks.count {
-            // Keeps a small array's storage for the next response; drops a large one.
-            if chunks.capacity <= 4 {
-                chunks.removeAll(keepingCapacity: true)
-            } else {
-                chunks = []
-            }
-            first = 0
-        } else if first > 32 {
-            chunks.removeFirst(first)
-            first = 0
-        }
-    }
-}
 
 /// One accepted socket. Owned by its event loop: every method runs on that loop's thread.
 final class Connection: @unchecked Sendable {
@@ -114,43 +26,43 @@ final class Connection: @unchecked Sendable {
     /// made when a request starts, and let go by an event stream while it holds nothing, so that an
     /// idle stream keeps none of it (see `parser`). A pointer rather than an object: a request reaches
     /// its parser several times, with no reference count or exclusivity check on each.
-    private var requestStorage: UnsafeMutablePointer<RequestState>?
-    private var outbound = OutboundQueue()
-    private var stream: HTTPStream?
-    private var streamHeartbeat: UInt64 = 0
-    private var lastStreamWrite: UInt64 = 0
-    private var requestStarted: UInt64
-    private var idleSince: UInt64
-    private var lastWriteProgress: UInt64 = 0
+    var requestStorage: UnsafeMutablePointer<RequestState>?
+    var outbound = OutboundQueue()
+    var stream: HTTPStream?
+    var streamHeartbeat: UInt64 = 0
+    var lastStreamWrite: UInt64 = 0
+    var requestStarted: UInt64
+    var idleSince: UInt64
+    var lastWriteProgress: UInt64 = 0
     /// The TLS session when the server speaks TLS; nil on the plain path.
-    private var ssl: OpaquePointer?
+    var ssl: OpaquePointer?
     let fd: Int32
     /// Position in the loop's list of open connections (-1 once removed); 4 bytes, beside `fd`.
     var openIndex: Int32 = -1
-    private var interest: IOEvents = []
-    private(set) var phase: Phase = .reading
-    private var streamKeepAlive = false
-    private var closeAfterFlush = false
-    private var readEOF = false
-    private var currentIsHead = false
-    private var currentKeepAlive = true
-    private var currentVersion: HTTPVersion = .http1_1
+    var interest: IOEvents = []
+    var phase: Phase = .reading
+    var streamKeepAlive = false
+    var closeAfterFlush = false
+    var readEOF = false
+    var currentIsHead = false
+    var currentKeepAlive = true
+    var currentVersion: HTTPVersion = .http1_1
     /// Set when input arrived while a handler ran: the read interest is dropped until the answer is
     /// queued (otherwise it stays, so that a request costs no interest change).
-    private var inputWhileHandling = false
+    var inputWhileHandling = false
     /// The method of the request being read.
-    private var currentMethod: HTTPMethod = .GET
+    var currentMethod: HTTPMethod = .GET
     /// True until the TLS handshake completes.
-    private var handshaking = false
+    var handshaking = false
     /// True once the first byte was seen to be a TLS handshake record.
-    private var sawClientHello = false
+    var sawClientHello = false
     /// True once a response was queued: the idle limit, not the first request's, applies then.
-    private var hasServed = false
+    var hasServed = false
     /// Accepted beyond the connection cap: it serves requests, one at a time and then closes, and never
     /// holds an event stream.
     let isReserve: Bool
     /// Bytes written to the peer so far (a stream's end reports them).
-    private var bytesSent = 0
+    var bytesSent = 0
 
     init(fd: Int32, token: UInt64, loop: EventLoop, remoteAddress: String, now: UInt64, ssl: OpaquePointer? = nil, isReserve: Bool = false) {
         self.isReserve = isReserve
@@ -164,10 +76,10 @@ final class Connection: @unchecked Sendable {
         self.idleSince = now
     }
 
-    private var configuration: HTTPServerConfiguration { loop.configuration }
+    var configuration: HTTPServerConfiguration { loop.configuration }
 
     /// What reading requests needs beside the connection's own fields.
-    private struct RequestState {
+    struct RequestState {
         var parser: RequestParser
         /// When the body being read began to arrive (0: none is being read).
         var bodyStarted: UInt64 = 0
@@ -181,15 +93,15 @@ final class Connection: @unchecked Sendable {
     }
 
     /// The request state, made on first use.
-    private var requestState: UnsafeMutablePointer<RequestState> { requestStorage ?? makeRequestState() }
+    var requestState: UnsafeMutablePointer<RequestState> { requestStorage ?? makeRequestState() }
 
     /// The request parser, made on first use, reached in place (no copy of it, no coroutine).
-    private var parser: RequestParser {
+    var parser: RequestParser {
         unsafeAddress { UnsafePointer(requestState.pointer(to: \.parser)!) }
         unsafeMutableAddress { requestState.pointer(to: \.parser)! }
     }
 
-    private func makeRequestState() -> UnsafeMutablePointer<RequestState> {
+    func makeRequestState() -> UnsafeMutablePointer<RequestState> {
         let storage = UnsafeMutablePointer<RequestState>.allocate(capacity: 1)
         storage.initialize(to: RequestState(parser: RequestParser(limits: configuration.limits)))
         requestStorage = storage
@@ -198,7 +110,7 @@ final class Connection: @unchecked Sendable {
 
     /// Lets the request state go (made again by the next access). Nothing of the body budget is held
     /// then: an answer gives it back before any stream starts, and `close` before the connection goes.
-    private func releaseRequestState() {
+    func releaseRequestState() {
         guard let requestStorage else { return }
         requestStorage.deinitialize(count: 1)
         requestStorage.deallocate()
@@ -252,7 +164,7 @@ final class Connection: @unchecked Sendable {
         interest = .readable
     }
 
-    private func readAvailable() {
+    func readAvailable() {
         if let ssl {
             readTLS(ssl)
             return
@@ -269,7 +181,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private var paused: Bool { outbound.bytes >= configuration.writeQueueLimit }
+    var paused: Bool { outbound.bytes >= configuration.writeQueueLimit }
 
     /// Parses and answers buffered requests as far as the state allows, then writes.
     func process() {
@@ -353,7 +265,7 @@ final class Connection: @unchecked Sendable {
 
     /// Answers from the head alone: the body is never read (the lingering close discards what the
     /// client still sends), and no `100 Continue` goes out.
-    private func refuseBeforeBody(_ response: HTTPResponse, method: HTTPMethod, version: HTTPVersion) {
+    func refuseBeforeBody(_ response: HTTPResponse, method: HTTPMethod, version: HTTPVersion) {
         loop.count { $0.refusedBeforeBody += 1 }
         currentIsHead = method == .HEAD
         currentVersion = version
@@ -363,7 +275,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// 413 for a body larger than its route reads (`limit` 0: the route takes none).
-    private func overBudget() -> HTTPResponse {
+    func overBudget() -> HTTPResponse {
         var response = HTTPResponse.error(
             HTTPError(.serviceUnavailable, code: "overloaded", detail: "the server holds too many request bodies now; retry shortly"),
             formatter: configuration.errorFormatter)
@@ -373,27 +285,27 @@ final class Connection: @unchecked Sendable {
 
     /// One of the server's own refusals, as the layer above presents it (`errorPresenter`), given the
     /// header fields read so far.
-    private func presented(_ response: HTTPResponse) -> HTTPResponse {
+    func presented(_ response: HTTPResponse) -> HTTPResponse {
         guard let present = configuration.errorPresenter else { return response }
         return present(response, parser.headersSoFar)
     }
 
     /// Takes `bytes` more of the server's body budget; false (taking nothing) past it.
-    private func reserveBody(_ bytes: Int) -> Bool {
+    func reserveBody(_ bytes: Int) -> Bool {
         guard bytes > 0 else { return true }
         guard loop.server.bodyBudget.reserve(bytes) else { return false }
         requestState.pointee.bodyReserved += bytes
         return true
     }
 
-    private func releaseBody() {
+    func releaseBody() {
         // Never makes the request state: without it, nothing is held.
         guard let requestStorage, requestStorage.pointee.bodyReserved > 0 else { return }
         loop.server.bodyBudget.add(-requestStorage.pointee.bodyReserved)
         requestStorage.pointee.bodyReserved = 0
     }
 
-    private func dispatch(_ incoming: HTTPRequest) {
+    func dispatch(_ incoming: HTTPRequest) {
         var request = incoming
         request.connectionID = token
         currentIsHead = request.method == .HEAD
@@ -412,7 +324,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func asyncCompleted(_ response: HTTPResponse) {
+    func asyncCompleted(_ response: HTTPResponse) {
         guard phase == .handling else { return }
         phase = .reading
         inputWhileHandling = false
@@ -422,7 +334,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Queues a response to the current request.
-    private func send(_ incoming: HTTPResponse) {
+    func send(_ incoming: HTTPResponse) {
         // The request's body is answered: its share of the budget goes back.
         releaseBody()
         hasServed = true
@@ -495,55 +407,9 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    // MARK: - Streams
-
-    func flushStream() {
-        guard phase == .streaming, let stream else { return }
-        let buffers = stream.takePending()
-        if !buffers.isEmpty {
-            for buffer in buffers { outbound.append(buffer) }
-            lastStreamWrite = loop.now
-        }
-        flush()
-        updateInterest()
-    }
-
-    /// Tells the configuration's `streamEnded` of the stream's end: since its head (`idleSince` is
-    /// set when a response goes out, and a stream leaves it there), with the connection's bytes.
-    private func reportStreamEnd(_ reason: HTTPStreamCloseReason) {
-        guard let ended = configuration.streamEnded else { return }
-        ended(HTTPStreamEnd(connectionID: token, remoteAddress: remoteAddress, duration: .nanoseconds(Int64(clamping: loop.now &- idleSince)),
-                            bytes: bytesSent, reason: reason))
-    }
-
-    func endStream(_ reason: HTTPStreamCloseReason) {
-        guard phase == .streaming, let stream else { return }
-        let reported = stream.markEnding(reason)
-        switch reported {
-        case .closed, .serverShutdown, .backlogExceeded:
-            // A slow reader past its budget is cut here too, after the whole events already queued,
-            // so that it can resume from the last one it got (Last-Event-ID).
-            for buffer in stream.takePending() { outbound.append(buffer) }
-            if stream.chunked { outbound.append(ResponseEncoder.lastChunk) }
-            self.stream = nil
-            loop.count {
-                $0.streamsOpen -= 1
-                if reported == .backlogExceeded { $0.streamsOverflowed += 1 }
-            }
-            phase = .reading
-            if !streamKeepAlive || reported != .closed { closeAfterFlush = true }
-            reportStreamEnd(reported)
-            idleSince = loop.now
-            stream.finish(reported)
-            process()
-        case let other:
-            close(reason: other)
-        }
-    }
-
     // MARK: - Writing
 
-    private func flush() {
+    func flush() {
         if let ssl {
             guard flushTLS(ssl) else { return }
         } else {
@@ -566,7 +432,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func beginLingeringClose() {
+    func beginLingeringClose() {
         if readEOF {
             close(reason: .closed)
             return
@@ -582,7 +448,7 @@ final class Connection: @unchecked Sendable {
         updateInterest()
     }
 
-    private func drainLingering() {
+    func drainLingering() {
         let buffer = loop.readBuffer
         while true {
             let count = systemRead(fd, buffer.baseAddress, buffer.count)
@@ -599,7 +465,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func updateInterest() {
+    func updateInterest() {
         guard phase != .closed else { return }
         var wanted: IOEvents = []
         switch phase {
@@ -661,7 +527,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func timedOut(_ what: String) {
+    func timedOut(_ what: String) {
         loop.count { $0.protocolErrors += 1 }
         currentIsHead = false
         currentKeepAlive = false
@@ -719,116 +585,4 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    // MARK: - TLS
-
-    /// Drives the handshake one step: refuses input that is not a TLS record, then SSL_accept
-    /// until it completes, waiting for whichever direction OpenSSL asks for.
-    private func continueHandshake() {
-        guard let ssl else { return }
-        if !sawClientHello {
-            var first: UInt8 = 0
-            let count = recv(fd, &first, 1, Int32(MSG_PEEK))
-            if count == 0 {
-                close(reason: .closed)
-                return
-            }
-            if count < 0 {
-                if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { close(reason: .peerGone) }
-                return
-            }
-            guard first == 0x16 else {
-                // Plain HTTP (or anything else) on the TLS port: answer nothing, send FIN and drain.
-                loop.count { $0.protocolErrors += 1 }
-                handshaking = false
-                SSL_free(ssl)
-                self.ssl = nil
-                readEOF = false
-                beginLingeringClose()
-                return
-            }
-            sawClientHello = true
-        }
-        ERR_clear_error()
-        let result = SSL_accept(ssl)
-        if result == 1 {
-            handshaking = false
-            idleSince = loop.now
-            // The first request may already sit in OpenSSL's buffer or the socket.
-            readTLS(ssl)
-            guard phase != .closed else { return }
-            process()
-            return
-        }
-        switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ:
-            setHandshakeInterest(.readable)
-        case SSL_ERROR_WANT_WRITE:
-            setHandshakeInterest(.writable)
-        default:
-            ERR_clear_error()
-            close(reason: .peerGone)
-        }
-    }
-
-    private func setHandshakeInterest(_ wanted: IOEvents) {
-        if wanted != interest {
-            interest = wanted
-            loop.setInterest(fd: fd, token: token, events: wanted)
-        }
-    }
-
-    /// Reads decrypted bytes into the parser: about one read buffer's worth, then whatever
-    /// OpenSSL still holds, since no readiness event announces data already taken off the socket.
-    private func readTLS(_ ssl: OpaquePointer) {
-        let buffer = loop.readBuffer
-        var total = 0
-        while total < buffer.count || SSL_has_pending(ssl) == 1 {
-            ERR_clear_error()
-            let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
-            if count > 0 {
-                parser.append(UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(count)))
-                if requestStarted == 0 { requestStarted = loop.now }
-                total += Int(count)
-                continue
-            }
-            switch SSL_get_error(ssl, count) {
-            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-                return
-            case SSL_ERROR_ZERO_RETURN:
-                readEOF = true
-                return
-            case SSL_ERROR_SYSCALL where errno == EINTR:
-                continue
-            default:
-                ERR_clear_error()
-                close(reason: .peerGone)
-                return
-            }
-        }
-    }
-
-    /// Writes queued output through SSL_write. Returns false if the connection was closed.
-    private func flushTLS(_ ssl: OpaquePointer) -> Bool {
-        guard let scratch = loop.tlsWriteBuffer else { return true }
-        while outbound.bytes > 0 {
-            ERR_clear_error()
-            let written = outbound.send(ssl, scratch: scratch)
-            if written > 0 {
-                bytesSent += Int(written)
-                lastWriteProgress = loop.now
-                continue
-            }
-            switch SSL_get_error(ssl, written) {
-            case SSL_ERROR_WANT_WRITE, SSL_ERROR_WANT_READ:
-                return true
-            case SSL_ERROR_SYSCALL where errno == EINTR:
-                continue
-            default:
-                ERR_clear_error()
-                close(reason: .peerGone)
-                return false
-            }
-        }
-        return true
-    }
 }

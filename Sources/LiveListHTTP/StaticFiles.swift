@@ -116,7 +116,7 @@ public struct StaticFiles: Sendable {
     }
 
     /// 200 with the bytes `body` gives, or 304, or 500 when `body` gives nil.
-    private func response(
+    func response(
         to request: HTTPRequest, etag: String, lastModified: String, modified: Int, mediaType: String,
         body: () -> [UInt8]?
     ) -> HTTPResponse {
@@ -126,7 +126,7 @@ public struct StaticFiles: Sendable {
     }
 
     /// Why a file could not be opened.
-    private enum OpenFailure: Error {
+    enum OpenFailure: Error {
         /// Missing, outside the root, or not a regular file or directory.
         case notFound
         /// The process or the system is out of file descriptors (EMFILE, ENFILE).
@@ -134,7 +134,7 @@ public struct StaticFiles: Sendable {
     }
 
     /// 404, or 503 when descriptors ran out (never the server's own path: only the one asked for).
-    private func answer(_ failure: OpenFailure, _ request: HTTPRequest) -> HTTPResponse {
+    func answer(_ failure: OpenFailure, _ request: HTTPRequest) -> HTTPResponse {
         switch failure {
         case .notFound:
             return notFound(request)
@@ -147,11 +147,11 @@ public struct StaticFiles: Sendable {
         }
     }
 
-    private func methodNotAllowed() -> HTTPResponse {
+    func methodNotAllowed() -> HTTPResponse {
         staticMethodNotAllowed(formatter: errorFormatter)
     }
 
-    private struct OpenFile {
+    struct OpenFile {
         var fd: Int32
         var path: String
         var identity: FileIdentity
@@ -161,7 +161,7 @@ public struct StaticFiles: Sendable {
     }
 
     /// Opens `path` if its real path lies inside the root and it is a regular file or directory.
-    private func open(inside path: String) -> Result<OpenFile, OpenFailure> {
+    func open(inside path: String) -> Result<OpenFile, OpenFailure> {
         guard let resolvedPointer = realpath(path, nil) else { return .failure(Self.failure(errno)) }
         let resolved = String(cString: resolvedPointer)
         free(resolvedPointer)
@@ -181,11 +181,11 @@ public struct StaticFiles: Sendable {
         return .success(OpenFile(fd: fd, path: resolved, identity: FileIdentity(info), isDirectory: kind == S_IFDIR))
     }
 
-    private static func failure(_ code: Int32) -> OpenFailure {
+    static func failure(_ code: Int32) -> OpenFailure {
         code == EMFILE || code == ENFILE ? .exhausted : .notFound
     }
 
-    private func readAll(_ fd: Int32, size: Int) -> [UInt8]? {
+    func readAll(_ fd: Int32, size: Int) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: size)
         var done = 0
         let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
@@ -200,7 +200,7 @@ public struct StaticFiles: Sendable {
         return ok ? bytes : nil
     }
 
-    private func notModified(_ request: HTTPRequest, etag: String, modified: Int) -> Bool {
+    func notModified(_ request: HTTPRequest, etag: String, modified: Int) -> Bool {
         let matches = request.headers.values("If-None-Match")
         if !matches.isEmpty { return noneMatch(matches, etag: etag) }
         if let since = request.headers["If-Modified-Since"], let date = HTTPDate.parse(since) {
@@ -209,7 +209,7 @@ public struct StaticFiles: Sendable {
         return false
     }
 
-    private func notFound(_ request: HTTPRequest) -> HTTPResponse {
+    func notFound(_ request: HTTPRequest) -> HTTPResponse {
         staticNotFound(request, formatter: errorFormatter)
     }
 
@@ -246,234 +246,4 @@ public struct StaticFiles: Sendable {
         default: return "application/octet-stream"
         }
     }
-}
-
-/// What must be unchanged for a cached copy of a file to still be its content: the inode, the size,
-/// and the modification and change times (any write or rename moves the change time).
-struct FileIdentity: Equatable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int
-    var modified: Int
-    var modifiedNanoseconds: Int
-    var changed: Int
-    var changedNanoseconds: Int
-    var isRegular: Bool
-
-    init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int(info.st_size)
-        modified = Int(info.modificationTime.tv_sec)
-        modifiedNanoseconds = Int(info.modificationTime.tv_nsec)
-        changed = Int(info.st_ctim.tv_sec)
-        changedNanoseconds = Int(info.st_ctim.tv_nsec)
-        isRegular = info.st_mode & S_IFMT == S_IFREG
-    }
-}
-
-/// A file's bytes and the fields derived from them. A class: a cache hit hands out one reference,
-/// not a copy of every field.
-final class CachedFile: Sendable {
-    let identity: FileIdentity
-    let bytes: [UInt8]
-    let etag: String
-    let lastModified: String
-    let mediaType: String
-    let answers: PreparedFileAnswers
-
-    init(identity: FileIdentity, bytes: [UInt8], etag: String, lastModified: String, mediaType: String, answers: PreparedFileAnswers) {
-        self.identity = identity
-        self.bytes = bytes
-        self.etag = etag
-        self.lastModified = lastModified
-        self.mediaType = mediaType
-        self.answers = answers
-    }
-}
-
-/// Whether `request` carries a validator (`If-None-Match`, `If-Modified-Since`): such a request may
-/// get a 304, so it takes the path that compares them.
-func hasValidators(_ request: HTTPRequest) -> Bool {
-    request.headers.contains("If-None-Match") || request.headers.contains("If-Modified-Since")
-}
-
-/// A file's 200 answers made once (``PreparedResponse``): with a `v=` query (immutable) and without,
-/// each in both encodings. Built by the same ``staticFileResponse`` as every other answer, so they
-/// are byte for byte those answers. A class: a request reads the one answer it gets in place, instead
-/// of copying all four out of the cache entry.
-final class PreparedFileAnswers: Sendable {
-    let immutable: PreparedResponse
-    let revalidated: PreparedResponse
-
-    init(bytes: [UInt8], etag: String, lastModified: String?, mediaType: String, compression: Compression, formatter: @escaping HTTPErrorFormatter) {
-        func answer(immutable: Bool) -> PreparedResponse {
-            let response = staticFileResponse(
-                immutable: immutable, path: "", etag: etag, lastModified: lastModified, mediaType: mediaType, notModified: false,
-                formatter: formatter) { bytes }
-            return PreparedResponse(response, options: compression)
-        }
-        immutable = answer(immutable: true)
-        revalidated = answer(immutable: false)
-    }
-
-    /// The 200 for a request without validators.
-    func answer(to request: HTTPRequest) -> HTTPResponse {
-        (request.queryValue("v") != nil ? immutable : revalidated).response(for: request)
-    }
-}
-
-/// Small static files in memory, keyed by the path asked for (root plus decoded segments). An entry
-/// is stored only after its real path was checked to lie inside the root; it is used only while a
-/// `stat` of the same path still reaches the same inode with the same size and times, so a replaced,
-/// edited or re-linked file is read again (and checked again) from disk.
-final class StaticFileCache: Sendable {
-    private struct Held {
-        var entries: [String: CachedFile] = [:]
-        var bytes = 0
-    }
-
-    private let held = Mutex(Held())
-
-    func entry(for path: String, matching identity: FileIdentity) -> CachedFile? {
-        guard identity.isRegular else { return nil }
-        return held.withLock { held in
-            guard let entry = held.entries[path] else { return nil }
-            guard entry.identity == identity else {
-                held.bytes -= entry.bytes.count
-                held.entries[path] = nil
-                return nil
-            }
-            return entry
-        }
-    }
-
-    /// Files held now.
-    var count: Int { held.withLock { $0.entries.count } }
-
-    func insert(_ file: CachedFile, for path: String, limit: Int) {
-        held.withLock { held in
-            if let old = held.entries[path] { held.bytes -= old.bytes.count }
-            held.entries[path] = nil
-            guard held.bytes + file.bytes.count <= limit else { return }
-            held.entries[path] = file
-            held.bytes += file.bytes.count
-        }
-    }
-}
-
-// MARK: - What every static answer shares (StaticFiles from a directory, MemoryFiles from memory)
-
-/// A static file handler: `respond` answers GET and HEAD; the head check answers 405 to any other
-/// method before a body is read.
-func staticFilesHandler(formatter: @escaping HTTPErrorFormatter, respond: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> HTTPHandler {
-    HTTPHandler.sync(respond)
-        .checkingHeads { request in
-            request.method == .GET || request.method == .HEAD ? nil : staticMethodNotAllowed(formatter: formatter)
-        }
-}
-
-/// A static file's answer: 304 when `notModified`, else 200 with the bytes `body` gives (500 when it
-/// gives nil), with the validators, the caching (immutable with a `v=` query, else `no-cache`) and
-/// the type every static answer carries. The path and the ETag decide the bytes, so their gzip is
-/// made once.
-func staticFileResponse(
-    to request: HTTPRequest, etag: String, lastModified: String?, mediaType: String, notModified: Bool,
-    formatter: HTTPErrorFormatter, body: () -> [UInt8]?
-) -> HTTPResponse {
-    staticFileResponse(
-        immutable: request.queryValue("v") != nil, path: request.path, etag: etag, lastModified: lastModified, mediaType: mediaType,
-        notModified: notModified, formatter: formatter, body: body)
-}
-
-/// The same, for a request with (`immutable`) or without a `v=` query; `path` names the bytes for
-/// the compression cache (empty: not kept there).
-func staticFileResponse(
-    immutable: Bool, path: String, etag: String, lastModified: String?, mediaType: String, notModified: Bool,
-    formatter: HTTPErrorFormatter, body: () -> [UInt8]?
-) -> HTTPResponse {
-    let cacheControl = immutable ? "public, max-age=31536000, immutable" : "no-cache"
-    // Content-Type on the 304 too, so that a compressing layer gives it the same Vary as the 200.
-    var headers: HTTPHeaders = ["ETag": etag, "Cache-Control": cacheControl, "X-Content-Type-Options": "nosniff", "Content-Type": mediaType]
-    if let lastModified { headers.set("Last-Modified", lastModified) }
-    if notModified {
-        return HTTPResponse(status: .notModified, headers: headers)
-    }
-    guard let bytes = body() else {
-        return HTTPResponse.error(HTTPError(.internalServerError, code: "unreadable_file", detail: "the file cannot be served"), formatter: formatter)
-    }
-    var response = HTTPResponse(status: .ok, headers: headers, body: bytes)
-    if !path.isEmpty { response.compressionKey = "static " + path + " " + etag }
-    return response
-}
-
-func staticMethodNotAllowed(formatter: HTTPErrorFormatter) -> HTTPResponse {
-    var response = HTTPResponse.error(
-        HTTPError(.methodNotAllowed, code: "method_not_allowed", detail: "static files answer GET and HEAD"), formatter: formatter)
-    response.headers.set("Allow", "GET, HEAD")
-    return response
-}
-
-func staticNotFound(_ request: HTTPRequest, formatter: HTTPErrorFormatter) -> HTTPResponse {
-    HTTPResponse.error(HTTPError(.notFound, code: "not_found", detail: "\(request.path) does not exist"), formatter: formatter)
-}
-
-/// Files held in memory (compiled into the program, say), served as ``StaticFiles`` serves a
-/// directory: `Content-Type` by extension, the content's hash as `ETag` answered 304 on
-/// `If-None-Match`, `HEAD`, and a `v=` query served as immutable. Any other path is 404.
-public struct MemoryFiles: Sendable {
-    private struct File: Sendable {
-        var bytes: [UInt8]
-        var etag: String
-        var mediaType: String
-        var answers: PreparedFileAnswers
-    }
-
-    private let files: [String: File]
-    /// Shapes the 404 and 405 responses.
-    public let errorFormatter: HTTPErrorFormatter
-
-    /// Serves `files`, keyed by request path (`/livelist.js`). `compression` gives the options of the
-    /// `compressed()` layer in front: each file's answers are made ready once in both encodings.
-    public init(
-        _ files: [String: [UInt8]], errorFormatter: @escaping HTTPErrorFormatter = defaultHTTPErrorFormatter,
-        compression: Compression = Compression()
-    ) {
-        self.files = files.reduce(into: [:]) { served, entry in
-            let etag = "\"\(contentHash(entry.value))\""
-            let mediaType = StaticFiles.mediaType(for: entry.key)
-            let answers = PreparedFileAnswers(
-                bytes: entry.value, etag: etag, lastModified: nil, mediaType: mediaType, compression: compression, formatter: errorFormatter)
-            served[entry.key] = File(bytes: entry.value, etag: etag, mediaType: mediaType, answers: answers)
-        }
-        self.errorFormatter = errorFormatter
-    }
-
-    /// The handler; its head check answers 405 to methods other than GET and HEAD before any body is read.
-    public var handler: HTTPHandler {
-        let files = self
-        return staticFilesHandler(formatter: errorFormatter) { request in files.respond(to: request) }
-    }
-
-    /// The response for `request`.
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
-        guard request.method == .GET || request.method == .HEAD else { return staticMethodNotAllowed(formatter: errorFormatter) }
-        guard let file = files[request.path] else { return staticNotFound(request, formatter: errorFormatter) }
-        if !hasValidators(request) {
-            return file.answers.answer(to: request)
-        }
-        return staticFileResponse(
-            to: request, etag: file.etag, lastModified: nil, mediaType: file.mediaType,
-            notModified: noneMatch(request.headers.values("If-None-Match"), etag: file.etag), formatter: errorFormatter
-        ) { file.bytes }
-    }
-}
-
-/// FNV-1a 64 of `bytes` in hex: a content hash for ETags and cache-busting URLs (not a security measure).
-package func contentHash(_ bytes: [UInt8]) -> String {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in bytes {
-        hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-    }
-    return String(hash, radix: 16)
 }
