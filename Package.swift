@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // ByteBuffer, in the PostgreSQL store's rows (what postgres-nio itself depends on).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // TLS to the database (postgres-nio's own TLS is NIOSSL's configuration).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // `swift package generate-documentation`: the DocC catalogues, built by Scripts/test.
@@ -47,13 +49,13 @@ let package = Package(
         .target(name: "LiveListHTML", dependencies: ["LiveList", "Markup"], swiftSettings: strict),
         // The live engine, knowing no HTTP: hosted lists (one ordered write path each), versions, change
         // logs, fan-out to event sinks, and the ListStore seam with the embedded file store.
-        .target(name: "LiveListEngine", dependencies: ["LiveListHTML"], swiftSettings: strict),
+        .target(name: "LiveListEngine", dependencies: ["LiveListHTML", "Markup"], swiftSettings: strict),
         // The routes: HTTP requests to the engine, domain errors to statuses (in one place), pages and
         // templates, sessions and sign-in (the one use of OpenSSL's HMAC), the app that serves it all.
         .target(
             name: "LiveListServer",
             dependencies: [
-                "LiveListEngine", "LiveListHTML", "LiveListHTTP", "COpenSSL",
+                "LiveListEngine", "LiveListHTML", "LiveListHTTP", "Markup", "COpenSSL",
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: strict,
@@ -63,12 +65,13 @@ let package = Package(
         .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["EmbedResourcesTool"]),
         .executableTarget(name: "EmbedResourcesTool", swiftSettings: strict),
         // The ListStore of several nodes on one PostgreSQL: versions assigned in transactions, recent
-        // versions kept for the other nodes, LISTEN/NOTIFY, advisory locks (docs/DEPLOYMENT.md).
+        // versions kept for the other nodes, LISTEN/NOTIFY, row locks (docs/DEPLOYMENT.md).
         .target(
             name: "LiveListPostgres",
             dependencies: [
                 "LiveListEngine",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -91,6 +94,7 @@ let package = Package(
             dependencies: [
                 "LiveListServer",
                 "LiveListPostgres",
+                "LiveListHTML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -105,16 +109,18 @@ let package = Package(
         .target(name: "LibFuzzerDriver", swiftSettings: strict),
 
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
-        .target(name: "LiveListTestSupport", dependencies: ["LiveListHTML", "LiveListEngine"], swiftSettings: strict),
+        .target(name: "LiveListTestSupport", dependencies: ["LiveList", "LiveListHTML", "LiveListEngine"], swiftSettings: strict),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
-        .testTarget(name: "LiveListTests", dependencies: ["LiveList", "LiveListHTTP"], swiftSettings: strict),
+        .testTarget(name: "LiveListTests", dependencies: ["LiveList", "ListDiff"], swiftSettings: strict),
         .testTarget(name: "LiveListHTTPTests", dependencies: ["LiveListHTTP", "LiveListTestSupport"], swiftSettings: strict),
-        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListHTTP", "LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(name: "LiveListHTMLTests", dependencies: ["LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         // The engine alone: lists, versions, change logs, fan-out, sessions, the stores' contract.
-        .testTarget(name: "LiveListEngineTests", dependencies: ["LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
-        .testTarget(name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(name: "LiveListEngineTests", dependencies: ["LiveListEngine", "LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveList", "LiveListHTML", "LiveListHTTP", "LiveListTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "LiveListPostgresTests",
             dependencies: ["LiveListPostgres", "LiveListEngine", "LiveListTestSupport", .product(name: "Logging", package: "swift-log")],
@@ -124,7 +130,7 @@ let package = Package(
         // The Swift blocks of docs/GUIDE.md and docs/MIGRATING-FROM-CARBON.md (Scripts/doc-snippets.py),
         // compiled with the suite against the code they describe.
         .testTarget(name: "DocSnippetTests", dependencies: ["LiveListServer", "LiveList", "ListDiff"], swiftSettings: strict),
-        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTTP"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTML", "LiveListHTTP"], exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

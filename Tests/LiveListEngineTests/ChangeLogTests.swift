@@ -64,7 +64,7 @@ private func changeset(_ from: Int, _ to: Int, _ cell: String = "c") -> ListChan
         for (index, operations) in steps.enumerated() {
             log.append(ListChangeset(list: "l", from: index, version: index + 1, animate: true, operations: operations), bytes: 10)
         }
-        guard case let .changesets(changesets) = log.lookup(since: since, current: steps.count) else {
+        guard case let .changesets(first, rest) = log.lookup(since: since, current: steps.count), case let changesets = [first] + rest else {
             Issue.record("no changesets")
             return ListChangeset(list: "l", from: 0, version: 0, animate: false, operations: [])
         }
@@ -118,7 +118,7 @@ private func changeset(_ from: Int, _ to: Int, _ cell: String = "c") -> ListChan
         // Loaded at 5; x changes and changes back: a viewer at 5 needs nothing.
         log.append(ListChangeset(list: "l", from: 5, version: 6, animate: true, operations: [.reload(cell: "x", html: Self.cell("x", "2").html)]), bytes: 10)
         log.append(ListChangeset(list: "l", from: 6, version: 7, animate: true, operations: [.reload(cell: "x", html: x.html)]), bytes: 10)
-        guard case let .changesets(changesets) = log.lookup(since: 5, current: 7) else { Issue.record("no changesets"); return }
+        guard case let .changesets(first, rest) = log.lookup(since: 5, current: 7), case let changesets = [first] + rest else { Issue.record("no changesets"); return }
         let answer = log.compactedJoin(changesets, to: loaded, animatableChangeCount: 300)
         #expect(answer.from == 5 && answer.version == 7)
         #expect(answer.operations.isEmpty, "the log knows the state at 5: \(answer.operations)")
@@ -139,13 +139,13 @@ private func changeset(_ from: Int, _ to: Int, _ cell: String = "c") -> ListChan
         var a = Self.shell
         a.cells = [x]
         let now = RenderedList(sections: [section, a])
-        guard case let .changesets(changesets) = log.lookup(since: 5, current: 7) else { Issue.record("no changesets"); return }
+        guard case let .changesets(first, rest) = log.lookup(since: 5, current: 7), case let changesets = [first] + rest else { Issue.record("no changesets"); return }
         let answer = log.compactedJoin(changesets, to: now, animatableChangeCount: 300)
         #expect(answer.operations.count == 2, "the plain join: the log could not know the state at 5")
         #expect(log.replayMismatches == 1)
         log.append(ListChangeset(list: "l", from: 7, version: 8, animate: true, operations: [.reload(cell: "x", html: Self.cell("x", "2").html)]), bytes: 10)
         log.append(ListChangeset(list: "l", from: 8, version: 9, animate: true, operations: [.reload(cell: "x", html: x.html)]), bytes: 10)
-        guard case let .changesets(later) = log.lookup(since: 7, current: 9) else { Issue.record("no changesets"); return }
+        guard case let .changesets(first, rest) = log.lookup(since: 7, current: 9), case let later = [first] + rest else { Issue.record("no changesets"); return }
         #expect(log.compactedJoin(later, to: now, animatableChangeCount: 300).operations.isEmpty, "learned at 7: compacted")
     }
 
@@ -157,5 +157,24 @@ private func changeset(_ from: Int, _ to: Int, _ cell: String = "c") -> ListChan
         #expect(MultiplexedStream.parseVector("A:x") == nil)
         #expect(MultiplexedStream.parseVector("../x:1") == nil)
         #expect(MultiplexedStream.parseVector("A:1,,B:2") == nil)
+    }
+}
+
+/// The log's non-empty lists of changesets, written as arrays in these tests.
+extension ChangeLog.Lookup {
+    static func changesets(_ all: [ListChangeset]) -> Self {
+        .changesets(first: all[0], rest: Array(all.dropFirst()))
+    }
+}
+
+extension ChangeLog {
+    mutating func compactedJoin(_ all: [ListChangeset], to rendering: RenderedList, animatableChangeCount: Int) -> ListChangeset {
+        compactedJoin(first: all[0], rest: Array(all.dropFirst()), to: rendering, animatableChangeCount: animatableChangeCount)
+    }
+}
+
+extension ListChangeset {
+    static func joining(_ all: [ListChangeset], animatableChangeCount: Int) -> ListChangeset {
+        joining(first: all[0], rest: Array(all.dropFirst()), animatableChangeCount: animatableChangeCount)
     }
 }

@@ -1,7 +1,7 @@
+import Synchronization
 import Foundation
 import LiveListHTML
 import LiveListTestSupport
-import LiveListHTTP
 import Testing
 
 /// A header whose previous value declines to render the next: its HTML must stay as it was.
@@ -206,7 +206,7 @@ private struct Label: Component, Equatable {
 
 /// Versions seen by a completion, which may run on any thread.
 private final class Versions: Sendable {
-    private let values = Locked<[Int]>([])
+    private let values = Mutex<[Int]>([])
 
     func append(_ value: Int) {
         values.withLock { $0.append(value) }

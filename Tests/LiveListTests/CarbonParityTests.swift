@@ -1,7 +1,7 @@
+import Synchronization
 import Foundation
 import ListDiff
 import LiveList
-import LiveListHTTP
 import Testing
 
 // What a Carbon user writes, written here with LiveList: each test is one difference from Carbon's API that this package closed.
@@ -52,7 +52,7 @@ struct CountingUpdater: Updater {
 
 /// Collects what a completion receives, from any thread.
 final class Outputs<Output: Sendable>: Sendable {
-    private let results = Locked<[Result<Output, any Error>]>([])
+    private let results = Mutex<[Result<Output, any Error>]>([])
 
     func record(_ result: Result<Output, any Error>) {
         results.withLock { $0.append(result) }

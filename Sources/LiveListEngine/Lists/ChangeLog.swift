@@ -20,8 +20,8 @@ struct ChangeLog {
     enum Lookup: Equatable {
         /// The viewer is at the current version.
         case current
-        /// These changesets, in order, take the viewer to the current version.
-        case changesets([ListChangeset])
+        /// These changesets, in order (`first`, then `rest`), take the viewer to the current version.
+        case changesets(first: ListChangeset, rest: [ListChangeset])
         /// The version is too old for the log, unknown or in the future: only a reset helps.
         case reset
     }
@@ -123,7 +123,7 @@ struct ChangeLog {
               let start = entries.firstIndex(where: { $0.changeset.from == version }) else {
             return .reset
         }
-        return .changesets(entries[start...].map(\.changeset))
+        return .changesets(first: entries[start].changeset, rest: entries[(start + 1)...].map(\.changeset))
     }
 
     /// One changeset doing what `changesets` (a lookup's answer: the log from some version to its end)
@@ -131,18 +131,18 @@ struct ChangeLog {
     /// Falls back to the plain join when the log cannot know that older state (it starts later) or when
     /// the plain join has fewer operations.
     mutating func compactedJoin(
-        _ changesets: [ListChangeset], to rendering: RenderedList, animatableChangeCount: Int
+        first: ListChangeset, rest: [ListChangeset], to rendering: RenderedList, animatableChangeCount: Int
     ) -> ListChangeset {
-        precondition(!changesets.isEmpty)
-        guard changesets.count > 1 else {
-            return changesets[0]
+        guard let last = rest.last else {
+            return first
         }
-        let from = changesets[0].from
-        let version = changesets[changesets.count - 1].version
+        let changesets = [first] + rest
+        let from = first.from
+        let version = last.version
         if let lastCatchUp, lastCatchUp.from == from, lastCatchUp.version == version {
             return lastCatchUp
         }
-        let plain = ListChangeset.joining(changesets, animatableChangeCount: animatableChangeCount)
+        let plain = ListChangeset.joining(first: first, rest: rest, animatableChangeCount: animatableChangeCount)
         let target = KeyedRendering(rendering)
         guard let known = base, let baseVersion = known.version else {
             // Learn the current state: later catch-ups from now on are compacted.
@@ -150,7 +150,7 @@ struct ChangeLog {
             return plain
         }
         guard baseVersion <= from else {
-            if changesets[0].isReset {
+            if first.isReset {
                 // A reset starts the log: one reset to the current state does all of it.
                 return ListChangeset(
                     list: plain.list, from: from, version: version, animate: false,
@@ -204,18 +204,17 @@ struct ChangeLog {
 }
 
 extension ListChangeset {
-    /// One changeset doing what `changesets` do in turn (they must be consecutive).
-    static func joining(_ changesets: [ListChangeset], animatableChangeCount: Int) -> ListChangeset {
-        precondition(!changesets.isEmpty)
-        guard changesets.count > 1 else {
-            return changesets[0]
+    /// One changeset doing what `first` and then `rest` do in turn (they must be consecutive).
+    static func joining(first: ListChangeset, rest: [ListChangeset], animatableChangeCount: Int) -> ListChangeset {
+        guard let last = rest.last else {
+            return first
         }
-        let operations = changesets.flatMap(\.operations)
+        let operations = first.operations + rest.flatMap(\.operations)
         return ListChangeset(
-            list: changesets[0].list,
-            from: changesets[0].from,
-            version: changesets[changesets.count - 1].version,
-            animate: changesets.allSatisfy(\.animate) && operations.count <= animatableChangeCount,
+            list: first.list,
+            from: first.from,
+            version: last.version,
+            animate: first.animate && rest.allSatisfy(\.animate) && operations.count <= animatableChangeCount,
             operations: operations
         )
     }

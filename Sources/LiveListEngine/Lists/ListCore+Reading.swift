@@ -52,9 +52,9 @@ extension ListCore {
         switch log.lookup(since: version, current: current) {
         case .current:
             return ListChangeset(list: name.rawValue, from: current, version: current, animate: false, operations: [])
-        case let .changesets(changesets):
+        case let .changesets(first, rest):
             let limit = configuration.options.animatableChangeCount
-            let joined = log.compactedJoin(changesets, to: renderer.updater.rendering, animatableChangeCount: limit)
+            let joined = log.compactedJoin(first: first, rest: rest, to: renderer.updater.rendering, animatableChangeCount: limit)
             if let windowAbove = configuration.options.windowAbove, joined.operations.count > windowAbove,
                 configuration.options.windows(cellCount: renderer.updater.rendering.cellCount)
             {
