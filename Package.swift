@@ -70,7 +70,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server.
+        // OpenSSL (libssl-dev): HMAC for session tokens, TLS for the server and its health probe.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System calls the Glibc module does not export (epoll, eventfd, accept4 on Linux, with portable
         // fallbacks elsewhere; sendmsg);
@@ -87,6 +87,8 @@ let package = Package(
             dependencies: [
                 "LiveListServer",
                 "LiveListPostgres",
+                // TLS for `livelist healthcheck` against a node that serves HTTPS itself.
+                "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
