@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// `livelist healthcheck` against the real binary (docs/DEPLOYMENT.md, "Operating a node"): over TLS
-/// to a node that serves HTTPS itself.
+/// to a node that serves HTTPS itself, and on a node whose every connection within the cap holds an
+/// event stream.
 @Suite(.enabled(if: commandPath("openssl") != nil, "needs the openssl command line tool"))
 struct HealthcheckTLSTests {
     @Test func theProbeSpeaksTLSToANodeThatServesHTTPS() async throws {
@@ -50,6 +51,49 @@ struct HealthcheckTLSTests {
             #expect(tls.status == 1, "\(tls)")
             #expect(tls.errors.contains("unhealthy: GET /healthz on 127.0.0.1:\(port) over TLS: TLS handshake failed"), "\(tls)")
             #expect(tls.errors.contains("try --no-tls"), "\(tls)")
+        }
+    }
+}
+
+@Suite struct HealthcheckOnAFullNodeTests {
+    /// The reserve of connections beyond `--max-connections` answers the probe, `/readyz` and
+    /// `/metrics` while every connection within the cap holds a stream, and refuses a stream there.
+    @Test func aNodeFullOfStreamsStaysHealthyToItsProbe() async throws {
+        try await offThePool {
+            let server = try LiveServer(arguments: ["--max-connections", "20"])
+            defer { server.stop(); server.removeData() }
+            var streams: [EventStream] = []
+            defer { for stream in streams { stream.close() } }
+            // The demo's todo list, so that no other connection came before (a closed connection's slot
+            // is freed just after its descriptor: a stream opened at that moment may be refused, and is
+            // opened again).
+            let deadline = Date().addingTimeInterval(10)
+            while streams.count < 20 && Date() < deadline {
+                let stream = try EventStream(path: "/lists/todo/events", port: server.port)
+                if stream.headStatus == 200 {
+                    streams.append(stream)
+                } else {
+                    stream.close()
+                    usleep(50_000)
+                }
+            }
+            try #require(streams.count == 20, "20 streams open on a node of 20 connections")
+
+            let probe = try runLivelist(["healthcheck", "--port", String(server.port), "--no-tls"])
+            #expect(probe.status == 0, "\(probe)")
+            #expect(try Client.get("/readyz", port: server.port).status == 200)
+            let metrics = try Client.get("/metrics", port: server.port)
+            #expect(metrics.status == 200)
+            #expect(metrics.text.contains("\nlivelist_streams_open 20\n"), "\(metrics.text.prefix(2_000))")
+
+            let refused = try Client.get("/lists/todo/events", port: server.port, headers: [("Accept", "text/event-stream")])
+            #expect(refused.status == 503)
+            #expect(refused.text.contains("too_many_streams"), "\(refused.text)")
+            #expect(refused.header("Retry-After").flatMap { Int($0) }.map { $0 > 0 } == true, "Retry-After: \(refused.header("Retry-After") ?? "none")")
+            let after = try Client.get("/metrics", port: server.port).text
+            #expect(after.contains("\nlivelist_streams_refused_total 1\n"), "\(after.prefix(4_000))")
+            // The streams within the cap are still open.
+            #expect(after.contains("\nlivelist_streams_open 20\n"))
         }
     }
 }
