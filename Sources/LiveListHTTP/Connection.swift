@@ -306,6 +306,9 @@ final class Connection: @unchecked Sendable {
                 return
             case .head(var head, let contentLength):
                 head.remoteAddress = remoteAddress
+                // A refusal from the head is timed and logged as its request would be.
+                head.receivedAt = requestStarted
+                head.connectionID = token
                 currentVersion = head.version
                 currentMethod = head.method
                 let limit: Int
