@@ -50,7 +50,8 @@ ENV LIVELIST_HOST=0.0.0.0 \
 USER livelist
 EXPOSE 8080
 VOLUME /data
-# The slim image has no curl: the binary checks itself (GET /healthz on LIVELIST_PORT, exit 0 on 200).
+# The slim image has no curl: the binary checks itself (GET /healthz on LIVELIST_PORT, exit 0 on 200; over
+# TLS when LIVELIST_TLS_CERT is set, as the server then serves HTTPS).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
     CMD ["/app/livelist", "healthcheck", "--timeout", "4"]
 # Without a subcommand livelist serves; SIGTERM (docker stop) ends it gracefully.

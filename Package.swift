@@ -77,7 +77,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // OpenSSL (libssl-dev): HMAC for sessions (LiveListServer), TLS for the server (LiveListHTTP).
+        // OpenSSL (libssl-dev): HMAC for sessions (LiveListServer), TLS for the server (LiveListHTTP) and
+        // for its health probe (livelist).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System calls the Glibc module does not export (epoll, eventfd, accept4 on Linux, with portable
         // fallbacks elsewhere; sendmsg);
@@ -95,6 +96,8 @@ let package = Package(
                 "LiveListServer",
                 "LiveListPostgres",
                 "LiveListHTML",
+                // TLS for `livelist healthcheck` against a node that serves HTTPS itself.
+                "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -208,7 +208,10 @@
     // The cell kept in place: a jump's (at the viewport's top), else the first on screen, where it is.
     // The page scrolls to where the model has it now (heights measured and cells changed above it
     // move it), and again once it is drawn. The root opts out of the browser's scroll anchoring, whose
-    // corrections and the redraws chased each other.
+    // corrections and the redraws chased each other. The window is drawn around where the model puts
+    // the cell, not where the page could scroll: until the placeholders take the model's heights, the
+    // page may be too short to get there (the first measured heights move a cell near the end of a
+    // long list down by more than what lies below it).
     if (!m.d && !m.jk && (+g0.getAttribute('height') ? rect(g0).bottom <= vt - mg / 2 : 1) &&
       (+g1.getAttribute('height') ? rect(g1).top >= vt + vh + mg / 2 : 1)) return;
     m.d = 0;
@@ -216,7 +219,7 @@
     if (!a) for (const [k, e] of m.ce) if (rect(e).bottom > vt) { a = [k, rect(e).top - vt]; break }
     const o = a ? off(m, a[0]) : -1;
     o >= 0 && nudge(sc, o + rect(r).top - vt - a[1]);
-    const y = vt - rect(r).top, now = new Map(), need = [], ss = new Set();
+    const y = o >= 0 ? o - a[1] : vt - rect(r).top, now = new Map(), need = [], ss = new Set();
     let [show, top] = walk(m, y - mg, y + vh + mg);
     // Past the end (the list shrank): its last cells.
     top < 0 && ([show, top] = walk(m, T - vh - mg, T));

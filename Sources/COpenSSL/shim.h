@@ -1,4 +1,4 @@
-// OpenSSL's headers for LiveList: HMAC for session tokens, and (later) TLS for the server.
+// OpenSSL's headers for LiveList: HMAC for session tokens, TLS for the server and for its health probe.
 #ifndef LIVELIST_COPENSSL_SHIM_H
 #define LIVELIST_COPENSSL_SHIM_H
 #include <openssl/hmac.h>
@@ -22,4 +22,22 @@ static inline int livelist_ssl_ctx_configure_server(SSL_CTX *ctx) {
     SSL_CTX_set_options(ctx, options);
     return 1;
 }
+
+/// Applies the settings of `livelist healthcheck`'s client context: TLS 1.2 at least, no certificate
+/// verification (it probes this machine's own node, whose certificate rarely names the address it is
+/// reached at), and an EOF without close_notify read as a plain end of input. Returns 1 on success.
+static inline int livelist_ssl_ctx_configure_probe(SSL_CTX *ctx) {
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
+    return 1;
+}
+
+/// Names the server a client connection asks for (SNI). Returns 1 on success.
+static inline int livelist_ssl_set_server_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
 #endif

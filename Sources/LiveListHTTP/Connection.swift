@@ -218,6 +218,9 @@ final class Connection: @unchecked Sendable {
                 return
             case .head(var head, let contentLength):
                 head.remoteAddress = remoteAddress
+                // A refusal from the head is timed and logged as its request would be.
+                head.receivedAt = requestStarted
+                head.connectionID = token
                 currentVersion = head.version
                 currentMethod = head.method
                 let limit: Int
@@ -406,87 +409,4 @@ final class Connection: @unchecked Sendable {
             start(stream)
         }
     }
-
-    // MARK: - Writing
-
-    func flush() {
-        if let ssl {
-            guard flushTLS(ssl) else { return }
-        } else {
-            while outbound.bytes > 0 {
-                let sent = outbound.send(fd, iovecs: loop.iovecs, maxIovecs: EventLoop.maxIovecs)
-                if sent > 0 {
-                    bytesSent += sent
-                    lastWriteProgress = loop.now
-                    continue
-                }
-                if sent < 0 && errno == EINTR { continue }
-                if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-                close(reason: .peerGone)
-                return
-            }
-        }
-        if let stream { stream.socketQueueChanged(outbound.bytes) }
-        if outbound.bytes == 0, closeAfterFlush, phase == .reading {
-            beginLingeringClose()
-        }
-    }
-
-    func beginLingeringClose() {
-        if readEOF {
-            close(reason: .closed)
-            return
-        }
-        if let ssl {
-            // close_notify, best effort: a full socket buffer just loses it.
-            ERR_clear_error()
-            _ = SSL_shutdown(ssl)
-        }
-        shutdown(fd, Int32(SHUT_WR))
-        phase = .lingering
-        requestState.pointee.lingerDeadline = loop.now + configuration.lingerTimeout.nanoseconds
-        updateInterest()
-    }
-
-    func drainLingering() {
-        let buffer = loop.readBuffer
-        while true {
-            let count = systemRead(fd, buffer.baseAddress, buffer.count)
-            if count > 0 {
-                requestState.pointee.lingerDrained += count
-                // Room for a whole refused body, so that the client reads the answer before any reset.
-                if requestState.pointee.lingerDrained > max(1 << 20, configuration.limits.body + (64 << 10)) { close(reason: .closed); return }
-                continue
-            }
-            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
-            if count < 0 && errno == EINTR { continue }
-            close(reason: .closed)
-            return
-        }
-    }
-
-    func updateInterest() {
-        guard phase != .closed else { return }
-        var wanted: IOEvents = []
-        switch phase {
-        case .reading:
-            if !readEOF && !closeAfterFlush && !paused { wanted.insert(.readable) }
-        case .handling:
-            // The read interest stays while the handler runs (a keep-alive client waits for the
-            // answer, so nothing comes), and goes only once input did come.
-            if !inputWhileHandling { wanted.formUnion(interest.intersection(.readable)) }
-        case .streaming:
-            wanted.insert(.peerClosed)
-        case .lingering:
-            wanted.insert(.readable)
-        case .closed:
-            return
-        }
-        if outbound.bytes > 0 { wanted.insert(.writable) }
-        if wanted != interest {
-            interest = wanted
-            loop.setInterest(fd: fd, token: token, events: wanted)
-        }
-    }
-
 }

@@ -5,14 +5,21 @@ import Glibc
 
 /// `livelist healthcheck`: asks a running server for `GET /healthz` and exits 0 when it answers 200,
 /// 1 otherwise. It is the Docker `HEALTHCHECK` (the slim image has no curl), so it uses plain POSIX
-/// sockets and gives up after `--timeout` seconds in total.
+/// sockets, with OpenSSL for a node that serves HTTPS itself, and gives up after `--timeout` seconds in
+/// total (docs/DEPLOYMENT.md, "Operating a node").
 struct HealthcheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "healthcheck",
         abstract: "Check that a server answers GET /healthz with 200 (exit 0), else exit 1.",
         discussion: """
-            The address falls back to LIVELIST_HOST and LIVELIST_PORT, as the server's does; a wildcard
+            The address falls back to LIVELIST_HOST and LIVELIST_PORT, as the server's does; a wildcard \
             host (0.0.0.0, ::) is reached on loopback.
+
+            It speaks TLS when LIVELIST_TLS_CERT is set (the server then serves HTTPS; a container's \
+            HEALTHCHECK runs with the server's environment) or with --tls, and plain HTTP with --no-tls. \
+            Over TLS it does not verify the server's certificate: it probes this machine's own node, whose \
+            certificate rarely names the address it is reached at (127.0.0.1). It sends the host as the \
+            server name (SNI) when it is a name.
             """
     )
 
@@ -24,6 +31,9 @@ struct HealthcheckCommand: ParsableCommand {
 
     @Option(help: "Seconds to wait for the whole exchange.")
     var timeout: Double = 5
+
+    @Flag(inversion: .prefixedNo, help: "Speak TLS (HTTPS), without verifying the certificate, or plain HTTP (default: TLS when LIVELIST_TLS_CERT is set).")
+    var tls: Bool?
 
     @Flag(help: "Print nothing, only set the exit status.")
     var quiet = false
@@ -44,22 +54,25 @@ struct HealthcheckCommand: ParsableCommand {
         case "::", "[::]": target = "::1"
         default: target = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         }
+        // The server serves HTTPS when it has a certificate: the same variable decides here.
+        let secure = tls ?? !(env("LIVELIST_TLS_CERT") ?? "").isEmpty
         #if canImport(Glibc)
+        let what = "GET /healthz on \(target):\(port)" + (secure ? " over TLS" : "")
         let deadline = Deadline(seconds: timeout)
         do {
-            let status = try HealthProbe.status(host: target, port: port, path: "/healthz", deadline: deadline)
+            let status = try HealthProbe.status(host: target, port: port, path: "/healthz", tls: secure, deadline: deadline)
             guard status == 200 else {
-                if !quiet { printError("unhealthy: GET /healthz on \(target):\(port) answered \(status)") }
+                if !quiet { printError("unhealthy: \(what) answered \(status)") }
                 throw ExitCode(1)
             }
-            if !quiet { print("healthy: GET /healthz on \(target):\(port) answered 200") }
+            if !quiet { print("healthy: \(what) answered 200") }
         } catch let error as ProbeError {
-            if !quiet { printError("unhealthy: GET /healthz on \(target):\(port): \(error.message)") }
+            if !quiet { printError("unhealthy: \(what): \(error.message)") }
             throw ExitCode(1)
         }
         #else
         // The probe is the Linux container's HEALTHCHECK; elsewhere, use curl.
-        print("livelist healthcheck runs on Linux (the container image); here, try: curl http://\(target):\(port)/healthz")
+        print("livelist healthcheck runs on Linux (the container image); here, try: curl \(secure ? "-k https" : "http")://\(target):\(port)/healthz")
         throw ExitCode(1)
         #endif
     }
@@ -95,10 +108,44 @@ struct Deadline {
     }
 }
 
+/// A connected socket that the probe writes its request to and reads the answer from: plain, or TLS.
+protocol ProbeChannel {
+    /// Sends some of `bytes` (at least one), waiting within the deadline; answers how many were sent.
+    func send(_ bytes: ArraySlice<UInt8>, deadline: Deadline) throws -> Int
+    /// Reads into `buffer`, waiting within the deadline; answers how many bytes came, 0 at the end.
+    func receive(_ buffer: inout [UInt8], deadline: Deadline) throws -> Int
+}
+
+/// The socket itself.
+struct PlainProbeChannel: ProbeChannel {
+    let fd: Int32
+
+    func send(_ bytes: ArraySlice<UInt8>, deadline: Deadline) throws -> Int {
+        while true {
+            try HealthProbe.wait(fd, for: Int16(POLLOUT), deadline: deadline, doing: "send")
+            let count = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count > 0 { return count }
+            if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
+            guard count < 0 else { throw ProbeError("send: the connection closed") }
+            throw ProbeError("send: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func receive(_ buffer: inout [UInt8], deadline: Deadline) throws -> Int {
+        while true {
+            try HealthProbe.wait(fd, for: Int16(POLLIN), deadline: deadline, doing: "receive")
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count >= 0 { return count }
+            if errno == EAGAIN || errno == EINTR { continue }
+            throw ProbeError("receive: \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
 /// One HTTP/1.1 GET over a non-blocking socket, every step bounded by the deadline.
 enum HealthProbe {
-    /// The status code of `GET path` on `host:port`.
-    static func status(host: String, port: Int, path: String, deadline: Deadline) throws -> Int {
+    /// The status code of `GET path` on `host:port`, over TLS when `tls` is set.
+    static func status(host: String, port: Int, path: String, tls: Bool, deadline: Deadline) throws -> Int {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -117,7 +164,11 @@ enum HealthProbe {
             do {
                 let fd = try connect(info.pointee, deadline: deadline)
                 defer { close(fd) }
-                return try exchange(fd, host: host, port: port, path: path, deadline: deadline)
+                guard tls else {
+                    return try exchange(PlainProbeChannel(fd: fd), host: host, port: port, path: path, deadline: deadline)
+                }
+                let channel = try TLSProbeChannel(fd: fd, serverName: isAddress(host) ? nil : host, deadline: deadline)
+                return try exchange(channel, host: host, port: port, path: path, deadline: deadline)
             } catch let error as ProbeError {
                 lastError = error
             }
@@ -153,29 +204,18 @@ enum HealthProbe {
         return fd
     }
 
-    private static func exchange(_ fd: Int32, host: String, port: Int, path: String, deadline: Deadline) throws -> Int {
+    private static func exchange(_ channel: some ProbeChannel, host: String, port: Int, path: String, deadline: Deadline) throws -> Int {
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         let request = Array("GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nUser-Agent: livelist-healthcheck\r\nConnection: close\r\n\r\n".utf8)
         var sent = 0
         while sent < request.count {
-            try wait(fd, for: Int16(POLLOUT), deadline: deadline, doing: "send")
-            let count = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count < 0 {
-                if errno == EAGAIN || errno == EINTR { continue }
-                throw ProbeError("send: \(String(cString: strerror(errno)))")
-            }
-            sent += count
+            sent += try channel.send(request[sent...], deadline: deadline)
         }
         // The status line is all we need: "HTTP/1.1 200 OK\r\n".
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
         while !received.contains(0x0A) {
-            try wait(fd, for: Int16(POLLIN), deadline: deadline, doing: "receive")
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 {
-                if errno == EAGAIN || errno == EINTR { continue }
-                throw ProbeError("receive: \(String(cString: strerror(errno)))")
-            }
+            let count = try channel.receive(&buffer, deadline: deadline)
             if count == 0 { break }
             received += buffer[..<count]
             if received.count > 8_192 { break }
@@ -183,12 +223,24 @@ enum HealthProbe {
         let line = String(decoding: received.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
         let parts = line.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
-            throw ProbeError(received.isEmpty ? "the connection closed without an answer" : "not an HTTP answer: \(line.prefix(80))")
+            guard received.isEmpty else {
+                throw ProbeError("not an HTTP answer: \(line.prefix(80))")
+            }
+            // What a node that serves HTTPS does with a request in clear text.
+            let hint = channel is PlainProbeChannel ? " (a node that serves HTTPS closes plain connections: try --tls)" : ""
+            throw ProbeError("the connection closed without an answer" + hint)
         }
         return status
     }
 
-    private static func wait(_ fd: Int32, for events: Int16, deadline: Deadline, doing step: String) throws {
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name (SNI names only names).
+    private static func isAddress(_ host: String) -> Bool {
+        var address = in6_addr()
+        return inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
+    }
+
+    /// Waits until `fd` is ready for `events`; throws once the deadline has passed.
+    static func wait(_ fd: Int32, for events: Int16, deadline: Deadline, doing step: String) throws {
         while true {
             let left = deadline.remainingMilliseconds
             guard left > 0 else {

@@ -163,7 +163,7 @@ def check_chain(driver, handle, name):
 
 def posts(live, since=0):
     """The POST /events/TOKEN requests in the access log from line `since` on: [status]."""
-    return [int(m.group(1)) for line in live.log[since:] for m in [re.search(r'"POST /events/[^ "]+" (\d+)', line)] if m]
+    return [int(m.group(1)) for line in live.log[since:] for m in [re.search(r'"POST /events/[^ "]+ HTTP/1\.[01]" (\d+)', line)] if m]
 
 
 @pytest.mark.parametrize("mode", ["worker", "leader"])
@@ -289,7 +289,7 @@ def test_a_tab_behind_the_stream_is_told_to_catch_up(driver, live, tabs, mode):
     driver.switch_to.window(tabs[1])
     driver.execute_script("LiveList.connect()")
     converge_all(driver, live, tabs[1:], ["same"], "the tab behind")
-    asked = [line for line in live.log[mark:] if f'"GET /lists/same/changes?since={version}"' in line]
+    asked = [line for line in live.log[mark:] if f'"GET /lists/same/changes?since={version} HTTP/1.1"' in line]
     assert asked, "the tab behind did not resync:\n" + "\n".join(live.log[mark:])
     for handle in tabs:
         check_chain(driver, handle, "same")

@@ -39,8 +39,9 @@ final class LiveServer: @unchecked Sendable {
             "--public", Self.root + "/Public", "--templates", Self.root + "/Templates",
             "--log-level", "info",
         ] + arguments, errors: .capture)
-        // The banner names the port: "LiveList serving on http://127.0.0.1:PORT". Read with
-        // PipeReading, never FileHandle (which stops the test process on an interrupted read).
+        // The banner names the port: "LiveList serving on http://127.0.0.1:PORT" (https with
+        // --tls-cert). Read with PipeReading, never FileHandle (which stops the test process on an
+        // interrupted read).
         let descriptor = process.errorDescriptor
         var text = ""
         let deadline = Date().addingTimeInterval(20)
@@ -51,7 +52,7 @@ final class LiveServer: @unchecked Sendable {
             case .nothing: continue
             case .end: break reading
             }
-            if let range = text.range(of: "serving on http://127.0.0.1:") {
+            if let range = text.range(of: "serving on http://127.0.0.1:") ?? text.range(of: "serving on https://127.0.0.1:") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 found = Int(digits)
             }

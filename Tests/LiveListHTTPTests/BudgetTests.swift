@@ -78,6 +78,28 @@ private func uploadHandler(_ calls: Calls) -> HTTPHandler {
         }
     }
 
+    /// A head refused before its body is timed and numbered as a request is: the access log's duration
+    /// and connection, and the request-duration histogram, read both from it.
+    @Test(arguments: EventLoopBackend.available) func aHeadRefusedBeforeItsBodyCarriesItsArrivalAndConnection(backend: EventLoopBackend) async throws {
+        let heads = Locked<[(receivedAt: UInt64, connection: UInt64)]>([])
+        var router = Router()
+        router.add(.PUT, "/up", HTTPHandler.sync { _ in .text("stored") }.checkingHeads { head in
+            heads.withLock { $0.append((head.receivedAt, head.connectionID)) }
+            return HTTPResponse.error(HTTPError(.unauthorized, code: "unauthorized", detail: "no"))
+        })
+        try await withServer(testConfiguration(loops: 1, backend: backend), handler: router.handler) { server in
+            let status = await onThread { () -> Int in
+                guard let client = TestClient(port: server.port) else { return 0 }
+                client.send("PUT /up HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello")
+                return client.readResponse()?.status ?? 0
+            }
+            #expect(status == 401)
+        }
+        let seen = heads.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.allSatisfy { $0.receivedAt > 0 && $0.connection > 0 }, "\(seen)")
+    }
+
     /// The regression: the body budget was reserved from `Content-Length` on any route, so requests
     /// that announced bodies and sent none (eight `GET /healthz` announcing 8 MiB) held it for everyone.
     @Test(arguments: EventLoopBackend.available) func bodiesPastTheirRoutesLimitAreRefusedFromTheHead(backend: EventLoopBackend) async throws {

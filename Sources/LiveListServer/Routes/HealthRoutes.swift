@@ -20,7 +20,6 @@ struct HealthRoutes: Sendable {
     let signIns: SignIns
     let trustedProxies: TrustedProxies
 
-
     /// `GET /healthz`: with a shared store, ``storeHealthz()``; else the plain `ok` of ``healthz()``.
     func liveness() -> HTTPResponse {
         registry.isStoreShared ? storeHealthz() : Self.healthz()
@@ -52,7 +51,6 @@ struct HealthRoutes: Sendable {
         response.headers.set("Cache-Control", "no-store")
         return response
     }
-
 
     /// `GET /metrics`: with a metrics token, for requests that carry it; without one, for loopback
     /// clients through no proxy only, as writes are.

@@ -53,7 +53,6 @@ struct WriteRoutes: Sendable {
         return nil
     }
 
-
     /// What refuses a PUT on its head alone: who may write, which list, which media type. The server
     /// asks it before reading any body (see `handler`); the route asks again, for callers without one.
     func refusePut(_ request: HTTPRequest) -> HTTPResponse? {
