@@ -1,0 +1,71 @@
+public import LiveListEngine
+import Logging
+import PostgresNIO
+
+// Revocations that every node reads through the database (docs/ARCHITECTURE.md, "Several nodes").
+
+extension PostgresListStore {
+    /// How long revocations are kept for nodes that fall behind: an hour.
+    static let revocationRetention = "1 hour"
+    /// The most revocations one read returns.
+    static let revocationBatch = 500
+
+    /// Inserts the revocation, and drops those older than ``revocationRetention``.
+    public func recordRevocation(_ revocation: Revocation) throws(StoreError) {
+        let (kind, subject) = Self.row(revocation)
+        let origin = self.origin
+        try blocking("recording a revocation") { [client, logger] in
+            try await drained(client.query(
+                "INSERT INTO livelist_revocations (origin, kind, subject) VALUES (\(origin), \(kind), \(subject))", logger: logger))
+            try await drained(client.query(PostgresQuery(unsafeSQL:
+                "DELETE FROM livelist_revocations WHERE recorded_at < now() - interval '\(Self.revocationRetention)'"), logger: logger))
+        }
+    }
+
+    /// One statement: the revocations after `position` (at most ``revocationBatch``), each row with the
+    /// oldest id still kept, which says whether some after `position` were dropped.
+    public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
+        let origin = self.origin
+        return try blocking("reading revocations") { [client, logger] in
+            guard let position else {
+                var latest = 0
+                for try await id in try await client.query("SELECT coalesce(max(id), 0) FROM livelist_revocations", logger: logger).decode(Int.self) {
+                    latest = id
+                }
+                return RevocationBatch(revocations: [], position: latest)
+            }
+            var batch = RevocationBatch(revocations: [], position: position)
+            let rows = try await client.query("""
+                SELECT id, origin, kind, subject, (SELECT min(id) FROM livelist_revocations) FROM livelist_revocations
+                WHERE id > \(position) ORDER BY id LIMIT \(Self.revocationBatch)
+                """, logger: logger)
+            for try await (id, from, kind, subject, oldest) in rows.decode((Int, String, String, String, Int).self) {
+                batch.position = id
+                batch.isIncomplete = batch.isIncomplete || (position > 0 && oldest > position + 1)
+                if from != origin, let revocation = Self.revocation(kind: kind, subject: subject) {
+                    batch.revocations.append(revocation)
+                }
+            }
+            return batch
+        }
+    }
+
+    static func row(_ revocation: Revocation) -> (kind: String, subject: String) {
+        switch revocation {
+        case let .identity(id): ("identity", id)
+        case let .list(name): ("list", name)
+        case let .session(digest): ("session", digest)
+        case .everything: ("everything", "")
+        }
+    }
+
+    static func revocation(kind: String, subject: String) -> Revocation? {
+        switch kind {
+        case "identity": .identity(subject)
+        case "list": .list(subject)
+        case "session": .session(subject)
+        case "everything": .everything
+        default: nil
+        }
+    }
+}

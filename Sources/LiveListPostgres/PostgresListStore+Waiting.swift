@@ -1,0 +1,163 @@
+import Dispatch
+import LiveListEngine
+import PostgresNIO
+
+// The synchronous seam: each store call runs on the store's executor and is waited for within its
+// deadline; the database's errors become StoreError kinds (docs/ARCHITECTURE.md, "Several nodes").
+
+extension PostgresListStore {
+    /// The lock timeout of a write: what leaves the database time to answer within `deadline`
+    /// (a second less, or three quarters of a deadline of under four seconds).
+    static func lockTimeoutMilliseconds(within deadline: Duration) -> Int {
+        let milliseconds = Int(deadline.components.seconds) * 1000 + Int(deadline.components.attoseconds / 1_000_000_000_000_000)
+        return max(1, milliseconds >= 4000 ? milliseconds - 1000 : milliseconds * 3 / 4)
+    }
+
+    /// Runs `body` on this store's executor and waits for it, at most ``Options/operationTimeout``.
+    /// Fails at once as unavailable while the listener finds the database unreachable.
+    ///
+    /// A `write` whose answer does not come within the deadline, or whose connection is lost once it
+    /// was sent, fails as ``StoreError/Kind/outcomeUnknown``: the database may still commit it, so it
+    /// is never reported as unavailable, which promises that nothing changed. The database's own
+    /// refusals (a lock timeout, a cancelled statement) roll the write back: those are unavailable.
+    func blocking<T: Sendable>(_ what: String, write: Bool = false, _ body: @escaping @Sendable () async throws -> T) throws(StoreError) -> T {
+        let (reachable, newer) = state.withLock { ($0.reachable, $0.newerSchema) }
+        if let newer {
+            throw StoreError(.unavailable, "\(what): the database \(url) holds schema \(newer), newer than this release's \(Self.schemaVersion)")
+        }
+        guard reachable else {
+            throw StoreError(.unavailable, "\(what): the database \(url) is unreachable")
+        }
+        let outcome = Outcome<T>()
+        Task(executorPreference: executor) {
+            do {
+                outcome.finish(.success(try await body()))
+            } catch {
+                outcome.finish(.failure(error))
+            }
+        }
+        let timeout = options.operationTimeout.components
+        let nanoseconds = Int(timeout.seconds) * 1_000_000_000 + Int(timeout.attoseconds / 1_000_000_000)
+        guard let result = outcome.wait(until: .now() + .nanoseconds(nanoseconds)) else {
+            if write {
+                throw StoreError(.outcomeUnknown, "\(what): the database \(url) did not answer within \(options.operationTimeout); the write may be kept")
+            }
+            throw StoreError(.unavailable, "\(what): the database \(url) did not answer within \(options.operationTimeout)")
+        }
+        switch result.mapError(Self.unwrapped) {
+        case let .success(value):
+            return value
+        case let .failure(error as StoreError):
+            throw error
+        case let .failure(Refusal.stale(version)):
+            throw StoreError(.stale(version: version), "\(what): another node wrote version \(version) first")
+        case .failure(Refusal.keyUsed):
+            throw StoreError(.idempotencyKeyUsed, "\(what): another write kept its idempotency key first")
+        case let .failure(Refusal.limit(limit)):
+            throw StoreError(.limitReached(limit: limit), "\(what): the database holds its limit of \(limit) JSON lists")
+        case let .failure(error):
+            if write, Self.mayHaveBeenSent(error) {
+                throw StoreError(.outcomeUnknown, "\(what): \(Self.describe(error)); the write may be kept")
+            }
+            throw StoreError(Self.isConnectionFailure(error) || Self.isRolledBackTimeout(error) ? .unavailable : .failed, "\(what): \(Self.describe(error))")
+        }
+    }
+
+    /// The error inside a transaction's: what failed first (its begin, its body or its commit).
+    static func unwrapped(_ error: any Error) -> any Error {
+        guard let failed = error as? PostgresTransactionError else { return error }
+        return failed.beginError ?? failed.closureError ?? failed.commitError ?? error
+    }
+
+    /// Whether `error` means the database could not be reached (rather than refused a statement):
+    /// no connection, a lost one, or the server shutting down (SQLSTATE class 08 or 57).
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] {
+            return state.hasPrefix("08") || state.hasPrefix("57")
+        }
+        return true
+    }
+
+    /// Whether a statement that failed with `error` may have reached the database, and so may commit:
+    /// the connection was lost or closed under it. A connection that could not be made, or a pool
+    /// that closed, sent nothing; an answer of the server itself is an outcome.
+    static func mayHaveBeenSent(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .messageDecodingFailure, .unexpectedBackendMessage:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether the database refused a statement for a lock timeout (55P03) or cancelled it (57014):
+    /// its transaction is rolled back, so nothing changed.
+    static func isRolledBackTimeout(_ error: any Error) -> Bool {
+        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
+        return state == "55P03" || state == "57014"
+    }
+
+    /// Why the database's TLS certificate was refused, in words; nil when `error` is not that.
+    static func certificateFailure(_ error: any Error, _ url: DatabaseURL) -> String? {
+        let text = describe(error)
+        if text.contains("failedToValidateHostname") {
+            return "its TLS certificate does not name the host \(url.host) (sslmode=verify-full checks the name: connect by a name it holds)"
+        }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            let roots = url.rootCertificatePath.map { "sslrootcert \($0)" } ?? "the system's roots"
+            return "its TLS certificate did not verify against \(roots): signed by another root, or expired (CERTIFICATE_VERIFY_FAILED)"
+        }
+        return nil
+    }
+
+    /// An error for the log: the server's message when there is one, else the cause beneath the client's
+    /// code (a refused connection, a timeout, a name that did not resolve).
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return "\(message) (\(error.serverInfo?[.sqlState] ?? "?"))"
+        }
+        if let underlying = error.underlying {
+            return "\(error.code): \(underlying)"
+        }
+        return "\(error.code)"
+    }
+}
+
+/// Runs a statement to its end. A statement's error can come after its first answer (a function that
+/// raises, a failed commit): unless its rows are read to the end, it would go unseen.
+func drained(_ rows: PostgresRowSequence) async throws {
+    for try await _ in rows {}
+}
+
+/// The result of a store call, handed from the task that ran it to the thread that waits.
+private final class Outcome<T: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<T, any Error>?
+
+    func finish(_ result: Result<T, any Error>) {
+        self.result = result
+        done.signal()
+    }
+
+    /// The result, or nil when `deadline` passed first.
+    func wait(until deadline: DispatchTime) -> Result<T, any Error>? {
+        guard done.wait(timeout: deadline) == .success else { return nil }
+        return result
+    }
+}
+
+/// A task executor on a Dispatch queue of its own: the store's tasks never wait for Swift's cooperative
+/// pool, whose threads may be the very ones blocked waiting for them (the registry loads the store
+/// from an actor on that pool).
+final class StoreExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "livelist.postgres")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
