@@ -56,6 +56,7 @@ extension PostgresListStore {
         case let .list(name): ("list", name)
         case let .session(digest): ("session", digest)
         case .everything: ("everything", "")
+        case let .signInEnded(ended): ("sign-in", ended.line)
         }
     }
 
@@ -65,6 +66,7 @@ extension PostgresListStore {
         case "list": .list(subject)
         case "session": .session(subject)
         case "everything": .everything
+        case "sign-in": EndedSignIn(line: subject).map { .signInEnded($0) }
         default: nil
         }
     }

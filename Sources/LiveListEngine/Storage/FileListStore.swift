@@ -19,6 +19,8 @@ import Darwin
 ///     DIR/apps/NAME.state        "livelist-state 1 VERSION\n" then a Swift app's state, opaque (a file
 ///                                without that header, from an earlier release, is a state at version 0)
 ///     DIR/secret                 32 random bytes for session tokens (mode 0600)
+///     DIR/ended-sign-ins         one line "DIGEST ISSUED EXPIRES" per sign-out, appended, kept until
+///                                each cookie expires (FileListStore+SignIns.swift)
 ///
 /// A patch (`PATCH`, or a PUT that changes only contents) is appended to the list's log and fsynced,
 /// so its cost follows the patch, not the list. A patch that would make the log hold more bytes than the
@@ -42,6 +44,8 @@ public final class FileListStore: ListStore, Sendable {
     private let logSizes = Mutex<[String: LogSize]>([:])
     /// The open lock file; closing it releases the directory (-1 once closed).
     private let lockDescriptor: Mutex<Int32>
+    /// The ended sign-ins file, once read (see FileListStore+SignIns.swift).
+    let signIns = Mutex<SignInLog?>(nil)
 
     static let marker = "livelist-data"
     static let lockFile = "lock"
@@ -107,6 +111,10 @@ public final class FileListStore: ListStore, Sendable {
             switch entry {
             case Self.marker, Self.lockFile, "lists", "apps", "secret":
                 continue
+            case Self.signInsFile:
+                try signIns.withLock { (log: inout SignInLog?) throws(StoreError) in
+                    log = try readSignIns(now: EndedSignIn.secondsNow())
+                }
             case "versions":
                 stored.highWater = try Self.parseVersions(try Self.read(path), path: path)
             default:

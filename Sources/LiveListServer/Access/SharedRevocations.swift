@@ -20,6 +20,8 @@ extension LiveListApp {
             case let .list(name): if let name = ListName(name) { lists.insert(name) }
             case let .session(digest): sessions.insert(digest)
             case .everything: everything = true
+            // Not a change of a stream's rights: the sign-in's own handling applies it.
+            case .signInEnded: break
             }
         }
         if !sessions.isEmpty {
