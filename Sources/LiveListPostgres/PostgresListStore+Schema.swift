@@ -97,6 +97,14 @@ extension PostgresListStore {
                 try await drained(connection.query(PostgresQuery(unsafeSQL: Self.compactFunction), logger: logger))
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (3)", logger: logger))
             }
+            if found < 4 {
+                // Version 4: ended sign-ins (sign-outs), kept until their cookies expire, which every
+                // node reads at start-up.
+                try await drained(connection.query(
+                    "CREATE TABLE livelist_ended_signins (digest text PRIMARY KEY, issued bigint NOT NULL, expires bigint NOT NULL)", logger: logger))
+                try await drained(connection.query("CREATE INDEX livelist_ended_signins_expires ON livelist_ended_signins (expires)", logger: logger))
+                try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (4)", logger: logger))
+            }
         }
     }
 
@@ -144,7 +152,8 @@ extension PostgresListStore {
         [
             "GRANT USAGE ON SCHEMA public TO \(role)",
             "GRANT SELECT ON livelist_schema TO \(role)",
-            "GRANT SELECT, INSERT, UPDATE, DELETE ON livelist_lists, livelist_history, livelist_meta, livelist_revocations, livelist_leases, livelist_idempotency TO \(role)",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON livelist_lists, livelist_history, livelist_meta, livelist_revocations, livelist_leases, livelist_idempotency, "
+                + "livelist_ended_signins TO \(role)",
             "GRANT USAGE ON SEQUENCE livelist_revocations_id_seq TO \(role)",
             "GRANT EXECUTE ON FUNCTION livelist_write(text, bigint, text, bytea, boolean, bigint, bigint, text, text, bytea, boolean) TO \(role)",
             "GRANT EXECUTE ON FUNCTION livelist_compact(text, bigint, bytea, bigint) TO \(role)",

@@ -50,7 +50,7 @@ public final class PostgresListStore: ListStore, Sendable {
     }
 
     /// The schema version this release creates and understands.
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
     /// The NOTIFY channel.
     static let channel = "livelist"
 
