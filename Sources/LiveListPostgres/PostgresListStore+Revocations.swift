@@ -10,8 +10,9 @@ extension PostgresListStore {
     /// The most revocations one read returns.
     static let revocationBatch = 500
 
-    /// Inserts the revocation, and drops those older than ``revocationRetention``. An ended sign-in is
-    /// kept as ``recordEndedSignIn(_:)`` keeps it.
+    /// Inserts the revocation: one row, nothing else (the old ones are deleted by the housekeeping,
+    /// at most once a minute, PostgresListStore+Housekeeping.swift). An ended sign-in is kept as
+    /// ``recordEndedSignIn(_:)`` keeps it.
     public func recordRevocation(_ revocation: Revocation) throws(StoreError) {
         if case let .signInEnded(ended) = revocation {
             return try recordEndedSignIn(ended)
@@ -21,13 +22,12 @@ extension PostgresListStore {
         try blocking("recording a revocation") { [client, logger] in
             try await drained(client.query(
                 "INSERT INTO livelist_revocations (origin, kind, subject) VALUES (\(origin), \(kind), \(subject))", logger: logger))
-            try await drained(client.query(PostgresQuery(unsafeSQL:
-                "DELETE FROM livelist_revocations WHERE recorded_at < now() - interval '\(Self.revocationRetention)'"), logger: logger))
         }
     }
 
     /// One statement: the revocations after `position` (at most ``revocationBatch``), each row with the
-    /// oldest id still kept, which says whether some after `position` were dropped.
+    /// oldest id still kept, which says whether some after `position` were dropped (the housekeeping
+    /// deletes the smallest ids first, so every id from the oldest kept on is kept).
     public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
         let origin = self.origin
         return try blocking("reading revocations") { [client, logger] in

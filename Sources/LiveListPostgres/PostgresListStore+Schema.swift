@@ -99,7 +99,9 @@ extension PostgresListStore {
             }
             if found < 4 {
                 // Version 4: ended sign-ins (sign-outs), kept until their cookies expire, which every
-                // node reads at start-up.
+                // node reads at start-up; and an index on the revocations' time, so that deleting the
+                // old ones (PostgresListStore+Housekeeping.swift) never scans the table.
+                try await drained(connection.query("CREATE INDEX livelist_revocations_recorded_at ON livelist_revocations (recorded_at)", logger: logger))
                 try await drained(connection.query(
                     "CREATE TABLE livelist_ended_signins (digest text PRIMARY KEY, issued bigint NOT NULL, expires bigint NOT NULL)", logger: logger))
                 try await drained(connection.query("CREATE INDEX livelist_ended_signins_expires ON livelist_ended_signins (expires)", logger: logger))

@@ -45,6 +45,12 @@ public final class PostgresListStore: ListStore, Sendable {
         /// How often a running node reads the schema's version, to stop serving once a newer release
         /// migrated it. Default 30 s.
         public var schemaCheckInterval: Duration = .seconds(30)
+        /// How often a node deletes revocations past their hour and ended sign-ins whose cookies
+        /// expired: never on a write, so that what a flood of revocations costs stays bounded.
+        /// Default 60 s.
+        public var housekeepingInterval: Duration = .seconds(60)
+        /// The most rows one statement of that housekeeping deletes. Default 10,000.
+        public var housekeepingBatch = 10_000
 
         public init() {}
     }
@@ -122,7 +128,8 @@ public final class PostgresListStore: ListStore, Sendable {
         let pool = Task(executorPreference: executor) { await client.run() }
         let listener = Task(executorPreference: executor) { [self] in await listen() }
         let schema = Task(executorPreference: executor) { [self] in await watchSchema() }
-        tasks.withLock { $0 += [pool, listener, schema] }
+        let housekeeping = Task(executorPreference: executor) { [self] in await keepHouse() }
+        tasks.withLock { $0 += [pool, listener, schema, housekeeping] }
     }
 
     /// Reads the schema's version every ``Options/schemaCheckInterval``: once a newer release has migrated the
@@ -147,7 +154,7 @@ public final class PostgresListStore: ListStore, Sendable {
         }
     }
 
-    /// Stops the pool, the listener, the schema watcher and the leases (each lease task gives its lease
+    /// Stops the pool, the listener, the schema watcher, the housekeeping and the leases (each lease task gives its lease
     /// back as it ends, when the database still answers; else the lease expires).
     public func close() {
         for task in tasks.withLock({ tasks in defer { tasks.removeAll() }; return tasks }) {

@@ -1,0 +1,110 @@
+import Dispatch
+import Foundation
+import LiveListEngine
+@testable import LiveListPostgres
+import LiveListTestSupport
+import Testing
+
+/// What a revocation costs stays bounded: recording one inserts one row and deletes nothing (a flood
+/// of sign-outs once made every insert scan the whole table), the old ones go in housekeeping passes
+/// of bounded statements, and `revocations(after:)` still tells a reader that it missed some.
+@Suite(.serialized) struct RevocationHousekeepingTests {
+    /// A store on a database of its own: the store, and the database's URL as text for psql.
+    private func freshStore(_ options: PostgresListStore.Options) async throws -> (PostgresListStore, String, @Sendable () async -> Void) {
+        let (text, psql) = (try #require(TestDatabase.url), try #require(TestDatabase.psql))
+        var url = try DatabaseURL(text)
+        url.database = "livelist_housekeeping_\(UInt32.random(in: 0 ... UInt32.max))"
+        try await TestDatabase.run(psql, [text, "-qc", "CREATE DATABASE \(url.database)"])
+        var address = try #require(URLComponents(string: text))
+        address.path = "/" + url.database
+        let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
+        let name = url.database
+        return (store, try #require(address.string), {
+            store.close()
+            try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"])
+        })
+    }
+
+    /// psql's answer to `sql` on `address`, trimmed (run off the cooperative pool).
+    private func query(_ address: String, _ sql: String) async throws -> String {
+        let psql = try #require(TestDatabase.psql)
+        let (status, output) = try await offThread { () throws -> (Int32, [UInt8]) in
+            let child = try ChildProcess(psql, [address, "-qAtc", sql], output: .capture)
+            let output = PipeReading.readToEnd(child.outputDescriptor)
+            child.waitUntilExit()
+            return (child.terminationStatus, output)
+        }
+        #expect(status == 0, "psql \(sql)")
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Old revocations as another node of an hour ago left them: `count` rows recorded two hours ago.
+    private func insertOld(_ address: String, count: Int) async throws {
+        _ = try await query(address, """
+            INSERT INTO livelist_revocations (origin, kind, subject, recorded_at)
+            SELECT 'elsewhere', 'everything', '', now() - interval '2 hours' FROM generate_series(1, \(count))
+            """)
+    }
+
+    @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
+    func recordingARevocationDeletesNothing() async throws {
+        let (store, address, drop) = try await freshStore(TestDatabase.options)
+        defer { Task { await drop() } }
+        try await insertOld(address, count: 5)
+        for _ in 0 ..< 3 {
+            try await offThread { try store.recordRevocation(.everything) }
+        }
+        #expect(try await query(address, "SELECT count(*) FROM livelist_revocations") == "8", "a revocation's insert deleted the old ones")
+    }
+
+    @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
+    func housekeepingDeletesTheOldInBoundedStatementsAndReadersSeeWhatTheyMissed() async throws {
+        var options = TestDatabase.options
+        options.housekeepingInterval = .seconds(3_600)
+        options.housekeepingBatch = 3
+        let (store, address, drop) = try await freshStore(options)
+        defer { Task { await drop() } }
+        try await insertOld(address, count: 7)
+        let first = try #require(Int(try await query(address, "SELECT min(id) FROM livelist_revocations")))
+        try await offThread { try store.recordRevocation(.identity("recent")) }
+        let expired = EndedSignIn(digest: String(repeating: "a", count: 32), issued: 1, expires: 2)
+        let live = EndedSignIn(digest: String(repeating: "b", count: 32), issued: 1, expires: Int(Date().timeIntervalSince1970) + 3_600)
+        _ = try await query(address, "INSERT INTO livelist_ended_signins VALUES ('\(expired.digest)', 1, 2)")
+        try await offThread { try store.recordEndedSignIn(live) }
+        let deleted = try await store.housekeepingPass()
+        #expect(deleted.revocations == 7 && deleted.endedSignIns == 1, "\(deleted)")
+        #expect(try await query(address, "SELECT count(*) FROM livelist_revocations") == "2", "the recent revocation and the sign-out's stay")
+        #expect(try await offThread { try store.endedSignIns(now: 0) } == [live])
+        // A reader that had read only the first old one missed six: it is told so.
+        let missed = try await offThread { try store.revocations(after: first) }
+        #expect(missed.isIncomplete)
+        // Nothing is left to delete: a second pass deletes nothing.
+        let again = try await store.housekeepingPass()
+        #expect(again.revocations == 0 && again.endedSignIns == 0, "\(again)")
+    }
+
+    /// Even when every revocation is old, the newest stays: a reader far behind still learns that it
+    /// missed some, from that row's id.
+    @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
+    func theNewestRevocationStaysSoAReaderFarBehindKnows() async throws {
+        var options = TestDatabase.options
+        options.housekeepingInterval = .milliseconds(100)
+        let (store, address, drop) = try await freshStore(options)
+        defer { Task { await drop() } }
+        try await insertOld(address, count: 4)
+        let first = try #require(Int(try await query(address, "SELECT min(id) FROM livelist_revocations")))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await query(address, "SELECT count(*) FROM livelist_revocations") != "1", ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await query(address, "SELECT count(*) FROM livelist_revocations") == "1", "the periodic pass did not run, or deleted the newest")
+        let missed = try await offThread { try store.revocations(after: first) }
+        #expect(missed.isIncomplete)
+    }
+
+    private func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
