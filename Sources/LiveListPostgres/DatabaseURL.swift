@@ -8,8 +8,8 @@ import LiveListEngine
 /// `sslmode` has libpq's meaning: `disable` (no TLS), `require` (TLS, the certificate not checked;
 /// with `sslrootcert`, checked as `verify-ca` is, as libpq does), `verify-ca` (TLS, the certificate
 /// signed by a trusted root) and `verify-full` (that, and the certificate names the host). Without
-/// one, a loopback host (`localhost`, `127.0.0.1`, `::1`) means `disable` and any other host
-/// `verify-full`. `prefer` and `allow`, which neither verify nor refuse clear text, are refused.
+/// one, a loopback host (exactly `localhost`, an address of 127.0.0.0/8, or `::1`) means `disable` and
+/// any other host `verify-full`. `prefer` and `allow`, which neither verify nor refuse clear text, are refused.
 /// `sslrootcert` is a PEM file of trusted roots, or `system` (the default) for the system's roots;
 /// `sslcert` and `sslkey`, PEM files, give a client certificate.
 public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
@@ -139,9 +139,20 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         "postgres://\(user)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database) (sslmode=\(tlsMode.rawValue))"
     }
 
-    /// Whether `host` names this machine: connections to it stay on it, so TLS is not needed by default.
+    /// Whether `host` names this machine by an address (127.0.0.0/8 as four decimal numbers, or `::1`)
+    /// or as exactly `localhost`: connections to it stay on it, so TLS is not needed by default. A name
+    /// that merely starts like an address (`127.db.example`) is looked up in DNS, so it is not.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host.lowercased() == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { $0[0] } == 127
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1 }
+        }
+        return false
     }
 }
 

@@ -52,8 +52,12 @@ import Testing
     @Test func tlsFollowsLibpqAndIsOnByDefaultAwayFromLoopback() throws {
         #expect(try DatabaseURL("postgres://u@db.example.com/db").tlsMode == .verifyFull)
         #expect(try DatabaseURL("postgres://u@10.0.0.5/db").tlsMode == .verifyFull)
-        for loopback in ["localhost", "127.0.0.1", "127.0.0.2", "[::1]"] {
+        for loopback in ["localhost", "LOCALHOST", "127.0.0.1", "127.0.0.2", "127.255.255.254", "[::1]", "[0:0:0:0:0:0:0:1]"] {
             #expect(try DatabaseURL("postgres://u@\(loopback)/db").tlsMode == .disable, "\(loopback)")
+        }
+        // A name that only starts like a loopback address is looked up in DNS: it gets TLS.
+        for name in ["127.db.example", "127.0.0.1.nip.io", "localhost.example", "127.1", "127.0.0.256", "[::2]", "[::ffff:127.0.0.1]"] {
+            #expect(try DatabaseURL("postgres://u@\(name)/db").tlsMode == .verifyFull, "\(name)")
         }
         #expect(try DatabaseURL("postgres://u@127.0.0.1/db?sslmode=verify-full").tlsMode == .verifyFull)
         #expect(try DatabaseURL("postgres://u@h/db?sslmode=require").tlsMode == .require)
