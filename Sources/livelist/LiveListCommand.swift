@@ -222,9 +222,14 @@ struct ServeCommand: AsyncParsableCommand {
         if let text = (databaseURL ?? env("LIVELIST_DATABASE_URL")).flatMap({ $0.isEmpty ? nil : $0 }) {
             let url: DatabaseURL
             do {
-                url = try DatabaseURL(text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 })
+                url = try DatabaseURL(
+                    text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 },
+                    environment: ProcessInfo.processInfo.environment)
             } catch {
                 throw ValidationError("--database-url: \(error)")
+            }
+            for warning in url.warnings {
+                logger.warning("\(warning)")
             }
             var options = PostgresListStore.Options()
             options.maximumJSONLists = maxLists
