@@ -7,22 +7,21 @@ import Synchronization
 // transaction mode, the notices it receives, and reachability.
 
 extension PostgresListStore {
-    var connectionConfiguration: PostgresConnection.Configuration {
-        PostgresConnection.Configuration(
-            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database, tls: connectionTLS)
-    }
-
     /// Listens for other nodes' writes on a connection of its own; reconnects with backoff (0.1 s
     /// doubling to 2 s) when the connection is lost, and after each (re)connection has every list
-    /// catch up (notices sent meanwhile are lost).
+    /// catch up (notices sent meanwhile are lost). Each connection chooses the server anew, in the
+    /// URL's order, and the pool follows it there (PostgresListStore+Servers.swift).
     func listen() async {
         var backoff = Duration.milliseconds(100)
         var id = 0
         while !Task.isCancelled {
             id += 1
             do {
-                let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: id, logger: logger)
+                let (server, connection) = try await Self.choose(url, tls: connectionTLS, id: id, logger: logger)
                 defer { Task { try? await connection.close() } }
+                state.withLock { $0.listener = connection }
+                defer { state.withLock { $0.listener = nil } }
+                adopt(server)
                 try await connection.listen(on: Self.channel) { notifications in
                     state.withLock { $0.listening = true }
                     defer { state.withLock { $0.listening = false } }
@@ -36,8 +35,12 @@ extension PostgresListStore {
                 throw StoreError(.unavailable, "the database ended the listening connection")
             } catch {
                 if Task.isCancelled { break }
+                if state.withLock({ state in defer { state.choosingAgain = false }; return state.choosingAgain }) {
+                    // Closed on purpose (chooseAgain): choose at once, and keep serving meanwhile.
+                    continue
+                }
                 if setReachable(false) {
-                    logger.error("the database \(url) is unreachable (\(Self.describe(error))); reconnecting")
+                    logger.error("the database \(url) is unreachable (\(error is NoServerError ? "\(error)" : Self.describe(error))); reconnecting")
                 }
             }
             try? await Task.sleep(for: backoff)

@@ -6,14 +6,12 @@ import PostgresNIO
 // grants of a runtime role (docs/DEPLOYMENT.md, "Several nodes on one PostgreSQL").
 
 extension PostgresListStore {
-    /// On a connection of its own: the pool may not run yet. The schema's version is read first,
-    /// without a lock: a current schema needs nothing more, so a node whose role may only read and
-    /// write LiveList's rows starts. Otherwise the schema table is made (a node that races to make it
-    /// too finds it made), then locked for the migration: a table lock, which only a role with rights
-    /// on the table can take, so no other role can hold migrations back.
-    func migrate() async throws {
-        let connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
-        defer { Task { try? await connection.close() } }
+    /// On `connection`, the one that chose the server (the pool may not run yet). The schema's version
+    /// is read first, without a lock: a current schema needs nothing more, so a node whose role may
+    /// only read and write LiveList's rows starts. Otherwise the schema table is made (a node that races
+    /// to make it too finds it made), then locked for the migration: a table lock, which only a role
+    /// with rights on the table can take, so no other role can hold migrations back.
+    func migrate(on connection: PostgresConnection) async throws {
         let found = try await Self.storedSchemaVersion(connection, logger: logger)
         guard found != Self.schemaVersion else { return }
         try Self.ensureUnderstood(found)

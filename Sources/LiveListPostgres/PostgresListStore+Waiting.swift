@@ -55,6 +55,12 @@ extension PostgresListStore {
             throw StoreError(.idempotencyKeyUsed, "\(what): another write kept its idempotency key first")
         case let .failure(Refusal.limit(limit)):
             throw StoreError(.limitReached(limit: limit), "\(what): the database holds its limit of \(limit) JSON lists")
+        case let .failure(error) where (error as? PSQLError)?.serverInfo?[.sqlState] == Self.readOnlyState:
+            // The server takes no writes: a standby, or a primary that was demoted. Nothing was written.
+            if url.targetSession == .readWrite {
+                chooseAgain()
+            }
+            throw StoreError(.unavailable, "\(what): \(Self.describe(error)); the server \(pool.withLock { $0.server }) takes no writes")
         case let .failure(error):
             if write, Self.mayHaveBeenSent(error) {
                 throw StoreError(.outcomeUnknown, "\(what): \(Self.describe(error)); the write may be kept")
@@ -62,6 +68,9 @@ extension PostgresListStore {
             throw StoreError(Self.isConnectionFailure(error) || Self.isRolledBackTimeout(error) ? .unavailable : .failed, "\(what): \(Self.describe(error))")
         }
     }
+
+    /// The SQLSTATE of a statement refused because the server takes no writes (a standby).
+    static let readOnlyState = "25006"
 
     /// The error inside a transaction's: what failed first (its begin, its body or its commit).
     static func unwrapped(_ error: any Error) -> any Error {
@@ -99,11 +108,16 @@ extension PostgresListStore {
         return state == "55P03" || state == "57014"
     }
 
+    /// Why `error` happened at `server`: why its certificate was refused, or ``describe(_:)``.
+    static func failure(_ error: any Error, at server: DatabaseURL.Server, _ url: DatabaseURL) -> String {
+        certificateFailure(error, server: server, url) ?? describe(error)
+    }
+
     /// Why the database's TLS certificate was refused, in words; nil when `error` is not that.
-    static func certificateFailure(_ error: any Error, _ url: DatabaseURL) -> String? {
+    static func certificateFailure(_ error: any Error, server: DatabaseURL.Server, _ url: DatabaseURL) -> String? {
         let text = describe(error)
         if text.contains("failedToValidateHostname") {
-            return "its TLS certificate does not name the host \(url.host) (sslmode=verify-full checks the name: connect by a name it holds)"
+            return "its TLS certificate does not name the host \(server.host) (sslmode=verify-full checks the name: connect by a name it holds)"
         }
         if text.contains("CERTIFICATE_VERIFY_FAILED") {
             let roots = url.rootCertificatePath.map { "sslrootcert \($0)" } ?? "the system's roots"

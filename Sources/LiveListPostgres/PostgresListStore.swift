@@ -63,13 +63,15 @@ public final class PostgresListStore: ListStore, Sendable {
     let options: Options
     let url: DatabaseURL
     let logger: Logger
-    let client: PostgresClient
+    /// The pool on the server this node uses now (see PostgresListStore+Servers.swift).
+    let pool: Mutex<ServerPool>
     let executor = StoreExecutor()
     let state = Mutex(SharedState())
     let noticeBox: NoticeQueue
     let tasks = Mutex<[Task<Void, Never>]>([])
-    /// The TLS of the connections this store opens itself (the listener, the leases, migrations).
+    /// The TLS of the connections this store opens itself (the listener, migrations) and of its pools.
     let connectionTLS: PostgresConnection.Configuration.TLS
+    let clientTLS: TLSConfiguration?
     /// This process among the store's: its own revocations are not read back.
     let origin = UUID().uuidString
 
@@ -84,6 +86,16 @@ public final class PostgresListStore: ListStore, Sendable {
         var newerSchema: Int?
         var droppedNotices = 0
         var lastDropReport: ContinuousClock.Instant?
+        /// The listener's connection while it has one: closed to have it choose a server again.
+        var listener: PostgresConnection?
+        /// Whether the listener's connection was closed on purpose, to choose a server again.
+        var choosingAgain = false
+        var closed = false
+    }
+
+    /// The pool's client on the server this node uses now.
+    var client: PostgresClient {
+        pool.withLock { $0.client }
     }
 
     /// Connects to the database at `url`, creates or migrates the schema when it is not current (once,
@@ -96,40 +108,44 @@ public final class PostgresListStore: ListStore, Sendable {
         url: DatabaseURL, options: Options = Options(), logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(StoreError) -> PostgresListStore {
         let tls = try Self.tlsConfiguration(for: url)
-        let store = PostgresListStore(url: url, tls: tls, options: options, logger: logger)
+        let connectionTLS: PostgresConnection.Configuration.TLS = tls.map { .require($0.context) } ?? .disable
+        let chosen: (server: DatabaseURL.Server, connection: PostgresConnection)
+        do {
+            chosen = try await Self.choose(url, tls: connectionTLS, id: 0, logger: logger)
+        } catch {
+            throw StoreError("cannot connect to the database \(url): \(error)")
+        }
+        let store = PostgresListStore(url: url, tls: tls, server: chosen.server, options: options, logger: logger)
         store.start()
         do {
-            try await store.migrate()
+            defer { Task { try? await chosen.connection.close() } }
+            try await store.migrate(on: chosen.connection)
             try await store.checkNotificationsArrive()
         } catch {
             store.close()
-            throw StoreError("cannot prepare the database \(url): \(Self.certificateFailure(error, url) ?? Self.describe(error))")
+            throw StoreError("cannot prepare the database \(url): \(Self.failure(error, at: chosen.server, url))")
         }
         return store
     }
 
-    init(url: DatabaseURL, tls: (configuration: TLSConfiguration, context: NIOSSLContext)?, options: Options, logger: Logger) {
+    init(url: DatabaseURL, tls: (configuration: TLSConfiguration, context: NIOSSLContext)?, server: DatabaseURL.Server, options: Options, logger: Logger) {
         self.url = url
         self.options = options
         self.logger = logger
         connectionTLS = tls.map { .require($0.context) } ?? .disable
-        var configuration = PostgresClient.Configuration(
-            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
-            tls: tls.map { .require($0.configuration) } ?? .disable)
-        configuration.options.maximumConnections = max(2, options.maximumConnections)
-        configuration.options.connectTimeout = .seconds(3)
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        clientTLS = tls?.configuration
+        pool = Mutex(ServerPool(server: server, client: PostgresClient(
+            configuration: Self.clientConfiguration(for: server, url, tls: tls?.configuration, options: options), backgroundLogger: logger)))
         noticeBox = NoticeQueue()
     }
 
-    /// Starts the client's pool and the listener, on this store's executor.
+    /// Starts the pool, the listener, the schema watcher and the housekeeping, on this store's executor.
     func start() {
-        let client = self.client
-        let pool = Task(executorPreference: executor) { await client.run() }
+        let task = runPool()
         let listener = Task(executorPreference: executor) { [self] in await listen() }
         let schema = Task(executorPreference: executor) { [self] in await watchSchema() }
         let housekeeping = Task(executorPreference: executor) { [self] in await keepHouse() }
-        tasks.withLock { $0 += [pool, listener, schema, housekeeping] }
+        tasks.withLock { $0 += [task, listener, schema, housekeeping] }
     }
 
     /// Reads the schema's version every ``Options/schemaCheckInterval``: once a newer release has migrated the
@@ -157,9 +173,11 @@ public final class PostgresListStore: ListStore, Sendable {
     /// Stops the pool, the listener, the schema watcher, the housekeeping and the leases (each lease task gives its lease
     /// back as it ends, when the database still answers; else the lease expires).
     public func close() {
+        state.withLock { $0.closed = true }
         for task in tasks.withLock({ tasks in defer { tasks.removeAll() }; return tasks }) {
             task.cancel()
         }
+        pool.withLock { $0.task }?.cancel()
         noticeBox.finish()
     }
 

@@ -1,41 +1,28 @@
-import Dispatch
 import Foundation
 import LiveListEngine
 @testable import LiveListPostgres
-import LiveListTestSupport
 import Testing
 
 /// What a revocation costs stays bounded: recording one inserts one row and deletes nothing (a flood
 /// of sign-outs once made every insert scan the whole table), the old ones go in housekeeping passes
 /// of bounded statements, and `revocations(after:)` still tells a reader that it missed some.
 @Suite(.serialized) struct RevocationHousekeepingTests {
-    /// A store on a database of its own: the store, and the database's URL as text for psql.
+    /// A store on a database of its own: the store, and the database's psql address.
     private func freshStore(_ options: PostgresListStore.Options) async throws -> (PostgresListStore, String, @Sendable () async -> Void) {
-        let (text, psql) = (try #require(TestDatabase.url), try #require(TestDatabase.psql))
+        let text = try #require(TestDatabase.url)
         var url = try DatabaseURL(text)
-        url.database = "livelist_housekeeping_\(UInt32.random(in: 0 ... UInt32.max))"
-        try await TestDatabase.run(psql, [text, "-qc", "CREATE DATABASE \(url.database)"])
-        var address = try #require(URLComponents(string: text))
-        address.path = "/" + url.database
+        url.database = Postgres.databaseName("housekeeping")
+        let address = try await Postgres.createDatabase(url.database, on: text)
         let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
         let name = url.database
-        return (store, try #require(address.string), {
+        return (store, address, {
             store.close()
-            try? await TestDatabase.run(psql, [text, "-qc", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"])
+            await Postgres.dropDatabase(name, on: text)
         })
     }
 
-    /// psql's answer to `sql` on `address`, trimmed (run off the cooperative pool).
     private func query(_ address: String, _ sql: String) async throws -> String {
-        let psql = try #require(TestDatabase.psql)
-        let (status, output) = try await offThread { () throws -> (Int32, [UInt8]) in
-            let child = try ChildProcess(psql, [address, "-qAtc", sql], output: .capture)
-            let output = PipeReading.readToEnd(child.outputDescriptor)
-            child.waitUntilExit()
-            return (child.terminationStatus, output)
-        }
-        #expect(status == 0, "psql \(sql)")
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try await Postgres.query(address, sql)
     }
 
     /// Old revocations as another node of an hour ago left them: `count` rows recorded two hours ago.
@@ -103,8 +90,6 @@ import Testing
     }
 
     private func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
+        try await Postgres.offThread(body)
     }
 }
