@@ -26,18 +26,22 @@ import Testing
     }
 
     /// Old revocations as another node of an hour ago left them: `count` rows recorded two hours ago.
-    private func insertOld(_ address: String, count: Int) async throws {
-        _ = try await query(address, """
-            INSERT INTO livelist_revocations (origin, kind, subject, recorded_at)
-            SELECT 'elsewhere', 'everything', '', now() - interval '2 hours' FROM generate_series(1, \(count))
+    /// Answers the first one's id.
+    private func insertOld(_ address: String, count: Int) async throws -> Int {
+        let first = try await query(address, """
+            WITH made AS (
+                INSERT INTO livelist_revocations (origin, kind, subject, recorded_at)
+                SELECT 'elsewhere', 'everything', '', now() - interval '2 hours' FROM generate_series(1, \(count)) RETURNING id)
+            SELECT min(id) FROM made
             """)
+        return try #require(Int(first))
     }
 
     @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
     func recordingARevocationDeletesNothing() async throws {
         let (store, address, drop) = try await freshStore(TestDatabase.options)
         defer { Task { await drop() } }
-        try await insertOld(address, count: 5)
+        _ = try await insertOld(address, count: 5)
         for _ in 0 ..< 3 {
             try await offThread { try store.recordRevocation(.everything) }
         }
@@ -51,8 +55,7 @@ import Testing
         options.housekeepingBatch = 3
         let (store, address, drop) = try await freshStore(options)
         defer { Task { await drop() } }
-        try await insertOld(address, count: 7)
-        let first = try #require(Int(try await query(address, "SELECT min(id) FROM livelist_revocations")))
+        let first = try await insertOld(address, count: 7)
         try await offThread { try store.recordRevocation(.identity("recent")) }
         let expired = EndedSignIn(digest: String(repeating: "a", count: 32), issued: 1, expires: 2)
         let live = EndedSignIn(digest: String(repeating: "b", count: 32), issued: 1, expires: Int(Date().timeIntervalSince1970) + 3_600)
@@ -78,8 +81,7 @@ import Testing
         options.housekeepingInterval = .milliseconds(100)
         let (store, address, drop) = try await freshStore(options)
         defer { Task { await drop() } }
-        try await insertOld(address, count: 4)
-        let first = try #require(Int(try await query(address, "SELECT min(id) FROM livelist_revocations")))
+        let first = try await insertOld(address, count: 4)
         let deadline = ContinuousClock.now + .seconds(10)
         while try await query(address, "SELECT count(*) FROM livelist_revocations") != "1", ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
