@@ -57,7 +57,7 @@ extension PostgresListStore {
                 }
             } catch {
                 if Task.isCancelled { break }
-                logger.warning("housekeeping: cannot delete old revocations and ended sign-ins (tried again in \(options.housekeepingInterval)): \(Self.describe(error))")
+                logger.warning("housekeeping: cannot delete old revocations and ended sign-ins (tried again in \(options.housekeepingInterval)): \(explain(error))")
             }
         }
     }

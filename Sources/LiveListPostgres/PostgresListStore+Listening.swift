@@ -40,7 +40,7 @@ extension PostgresListStore {
                     continue
                 }
                 if setReachable(false) {
-                    logger.error("the database \(url) is unreachable (\(error is NoServerError ? "\(error)" : Self.describe(error))); reconnecting")
+                    logger.error("the database \(url) is unreachable (\(error is NoServerError ? "\(error)" : explain(error))); reconnecting")
                 }
             }
             try? await Task.sleep(for: backoff)

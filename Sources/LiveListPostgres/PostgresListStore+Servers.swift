@@ -16,7 +16,7 @@ struct ServerPool: Sendable {
     var task: Task<Void, Never>?
 }
 
-/// No server of the URL could be used: each one's failure, in words (`SERVER: WHY`).
+/// No server of the URL could be used: each one's failure, in words, naming it.
 struct NoServerError: Error, CustomStringConvertible {
     var failures: [String]
 
@@ -73,7 +73,7 @@ extension PostgresListStore {
             do {
                 connection = try await PostgresConnection.connect(configuration: connectionConfiguration(for: server, url, tls: tls), id: id, logger: logger)
             } catch {
-                failures.append("\(server): \(failure(error, at: server, url))")
+                failures.append(failure(error, at: server, url))
                 continue
             }
             guard url.targetSession == .readWrite else { return (server, connection) }
@@ -83,9 +83,9 @@ extension PostgresListStore {
                     readOnly = value
                 }
                 if readOnly == "off" { return (server, connection) }
-                failures.append("\(server): takes no writes (transaction_read_only is on: a standby), and the URL asks for target_session_attrs=read-write")
+                failures.append("the database server \(server) takes no writes (transaction_read_only is on: a standby), and the URL asks for target_session_attrs=read-write")
             } catch {
-                failures.append("\(server): \(failure(error, at: server, url))")
+                failures.append(failure(error, at: server, url))
             }
             try? await connection.close()
         }

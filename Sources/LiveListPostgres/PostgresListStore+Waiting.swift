@@ -60,12 +60,12 @@ extension PostgresListStore {
             if url.targetSession == .readWrite {
                 chooseAgain()
             }
-            throw StoreError(.unavailable, "\(what): \(Self.describe(error)); the server \(pool.withLock { $0.server }) takes no writes")
+            throw StoreError(.unavailable, "\(what): \(explain(error))")
         case let .failure(error):
             if write, Self.mayHaveBeenSent(error) {
-                throw StoreError(.outcomeUnknown, "\(what): \(Self.describe(error)); the write may be kept")
+                throw StoreError(.outcomeUnknown, "\(what): \(explain(error)); the write may be kept")
             }
-            throw StoreError(Self.isConnectionFailure(error) || Self.isRolledBackTimeout(error) ? .unavailable : .failed, "\(what): \(Self.describe(error))")
+            throw StoreError(Self.isConnectionFailure(error) || Self.isRolledBackTimeout(error) ? .unavailable : .failed, "\(what): \(explain(error))")
         }
     }
 
@@ -106,37 +106,6 @@ extension PostgresListStore {
     static func isRolledBackTimeout(_ error: any Error) -> Bool {
         guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
         return state == "55P03" || state == "57014"
-    }
-
-    /// Why `error` happened at `server`: why its certificate was refused, or ``describe(_:)``.
-    static func failure(_ error: any Error, at server: DatabaseURL.Server, _ url: DatabaseURL) -> String {
-        certificateFailure(error, server: server, url) ?? describe(error)
-    }
-
-    /// Why the database's TLS certificate was refused, in words; nil when `error` is not that.
-    static func certificateFailure(_ error: any Error, server: DatabaseURL.Server, _ url: DatabaseURL) -> String? {
-        let text = describe(error)
-        if text.contains("failedToValidateHostname") {
-            return "its TLS certificate does not name the host \(server.host) (sslmode=verify-full checks the name: connect by a name it holds)"
-        }
-        if text.contains("CERTIFICATE_VERIFY_FAILED") {
-            let roots = url.rootCertificatePath.map { "sslrootcert \($0)" } ?? "the system's roots"
-            return "its TLS certificate did not verify against \(roots): signed by another root, or expired (CERTIFICATE_VERIFY_FAILED)"
-        }
-        return nil
-    }
-
-    /// An error for the log: the server's message when there is one, else the cause beneath the client's
-    /// code (a refused connection, a timeout, a name that did not resolve).
-    static func describe(_ error: any Error) -> String {
-        guard let error = error as? PSQLError else { return "\(error)" }
-        if let message = error.serverInfo?[.message] {
-            return "\(message) (\(error.serverInfo?[.sqlState] ?? "?"))"
-        }
-        if let underlying = error.underlying {
-            return "\(error.code): \(underlying)"
-        }
-        return "\(error.code)"
     }
 }
 
