@@ -71,9 +71,12 @@ extension PostgresListStore {
         for statement in [Self.pruneRevocations(batch:), Self.pruneEndedSignIns(batch:)] {
             var total = 0
             for _ in 0 ..< Self.housekeepingBatchesPerPass {
-                var deleted = 0
-                for try await count in try await client.query(statement(batch), logger: logger).decode(Int.self) {
-                    deleted = count
+                let deleted = try await withConnection { [logger] connection in
+                    var deleted = 0
+                    for try await count in try await connection.query(statement(batch), logger: logger).decode(Int.self) {
+                        deleted = count
+                    }
+                    return deleted
                 }
                 total += deleted
                 if deleted < batch { break }

@@ -28,15 +28,18 @@ extension PostgresListStore {
         let origin = self.origin
         while !Task.isCancelled {
             do {
-                var held = false
-                for try await holder in try await client.query("""
-                    INSERT INTO livelist_leases (name, holder, expires_at)
-                    VALUES (\(name), \(origin), now() + make_interval(secs => \(Self.leaseSeconds)))
-                    ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-                    WHERE livelist_leases.holder = excluded.holder OR livelist_leases.expires_at < now()
-                    RETURNING holder
-                    """, logger: logger).decode(String.self) {
-                    held = holder == origin
+                let held = try await withConnection { [logger] connection in
+                    var held = false
+                    for try await holder in try await connection.query("""
+                        INSERT INTO livelist_leases (name, holder, expires_at)
+                        VALUES (\(name), \(origin), now() + make_interval(secs => \(Self.leaseSeconds)))
+                        ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+                        WHERE livelist_leases.holder = excluded.holder OR livelist_leases.expires_at < now()
+                        RETURNING holder
+                        """, logger: logger).decode(String.self) {
+                        held = holder == origin
+                    }
+                    return held
                 }
                 setLease(name, held)
             } catch {
@@ -45,7 +48,9 @@ extension PostgresListStore {
             try? await Task.sleep(for: .seconds(1))
         }
         setLease(name, false)
-        try? await drained(client.query("DELETE FROM livelist_leases WHERE name = \(name) AND holder = \(origin)", logger: logger))
+        try? await withConnection { [logger] connection in
+            try await drained(connection.query("DELETE FROM livelist_leases WHERE name = \(name) AND holder = \(origin)", logger: logger))
+        }
     }
 
     func setLease(_ name: String, _ held: Bool) {

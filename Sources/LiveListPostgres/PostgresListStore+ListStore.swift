@@ -10,10 +10,10 @@ extension PostgresListStore {
     public var isShared: Bool { true }
 
     public func load() throws(StoreError) -> StoredLists {
-        try blocking("loading the lists") { [client, logger] in
+        try blocking("loading the lists") { [logger] connection in
             var stored = StoredLists()
             var patched: [(name: String, base: StoredLists.JSONList, version: Int)] = []
-            let rows = try await client.query("SELECT name, version, kind, content, base_version FROM livelist_lists", logger: logger)
+            let rows = try await connection.query("SELECT name, version, kind, content, base_version FROM livelist_lists", logger: logger)
             for try await (name, version, kind, content, base) in rows.decode((String, Int, String, ByteBuffer?, Int).self) {
                 guard kind != Kind.none.rawValue else { continue }
                 stored.highWater[name] = version
@@ -29,15 +29,15 @@ extension PostgresListStore {
                 }
             }
             for list in patched {
-                stored.jsonLists[list.name] = try await Self.patched(list.base, of: list.name, upTo: list.version, client: client, logger: logger)
+                stored.jsonLists[list.name] = try await Self.patched(list.base, of: list.name, upTo: list.version, connection: connection, logger: logger)
             }
             return stored
         }
     }
 
     public func saveHighWater(_ version: Int, for name: String) throws(StoreError) {
-        try blocking("reserving versions of \(name)") { [client, logger] in
-            try await drained(client.query("""
+        try blocking("reserving versions of \(name)") { [logger] connection in
+            try await drained(connection.query("""
                 INSERT INTO livelist_lists (name, version, kind) VALUES (\(name), \(version), \(Kind.reserved.rawValue))
                 ON CONFLICT (name) DO UPDATE SET version = greatest(livelist_lists.version, excluded.version)
                 """, logger: logger))
@@ -64,9 +64,9 @@ extension PostgresListStore {
     static let idempotencyRetention = "24 hours"
 
     public func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite? {
-        try blocking("looking up an idempotency key of \(name)") { [client, logger] in
+        try blocking("looking up an idempotency key of \(name)") { [logger] connection in
             var found: IdempotentWrite?
-            let rows = try await client.query("""
+            let rows = try await connection.query("""
                 SELECT fingerprint, version, created FROM livelist_idempotency
                 WHERE name = \(name) AND key = \(key) AND recorded_at >= now() - interval '\(unescaped: Self.idempotencyRetention)'
                 """, logger: logger)
@@ -82,8 +82,8 @@ extension PostgresListStore {
     }
 
     public func appState(name: String) throws(StoreError) -> StoredLists.AppState? {
-        try blocking("reading the state of \(name)") { [client, logger] in
-            let rows = try await client.query(
+        try blocking("reading the state of \(name)") { [logger] connection in
+            let rows = try await connection.query(
                 "SELECT version, content FROM livelist_lists WHERE name = \(name) AND kind = \(Kind.state.rawValue)", logger: logger)
             var found: StoredLists.AppState?
             for try await (version, content) in rows.decode((Int, ByteBuffer?).self) {
@@ -96,12 +96,12 @@ extension PostgresListStore {
     public func secret() throws(StoreError) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         let fresh = ByteBuffer(bytes: (0 ..< 32).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
-        return try blocking("reading the session secret") { [client, logger] in
+        return try blocking("reading the session secret") { [logger] connection in
             // The first node to ask stores its secret; every node then signs with that one.
-            try await drained(client.query(
+            try await drained(connection.query(
                 "INSERT INTO livelist_meta (key, value) VALUES ('session_secret', \(fresh)) ON CONFLICT (key) DO NOTHING", logger: logger))
             var secret: [UInt8] = []
-            for try await value in try await client.query("SELECT value FROM livelist_meta WHERE key = 'session_secret'", logger: logger)
+            for try await value in try await connection.query("SELECT value FROM livelist_meta WHERE key = 'session_secret'", logger: logger)
                 .decode(ByteBuffer.self)
             {
                 secret = Array(buffer: value)
@@ -114,12 +114,12 @@ extension PostgresListStore {
     }
 
     public func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? {
-        try blocking("reading \(name)") { [client, logger] in
+        try blocking("reading \(name)") { [logger] connection in
             // One statement, so one snapshot: the kept versions after `version`, each row with the list's
             // current version (one row of nulls when none is kept).
             var latestVersion = 0
             var steps: [StoredUpdate.Step] = []
-            let rows = try await client.query("""
+            let rows = try await connection.query("""
                 SELECT l.version, h.version, h.kind, h.content FROM livelist_lists l
                 LEFT JOIN livelist_history h ON h.name = l.name AND h.version > \(version)
                 WHERE l.name = \(name) ORDER BY h.version
@@ -137,12 +137,12 @@ extension PostgresListStore {
                 && !steps.contains { $0.content == .reserved }
             if complete { return StoredUpdate(steps: steps) }
             var latest: StoredUpdate.Step?
-            for try await (stored, kind, content, base) in try await client.query(
+            for try await (stored, kind, content, base) in try await connection.query(
                 "SELECT version, kind, content, base_version FROM livelist_lists WHERE name = \(name)", logger: logger
             ).decode((Int, String, ByteBuffer?, Int).self) {
                 latest = Self.step(version: base, kind: kind, content: content)
                 if case let .json(body)? = latest?.content, base < stored {
-                    let list = try await Self.patched(.init(version: base, body: body), of: name, upTo: stored, client: client, logger: logger)
+                    let list = try await Self.patched(.init(version: base, body: body), of: name, upTo: stored, connection: connection, logger: logger)
                     latest = .init(version: list.version, content: .json(list.body))
                 } else {
                     latest?.version = stored
@@ -154,9 +154,9 @@ extension PostgresListStore {
     }
 
     public func versions() throws(StoreError) -> [String: Int] {
-        try blocking("reading the versions") { [client, logger] in
+        try blocking("reading the versions") { [logger] connection in
             var versions: [String: Int] = [:]
-            let rows = try await client.query(
+            let rows = try await connection.query(
                 "SELECT name, version FROM livelist_lists WHERE kind IN ('json', 'deleted', 'state')", logger: logger)
             for try await (name, version) in rows.decode((String, Int).self) {
                 versions[name] = version
@@ -166,9 +166,9 @@ extension PostgresListStore {
     }
 
     public func versions(of names: [String]) throws(StoreError) -> [String: Int] {
-        try blocking("reading the versions of \(names.count) lists") { [client, logger] in
+        try blocking("reading the versions of \(names.count) lists") { [logger] connection in
             var versions: [String: Int] = [:]
-            let rows = try await client.query(
+            let rows = try await connection.query(
                 "SELECT name, version FROM livelist_lists WHERE name = ANY(\(names)) AND kind <> \(Kind.none.rawValue)", logger: logger)
             for try await (name, version) in rows.decode((String, Int).self) {
                 versions[name] = version
@@ -188,7 +188,7 @@ extension PostgresListStore {
             return StoreHealth(isReachable: false, description: "database: schema \(newer), newer than this release's \(Self.schemaVersion)")
         }
         if reachable {
-            return StoreHealth(isReachable: true, description: "database: ok")
+            return StoreHealth(isReachable: true, description: "database: ok, \(gauge.reading.description)")
         }
         let seconds = since.map { Int((ContinuousClock.now - $0).components.seconds) } ?? 0
         return StoreHealth(isReachable: false, description: "database: unreachable for \(seconds) s")

@@ -63,7 +63,10 @@ extension PostgresListStore {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        try await drained(client.query("SELECT pg_notify(\(Self.channel), \(Self.probePrefix + origin))", logger: logger))
+        let probe = Self.probePrefix + origin
+        try await withConnection { [logger] connection in
+            try await drained(connection.query("SELECT pg_notify(\(Self.channel), \(probe))", logger: logger))
+        }
         let heard = ContinuousClock.now + .seconds(5)
         while !state.withLock({ $0.heardProbe }) {
             guard ContinuousClock.now < heard else {

@@ -19,8 +19,8 @@ extension PostgresListStore {
         }
         let (kind, subject) = Self.row(revocation)
         let origin = self.origin
-        try blocking("recording a revocation") { [client, logger] in
-            try await drained(client.query(
+        try blocking("recording a revocation") { [logger] connection in
+            try await drained(connection.query(
                 "INSERT INTO livelist_revocations (origin, kind, subject) VALUES (\(origin), \(kind), \(subject))", logger: logger))
         }
     }
@@ -30,16 +30,16 @@ extension PostgresListStore {
     /// deletes the smallest ids first, so every id from the oldest kept on is kept).
     public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
         let origin = self.origin
-        return try blocking("reading revocations") { [client, logger] in
+        return try blocking("reading revocations") { [logger] connection in
             guard let position else {
                 var latest = 0
-                for try await id in try await client.query("SELECT coalesce(max(id), 0) FROM livelist_revocations", logger: logger).decode(Int.self) {
+                for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM livelist_revocations", logger: logger).decode(Int.self) {
                     latest = id
                 }
                 return RevocationBatch(revocations: [], position: latest)
             }
             var batch = RevocationBatch(revocations: [], position: position)
-            let rows = try await client.query("""
+            let rows = try await connection.query("""
                 SELECT id, origin, kind, subject, (SELECT min(id) FROM livelist_revocations) FROM livelist_revocations
                 WHERE id > \(position) ORDER BY id LIMIT \(Self.revocationBatch)
                 """, logger: logger)
@@ -61,8 +61,8 @@ extension PostgresListStore {
         let ended = try ended.checked()
         let (kind, subject) = Self.row(.signInEnded(ended))
         let origin = self.origin
-        try blocking("recording a sign-out") { [client, logger] in
-            try await drained(client.query("""
+        try blocking("recording a sign-out") { [logger] connection in
+            try await drained(connection.query("""
                 WITH ended AS (
                     INSERT INTO livelist_ended_signins (digest, issued, expires) VALUES (\(ended.digest), \(ended.issued), \(ended.expires))
                     ON CONFLICT (digest) DO NOTHING RETURNING digest)
@@ -73,9 +73,9 @@ extension PostgresListStore {
 
     /// The ended sign-ins whose cookies have not expired at `now` (through the index on `expires`).
     public func endedSignIns(now: Int) throws(StoreError) -> [EndedSignIn] {
-        try blocking("reading the sign-outs") { [client, logger] in
+        try blocking("reading the sign-outs") { [logger] connection in
             var found: [EndedSignIn] = []
-            let rows = try await client.query(
+            let rows = try await connection.query(
                 "SELECT digest, issued, expires FROM livelist_ended_signins WHERE expires > \(now) ORDER BY digest", logger: logger)
             for try await (digest, issued, expires) in rows.decode((String, Int, Int).self) {
                 found.append(EndedSignIn(digest: digest, issued: issued, expires: expires))

@@ -140,9 +140,9 @@ extension PostgresListStore {
             throw StoreError("\(role) is not a plain role name (letters, digits and _, up to 63)")
         }
         let statements = Self.runtimeGrants(to: "\"\(role)\"")
-        try blocking("granting \(role) a node's rights") { [client, logger] in
+        try blocking("granting \(role) a node's rights") { [logger] connection in
             for statement in statements {
-                try await drained(client.query(PostgresQuery(unsafeSQL: statement), logger: logger))
+                try await drained(connection.query(PostgresQuery(unsafeSQL: statement), logger: logger))
             }
         }
     }

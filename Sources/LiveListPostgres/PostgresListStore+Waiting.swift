@@ -69,6 +69,40 @@ extension PostgresListStore {
         }
     }
 
+    /// ``blocking(_:write:_:)`` with a connection of the pool for `body` (``withConnection(_:)``), which
+    /// it holds until it returns.
+    func blocking<T: Sendable>(
+        _ what: String, write: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) throws(StoreError) -> T {
+        try blocking(what, write: write) { [self] () async throws -> T in
+            try await withConnection(body)
+        }
+    }
+
+    /// Runs `body` on a connection of the pool of the server in use, counting how long it waited for
+    /// one and how many are held (``PoolGauge``, in ``health``), and logging (once a minute at most) a
+    /// wait longer than ``PoolGauge/slowWait``.
+    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let ticket = gauge.enter()
+        defer { reportWait(gauge.leave(ticket), gaveUp: true) }
+        let client = self.client
+        return try await client.withConnection { connection in
+            reportWait(gauge.leased(ticket), gaveUp: false)
+            return try await body(connection)
+        }
+    }
+
+    /// Logs a slow wait for a connection, with the pool's state and what to do.
+    private func reportWait(_ wait: (waited: Duration, report: Bool), gaveUp: Bool) {
+        guard wait.report else { return }
+        let tenths = Int(wait.waited.components.seconds) * 10 + Int(wait.waited.components.attoseconds / 100_000_000_000_000_000)
+        logger.warning("""
+            the database pool is saturated: a store call \(gaveUp ? "gave up after waiting" : "waited") \(tenths / 10).\(tenths % 10) s \
+            for one of its \(gauge.capacity) connections (\(gauge.reading.description)): raise --database-pool (LIVELIST_DATABASE_POOL) \
+            within what the database, or a pooler in front of it, allows every node (docs/DEPLOYMENT.md, "Connection poolers")
+            """)
+    }
+
     /// The SQLSTATE of a statement refused because the server takes no writes (a standby).
     static let readOnlyState = "25006"
 

@@ -23,9 +23,9 @@ extension PostgresListStore {
     /// The list whose base is `base`, with its patches up to `version` applied (they follow the base in
     /// `livelist_history`; compaction removes none of them before it writes a base past them, and
     /// later patches are left for the notices).
-    static func patched(_ base: StoredLists.JSONList, of name: String, upTo version: Int, client: PostgresClient, logger: Logger) async throws -> StoredLists.JSONList {
+    static func patched(_ base: StoredLists.JSONList, of name: String, upTo version: Int, connection: PostgresConnection, logger: Logger) async throws -> StoredLists.JSONList {
         var patches: [[UInt8]] = []
-        let rows = try await client.query("""
+        let rows = try await connection.query("""
             SELECT version, content FROM livelist_history
             WHERE name = \(name) AND version > \(base.version) AND version <= \(version) AND kind = 'patch' ORDER BY version
             """, logger: logger)
@@ -160,8 +160,8 @@ extension PostgresListStore {
         let buffer = ByteBuffer(bytes: body())
         let keep = options.keptVersions
         do {
-            try blocking("compacting \(name)", write: true) { [client, logger] in
-                try await drained(client.query("SELECT livelist_compact(\(name), \(version), \(buffer), \(keep))", logger: logger))
+            try blocking("compacting \(name)", write: true) { [logger] connection in
+                try await drained(connection.query("SELECT livelist_compact(\(name), \(version), \(buffer), \(keep))", logger: logger))
             }
         } catch {
             logger.warning("cannot compact \(name) at version \(version) (its patches stay until the next try): \(error)")
@@ -177,10 +177,10 @@ extension PostgresListStore {
         let (key, fingerprint, created) = (idempotency?.key.key, idempotency.map { ByteBuffer(bytes: $0.key.fingerprint) }, idempotency?.created)
         let kept = (content?.count ?? 0) <= options.largestKeptContent
         let lockTimeout = "\(Self.lockTimeoutMilliseconds(within: options.operationTimeout))ms"
-        return try blocking("writing \(name)", write: true) { [client, logger] in
+        return try blocking("writing \(name)", write: true) { [logger] connection in
             do {
                 var due = false
-                for try await value in try await client.query("""
+                for try await value in try await connection.query("""
                     SELECT livelist_write(\(name), \(version), \(kind.rawValue), \(buffer), \(kept || kind == .patch), \(options.keptVersions), \(options.maximumJSONLists), \(lockTimeout),
                                           \(key), \(fingerprint), \(created))
                     """, logger: logger).decode(Bool.self) {

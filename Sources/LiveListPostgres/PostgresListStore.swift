@@ -40,7 +40,8 @@ public final class PostgresListStore: ListStore, Sendable {
         public var largestKeptContent = 1 << 20
         /// The longest a store call waits for the database before it answers unavailable. Default 5 s.
         public var operationTimeout: Duration = .seconds(5)
-        /// The most pooled connections to the database (besides the listener and the leases). Default 16.
+        /// The most pooled connections to the database (`--database-pool`); the leases use them too,
+        /// and the listener has one more of its own. Default 16.
         public var maximumConnections = 16
         /// How often a running node reads the schema's version, to stop serving once a newer release
         /// migrated it. Default 30 s.
@@ -66,6 +67,8 @@ public final class PostgresListStore: ListStore, Sendable {
     /// The pool on the server this node uses now (see PostgresListStore+Servers.swift).
     let pool: Mutex<ServerPool>
     let executor = StoreExecutor()
+    /// How busy the pool is (``PoolGauge``).
+    let gauge: PoolGauge
     let state = Mutex(SharedState())
     let noticeBox: NoticeQueue
     let tasks = Mutex<[Task<Void, Never>]>([])
@@ -137,6 +140,7 @@ public final class PostgresListStore: ListStore, Sendable {
         pool = Mutex(ServerPool(server: server, client: PostgresClient(
             configuration: Self.clientConfiguration(for: server, url, tls: tls?.configuration, options: options), backgroundLogger: logger)))
         noticeBox = NoticeQueue()
+        gauge = PoolGauge(capacity: max(2, options.maximumConnections))
     }
 
     /// Starts the pool, the listener, the schema watcher and the housekeeping, on this store's executor.
@@ -156,7 +160,7 @@ public final class PostgresListStore: ListStore, Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: options.schemaCheckInterval)
             let logger = self.logger
-            guard let found = try? await client.withConnection({ connection in try await Self.storedSchemaVersion(connection, logger: logger) })
+            guard let found = try? await withConnection({ connection in try await Self.storedSchemaVersion(connection, logger: logger) })
             else { continue }
             if found > Self.schemaVersion, state.withLock({ state in
                 defer { state.newerSchema = found }

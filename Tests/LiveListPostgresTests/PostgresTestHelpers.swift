@@ -51,6 +51,13 @@ enum Postgres {
         }
     }
 
+    /// Runs a blocking store call on a thread of its own (neither the cooperative pool nor Dispatch's).
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
     /// A name for a database of one test.
     static func databaseName(_ label: String) -> String {
         "livelist_\(label)_\(UInt32.random(in: 0 ... UInt32.max))"

@@ -1,0 +1,93 @@
+import Foundation
+import LiveListEngine
+@testable import LiveListPostgres
+import LiveListTestSupport
+import Logging
+import Synchronization
+import Testing
+
+/// A node whose pool is saturated says so: `health` (and so `/healthz` and `/readyz`) gives the
+/// connections held and the calls waiting for over a second, and the log says it once.
+@Suite(.serialized) struct PoolGaugeTests {
+    @Test func theGaugeCountsHeldConnectionsAndLongWaits() async throws {
+        let gauge = PoolGauge(capacity: 2)
+        #expect(gauge.reading.description == "pool 0/2 busy")
+        let (a, b, c) = (gauge.enter(), gauge.enter(), gauge.enter())
+        _ = gauge.leased(a)
+        _ = gauge.leased(b)
+        #expect(gauge.reading == PoolGauge.Reading(busy: 2, capacity: 2, waiting: 1, waitingLong: 0))
+        try await Task.sleep(for: .milliseconds(1_100))
+        #expect(gauge.reading.description == "pool 2/2 busy, 1 waiting for over 1 s")
+        let slow = gauge.leased(c)
+        #expect(slow.waited > .seconds(1) && slow.report, "the first slow wait of the minute is reported")
+        let d = gauge.enter()
+        try await Task.sleep(for: .milliseconds(1_100))
+        let gaveUp = gauge.leave(d)
+        #expect(gaveUp.waited > .seconds(1) && !gaveUp.report, "a second slow wait within the minute is not reported again")
+        for ticket in [a, b, c] {
+            _ = gauge.leave(ticket)
+        }
+        #expect(gauge.reading == PoolGauge.Reading(busy: 0, capacity: 2, waiting: 0, waitingLong: 0))
+    }
+
+    @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
+    func aSaturatedPoolShowsInHealthAndOnceInTheLog() async throws {
+        let text = try #require(TestDatabase.url)
+        var url = try DatabaseURL(text)
+        url.database = Postgres.databaseName("pool")
+        let address = try await Postgres.createDatabase(url.database, on: text)
+        let name = url.database
+        defer { Task { await Postgres.dropDatabase(name, on: text) } }
+        var options = TestDatabase.options
+        options.maximumConnections = 2
+        let lines = LogLines()
+        let store = try await PostgresListStore.connect(url: url, options: options, logger: Logger(label: "pool-test") { _ in lines })
+        defer { store.close() }
+        try await Postgres.offThread { try store.saveJSONList(name: "held", version: 1, body: jsonBody(["1"])) }
+        #expect(store.health.description == "database: ok, pool 0/2 busy")
+        // Another session holds the list's row: two writes hold the pool's two connections waiting
+        // for it, and two more wait for a connection.
+        let holder = Task {
+            try await TestDatabase.run(try #require(TestDatabase.psql), [address, "-qc",
+                "BEGIN; SELECT 1 FROM livelist_lists WHERE name = 'held' FOR UPDATE; SELECT pg_sleep(3); COMMIT;"])
+        }
+        let locked = try await Postgres.eventually(within: .seconds(10)) {
+            try await Postgres.query(address, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(3)%' AND pid <> pg_backend_pid()") == "1"
+        }
+        #expect(locked, "the other session never held the row")
+        // Each on a thread of its own: four blocked threads of Dispatch's global queue would hold back
+        // this test's own task, which Swift's executor runs on that queue.
+        let writes = (0 ..< 4).map { _ in
+            Task { try? await Postgres.onThread { try store.saveJSONList(name: "held", version: 2, body: jsonBody(["2"])) } }
+        }
+        let saturated = await Postgres.eventually(within: .seconds(4)) { store.health.description.contains("waiting for over 1 s") }
+        #expect(saturated, "\(store.health.description)")
+        #expect(store.health.description.hasPrefix("database: ok, pool 2/2 busy, 2 waiting for over 1 s"), "\(store.health.description)")
+        for write in writes {
+            _ = await write.value
+        }
+        try await holder.value
+        let reports = lines.messages.filter { $0.contains("the database pool is saturated") }
+        #expect(reports.count == 1, "\(lines.messages)")
+        #expect(reports.first?.contains("--database-pool") == true)
+        #expect(store.health.description == "database: ok, pool 0/2 busy")
+    }
+}
+
+/// A log handler that keeps the messages of warnings and above.
+final class LogLines: LogHandler, @unchecked Sendable {
+    private let kept = Mutex<[String]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+
+    var messages: [String] { kept.withLock { $0 } }
+
+    func log(event: LogEvent) {
+        kept.withLock { $0.append("\(event.message)") }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+}
