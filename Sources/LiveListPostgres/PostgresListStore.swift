@@ -54,6 +54,19 @@ public final class PostgresListStore: ListStore, Sendable {
         public var housekeepingBatch = 10_000
 
         public init() {}
+
+        /// The sizes `--database-pool` accepts.
+        public static let poolSizes = 2 ... 1_000
+
+        /// Reads a pool size given as `text` by `name` (the flag and its variable, for the refusal).
+        ///
+        /// - Throws: ``StoreError`` naming `name` when `text` is not a whole number within ``poolSizes``.
+        public static func poolSize(_ text: String, name: String) throws(StoreError) -> Int {
+            guard let size = Int(text.trimmingCharacters(in: .whitespaces)), poolSizes.contains(size) else {
+                throw StoreError("\(name): \(text) is not a number of connections from \(poolSizes.lowerBound) to \(poolSizes.upperBound)")
+            }
+            return size
+        }
     }
 
     /// The schema version this release creates and understands.

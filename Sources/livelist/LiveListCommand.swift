@@ -55,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the database at start-up before giving up.")
     var databaseWait: Double = 30
 
+    @Option(help: "The most connections this node's pool opens to the database (2 to 1000; env LIVELIST_DATABASE_POOL; default 16). Besides it the node holds one for its listener, and one more while it starts or chooses a server: size a pooler for both (docs/DEPLOYMENT.md, \"Connection poolers\").")
+    var databasePool: String?
+
     @Option(help: "Bearer token required for PUT and DELETE (env LIVELIST_WRITE_TOKEN).")
     var writeToken: String?
 
@@ -234,6 +237,13 @@ struct ServeCommand: AsyncParsableCommand {
             var options = PostgresListStore.Options()
             options.maximumJSONLists = maxLists
             options.keptVersions = logCount
+            if let text = (databasePool ?? env("LIVELIST_DATABASE_POOL")).flatMap({ $0.isEmpty ? nil : $0 }) {
+                do {
+                    options.maximumConnections = try PostgresListStore.Options.poolSize(text, name: "--database-pool (LIVELIST_DATABASE_POOL)")
+                } catch {
+                    throw ValidationError(error.description)
+                }
+            }
             store = try await Self.connect(url, options: options, waiting: databaseWait, logger: logger)
             storeDescription = "lists in \(url)"
         }

@@ -30,6 +30,22 @@ import Testing
         #expect(gauge.reading == PoolGauge.Reading(busy: 0, capacity: 2, waiting: 0, waitingLong: 0))
     }
 
+    /// `--database-pool` (`LIVELIST_DATABASE_POOL`): a whole number of connections, or a refusal naming
+    /// the flag and the range.
+    @Test func thePoolSizeIsAWholeNumberWithinItsRange() throws {
+        let name = "--database-pool (LIVELIST_DATABASE_POOL)"
+        #expect(try PostgresListStore.Options.poolSize("8", name: name) == 8)
+        #expect(try PostgresListStore.Options.poolSize(" 1000 ", name: name) == 1_000)
+        #expect(PostgresListStore.Options().maximumConnections == 16)
+        for text in ["1", "0", "-4", "1001", "eight", "8.5", ""] {
+            #expect {
+                try PostgresListStore.Options.poolSize(text, name: name)
+            } throws: { error in
+                "\(error)" == "\(name): \(text) is not a number of connections from 2 to 1000"
+            }
+        }
+    }
+
     @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
     func aSaturatedPoolShowsInHealthAndOnceInTheLog() async throws {
         let text = try #require(TestDatabase.url)
