@@ -96,7 +96,7 @@ import Testing
         _ = try await Postgres.query(second, "SELECT pg_reload_conf()")
         let name = Postgres.databaseName("password")
         // The role owns the database, so that it may make LiveList's tables there.
-        try await TestDatabase.run(try #require(TestDatabase.psql), [second, "-qc", "CREATE DATABASE \(name) OWNER \(role)"])
+        try await Postgres.run(try #require(TestDatabase.psql), [second, "-qc", "CREATE DATABASE \(name) OWNER \(role)"])
         defer {
             try? original.write(toFile: hba, atomically: false, encoding: .utf8)
             Task {

@@ -64,17 +64,15 @@ import Testing
         // Another session holds the list's row: two writes hold the pool's two connections waiting
         // for it, and two more wait for a connection.
         let holder = Task {
-            try await TestDatabase.run(try #require(TestDatabase.psql), [address, "-qc",
+            try await Postgres.run(try #require(TestDatabase.psql), [address, "-qc",
                 "BEGIN; SELECT 1 FROM livelist_lists WHERE name = 'held' FOR UPDATE; SELECT pg_sleep(3); COMMIT;"])
         }
         let locked = try await Postgres.eventually(within: .seconds(10)) {
             try await Postgres.query(address, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(3)%' AND pid <> pg_backend_pid()") == "1"
         }
         #expect(locked, "the other session never held the row")
-        // Each on a thread of its own: four blocked threads of Dispatch's global queue would hold back
-        // this test's own task, which Swift's executor runs on that queue.
         let writes = (0 ..< 4).map { _ in
-            Task { try? await Postgres.onThread { try store.saveJSONList(name: "held", version: 2, body: jsonBody(["2"])) } }
+            Task { try? await Postgres.offThread { try store.saveJSONList(name: "held", version: 2, body: jsonBody(["2"])) } }
         }
         let saturated = await Postgres.eventually(within: .seconds(4)) { store.health.description.contains("waiting for over 1 s") }
         #expect(saturated, "\(store.health.description)")

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import LiveListPostgres
 import LiveListTestSupport
@@ -21,14 +20,14 @@ enum Postgres {
     /// Makes the database `name` on the server of `server`; returns its psql address.
     @discardableResult
     static func createDatabase(_ name: String, on server: String) async throws -> String {
-        try await TestDatabase.run(try #require(TestDatabase.psql), [server, "-qc", "CREATE DATABASE \(name)"])
+        try await run(try #require(TestDatabase.psql), [server, "-qc", "CREATE DATABASE \(name)"])
         return try address(server, database: name)
     }
 
     /// Drops the database `name` on the server of `server`, whatever still uses it.
     static func dropDatabase(_ name: String, on server: String) async {
         guard let psql = TestDatabase.psql else { return }
-        try? await TestDatabase.run(psql, [server, "-qc", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"])
+        try? await run(psql, [server, "-qc", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"])
     }
 
     /// psql's answer to `sql` on `address`, trimmed.
@@ -44,17 +43,24 @@ enum Postgres {
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Runs a blocking store call off the cooperative pool.
+    /// Runs a blocking call (a store call, a tool) on a thread of its own: neither Swift's cooperative
+    /// pool nor Dispatch's global queue, whose few threads, once blocked, hold back every task of the
+    /// test process (Swift's executor runs them on that queue on Linux).
     static func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 
-    /// Runs a blocking store call on a thread of its own (neither the cooperative pool nor Dispatch's).
-    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
+    /// Runs `tool` with `arguments` to its end on a thread of its own; throws unless it exits 0.
+    static func run(_ tool: String, _ arguments: [String]) async throws {
+        let status = try await offThread { () throws -> Int32 in
+            let child = try ChildProcess(tool, arguments)
+            child.waitUntilExit()
+            return child.terminationStatus
+        }
+        guard status == 0 else {
+            throw TestDatabase.SetupError("\(tool) \(arguments.dropFirst().joined(separator: " ")) exited with status \(status)")
         }
     }
 

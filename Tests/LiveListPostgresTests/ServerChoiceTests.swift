@@ -127,7 +127,7 @@ import Testing
         defer { recorder.stop() }
         try await Postgres.offThread { try store.saveJSONList(name: "before", version: 1, body: jsonBody(["x"])) }
         #expect(try await !holds(next, "before"), "the node did not start on the first server")
-        try await TestDatabase.run(pgctl, ["stop"])
+        try await Postgres.run(pgctl, ["stop"])
         do {
             #expect(await writesAgain(store, "after"), "no write succeeded within 20 s of the first server stopping")
             #expect(try await holds(next, "after"), "the write after the first server stopped is not on the next one")
@@ -135,10 +135,10 @@ import Testing
             let reconnected = await Postgres.eventually(within: .seconds(5)) { recorder.reconnections >= 2 }
             #expect(reconnected, "the listener did not reconnect on the next server (\(recorder.reconnections) reconnections)")
         } catch {
-            try? await TestDatabase.run(pgctl, ["start"])
+            try? await Postgres.run(pgctl, ["start"])
             throw error
         }
-        try await TestDatabase.run(pgctl, ["start"])
+        try await Postgres.run(pgctl, ["start"])
     }
 
     @Test(.enabled(if: hasTwo, "needs Scripts/with-postgres.sh with LIVELIST_TEST_PG_SECOND=1"))
