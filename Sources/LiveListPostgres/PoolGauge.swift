@@ -13,9 +13,12 @@ final class PoolGauge: Sendable {
     let capacity: Int
 
     private struct State {
-        var busy = 0
+        /// The tickets of the calls that hold a connection.
+        var held: Set<Int> = []
         /// When each waiting call started to wait, by ticket.
         var waiting: [Int: ContinuousClock.Instant] = [:]
+        /// The calls whose callers gave up before they got a connection: they must not use one.
+        var abandoned: Set<Int> = []
         var nextTicket = 0
         var lastReport: ContinuousClock.Instant?
     }
@@ -35,25 +38,41 @@ final class PoolGauge: Sendable {
         }
     }
 
-    /// The call of `ticket` got its connection: how long it waited, and whether that wait is the
-    /// first slow one of the last minute (to be logged).
-    func leased(_ ticket: Int) -> (waited: Duration, report: Bool) {
+    /// The call of `ticket` got its connection: how long it waited, whether that wait is the first
+    /// slow one of the last minute (to be logged), and whether its caller gave up meanwhile (then it
+    /// must send nothing: its caller answered that nothing was sent).
+    func leased(_ ticket: Int) -> (waited: Duration, report: Bool, abandoned: Bool) {
         state.withLock { state in
+            if state.abandoned.remove(ticket) != nil {
+                return (.zero, false, true)
+            }
             let started = state.waiting.removeValue(forKey: ticket) ?? .now
-            state.busy += 1
+            state.held.insert(ticket)
             let waited = ContinuousClock.now - started
-            return (waited, Self.reports(waited, &state))
+            return (waited, Self.reports(waited, &state), false)
+        }
+    }
+
+    /// The caller of `ticket` gives up: true when the call still waits for a connection, which it
+    /// will then never use (``leased(_:)``), so that nothing of it reaches the database; false when
+    /// it already holds one (or is over).
+    func abandon(_ ticket: Int) -> Bool {
+        state.withLock { state in
+            guard state.waiting.removeValue(forKey: ticket) != nil else { return false }
+            state.abandoned.insert(ticket)
+            return true
         }
     }
 
     /// The call of `ticket` is over, with its connection or without one (it failed or gave up
-    /// waiting): whether it gave up after a slow wait that is the first of the last minute.
+    /// waiting): how long it waited without one, and whether that slow wait is the first of the last
+    /// minute.
     func leave(_ ticket: Int) -> (waited: Duration, report: Bool) {
         state.withLock { state in
-            guard let started = state.waiting.removeValue(forKey: ticket) else {
-                state.busy -= 1
+            if state.held.remove(ticket) != nil || state.abandoned.remove(ticket) != nil {
                 return (.zero, false)
             }
+            guard let started = state.waiting.removeValue(forKey: ticket) else { return (.zero, false) }
             let waited = ContinuousClock.now - started
             return (waited, Self.reports(waited, &state))
         }
@@ -84,8 +103,52 @@ final class PoolGauge: Sendable {
         let now = ContinuousClock.now
         return state.withLock { state in
             Reading(
-                busy: state.busy, capacity: capacity, waiting: state.waiting.count,
+                busy: state.held.count, capacity: capacity, waiting: state.waiting.count,
                 waitingLong: state.waiting.values.count { now - $0 > Self.slowWait })
+        }
+    }
+}
+
+/// One store call's claim on a connection, which its caller can give up while the call still waits
+/// for one: then nothing of it reaches the database, and a write can be answered as not done rather
+/// than as of unknown outcome.
+final class ConnectionClaim: Sendable {
+    private enum State {
+        case notStarted
+        case waiting(Int)
+        case given
+        case abandoned
+    }
+
+    private let state = Mutex(State.notStarted)
+
+    /// The call starts to wait: its ticket, or nil when its caller gave up already.
+    func start(_ gauge: PoolGauge) -> Int? {
+        state.withLock { state in
+            guard case .notStarted = state else { return nil }
+            let ticket = gauge.enter()
+            state = .waiting(ticket)
+            return ticket
+        }
+    }
+
+    /// The caller gives up: true when the call had no connection yet, and will never use one.
+    func abandon(_ gauge: PoolGauge) -> Bool {
+        state.withLock { state in
+            switch state {
+            case .notStarted, .abandoned:
+                state = .abandoned
+                return true
+            case let .waiting(ticket):
+                guard gauge.abandon(ticket) else {
+                    state = .given
+                    return false
+                }
+                state = .abandoned
+                return true
+            case .given:
+                return false
+            }
         }
     }
 }

@@ -20,7 +20,13 @@ extension PostgresListStore {
     /// was sent, fails as ``StoreError/Kind/outcomeUnknown``: the database may still commit it, so it
     /// is never reported as unavailable, which promises that nothing changed. The database's own
     /// refusals (a lock timeout, a cancelled statement) roll the write back: those are unavailable.
-    func blocking<T: Sendable>(_ what: String, write: Bool = false, _ body: @escaping @Sendable () async throws -> T) throws(StoreError) -> T {
+    ///
+    /// With a `claim` (a call that takes a pool connection, ``withConnection(claim:_:)``), a call that
+    /// got no connection within the deadline never gets one: it sent nothing, so it fails as
+    /// unavailable, a write too.
+    func blocking<T: Sendable>(
+        _ what: String, write: Bool = false, claim: ConnectionClaim? = nil, _ body: @escaping @Sendable () async throws -> T
+    ) throws(StoreError) -> T {
         let (reachable, newer) = state.withLock { ($0.reachable, $0.newerSchema) }
         if let newer {
             throw StoreError(.unavailable, "\(what): the database \(url) holds schema \(newer), newer than this release's \(Self.schemaVersion)")
@@ -39,6 +45,12 @@ extension PostgresListStore {
         let timeout = options.operationTimeout.components
         let nanoseconds = Int(timeout.seconds) * 1_000_000_000 + Int(timeout.attoseconds / 1_000_000_000)
         guard let result = outcome.wait(until: .now() + .nanoseconds(nanoseconds)) else {
+            if let claim, claim.abandon(gauge) {
+                throw StoreError(.unavailable, """
+                    \(what): no connection of the pool to the database \(url) was free within \(options.operationTimeout) \
+                    (\(gauge.reading.description)); nothing was sent
+                    """)
+            }
             if write {
                 throw StoreError(.outcomeUnknown, "\(what): the database \(url) did not answer within \(options.operationTimeout); the write may be kept")
             }
@@ -74,20 +86,24 @@ extension PostgresListStore {
     func blocking<T: Sendable>(
         _ what: String, write: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) throws(StoreError) -> T {
-        try blocking(what, write: write) { [self] () async throws -> T in
-            try await withConnection(body)
+        let claim = ConnectionClaim()
+        return try blocking(what, write: write, claim: claim) { [self] () async throws -> T in
+            try await withConnection(claim: claim, body)
         }
     }
 
     /// Runs `body` on a connection of the pool of the server in use, counting how long it waited for
     /// one and how many are held (``PoolGauge``, in ``health``), and logging (once a minute at most) a
-    /// wait longer than ``PoolGauge/slowWait``.
-    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        let ticket = gauge.enter()
+    /// wait longer than ``PoolGauge/slowWait``. A call whose `claim` its caller gave up before it got
+    /// a connection sends nothing, and throws `CancellationError`.
+    func withConnection<T: Sendable>(claim: ConnectionClaim = ConnectionClaim(), _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        guard let ticket = claim.start(gauge) else { throw CancellationError() }
         defer { reportWait(gauge.leave(ticket), gaveUp: true) }
         let client = self.client
         return try await client.withConnection { connection in
-            reportWait(gauge.leased(ticket), gaveUp: false)
+            let lease = gauge.leased(ticket)
+            guard !lease.abandoned else { throw CancellationError() }
+            reportWait((lease.waited, lease.report), gaveUp: false)
             return try await body(connection)
         }
     }

@@ -24,6 +24,11 @@ import Testing
         try await Task.sleep(for: .milliseconds(1_100))
         let gaveUp = gauge.leave(d)
         #expect(gaveUp.waited > .seconds(1) && !gaveUp.report, "a second slow wait within the minute is not reported again")
+        // A caller that gives up while its call waits: the call never uses the connection it gets.
+        let e = gauge.enter()
+        #expect(gauge.abandon(e))
+        #expect(gauge.leased(e).abandoned)
+        #expect(!gauge.abandon(a), "a call that holds a connection cannot be given up")
         for ticket in [a, b, c] {
             _ = gauge.leave(ticket)
         }
@@ -85,6 +90,52 @@ import Testing
         #expect(reports.count == 1, "\(lines.messages)")
         #expect(reports.first?.contains("--database-pool") == true)
         #expect(store.health.description == "database: ok, pool 0/2 busy")
+    }
+}
+
+extension PoolGaugeTests {
+    /// A write that got no connection of a saturated pool before its deadline sent nothing: it is
+    /// answered unavailable (503), not of unknown outcome (504), and is never kept later, when a
+    /// connection frees up. Before, it waited on, was written afterwards, and had been answered 504.
+    @Test(.enabled(if: TestDatabase.url != nil && TestDatabase.psql != nil, "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PSQL"))
+    func aWriteThatNeverGotAConnectionIsUnavailableAndNeverKept() async throws {
+        let text = try #require(TestDatabase.url)
+        var url = try DatabaseURL(text)
+        url.database = Postgres.databaseName("claim")
+        let address = try await Postgres.createDatabase(url.database, on: text)
+        let name = url.database
+        defer { Task { await Postgres.dropDatabase(name, on: text) } }
+        var options = TestDatabase.options
+        options.maximumConnections = 2
+        options.operationTimeout = .seconds(2)
+        let store = try await PostgresListStore.connect(url: url, options: options, logger: TestDatabase.logger)
+        defer { store.close() }
+        try await Postgres.offThread { try store.saveJSONList(name: "waiting", version: 1, body: jsonBody(["1"])) }
+        // Another session locks the whole table: two reads hold the pool's two connections past their
+        // deadline, waiting for it.
+        let holder = Task {
+            try await Postgres.run(try #require(TestDatabase.psql), [address, "-qc",
+                "BEGIN; LOCK TABLE livelist_lists IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;"])
+        }
+        let locked = try await Postgres.eventually(within: .seconds(10)) {
+            try await Postgres.query(address, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(4)%' AND pid <> pg_backend_pid()") == "1"
+        }
+        #expect(locked, "the other session never locked the table")
+        let reads = (0 ..< 2).map { _ in Task { try? await Postgres.offThread { try store.versions() } } }
+        let full = await Postgres.eventually(within: .seconds(2)) { store.health.description.contains("pool 2/2 busy") }
+        #expect(full, "\(store.health.description)")
+        let refusal = await #expect(throws: StoreError.self) {
+            try await Postgres.offThread { try store.saveJSONList(name: "waiting", version: 2, body: jsonBody(["2"])) }
+        }
+        #expect(refusal?.kind == .unavailable, "\(String(describing: refusal))")
+        #expect(refusal?.description.contains("nothing was sent") == true, "\(String(describing: refusal))")
+        for read in reads {
+            _ = await read.value
+        }
+        try await holder.value
+        try await Task.sleep(for: .milliseconds(500))
+        let versions = try await Postgres.offThread { try store.versions() }
+        #expect(versions["waiting"] == 1, "the write answered unavailable was kept later: \(versions)")
     }
 }
 
