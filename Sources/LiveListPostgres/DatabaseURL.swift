@@ -84,11 +84,13 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     public var host: String { servers[0].host }
     /// The first server's port.
     public var port: Int { servers[0].port }
+    /// The user to connect as: the URL's, its `user` parameter, or `PGUSER`.
     public var user: String
     /// The password given in the URL, its parameters, `LIVELIST_DATABASE_PASSWORD_FILE` or
     /// `PGPASSWORD`; nil when none was, and the password file is asked for each server
     /// (``password(for:)``).
     public var password: String?
+    /// The database: the URL's, its `dbname` parameter, `PGDATABASE`, or else the user's name.
     public var database: String
     /// How connections to TCP hosts use TLS.
     public var tlsMode: TLSMode
