@@ -211,7 +211,9 @@ struct Settings {
         if let text = value("sslmode") {
             switch text {
             case "prefer", "allow":
-                throw DatabaseURLError("asks for sslmode=\(text)\(origin("sslmode")), which may connect in clear text without saying so; use require, verify-ca or verify-full (or disable, on a network you trust)")
+                throw DatabaseURLError(
+                    "asks for sslmode=\(text)\(origin("sslmode")), which may connect in clear text without saying so; "
+                        + "use require, verify-ca or verify-full (or disable, on a network you trust)")
             default:
                 guard let known = DatabaseURL.TLSMode(rawValue: text) else {
                     throw DatabaseURLError("asks for sslmode=\(text)\(origin("sslmode")); expected disable, require, verify-ca or verify-full")

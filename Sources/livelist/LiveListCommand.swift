@@ -55,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the database at start-up before giving up.")
     var databaseWait: Double = 30
 
-    @Option(help: "The most connections this node's pool opens to the database (2 to 1000; env LIVELIST_DATABASE_POOL; default 16). Besides it the node holds one for its listener, and one more while it starts or chooses a server: size a pooler for both (docs/DEPLOYMENT.md, \"Connection poolers\").")
+    @Option(help: "The most connections this node's pool opens to the database, 2 to 1000 (env LIVELIST_DATABASE_POOL; default 16); a pooler must allow each node two more (docs/DEPLOYMENT.md).")
     var databasePool: String?
 
     @Option(help: "Bearer token required for PUT and DELETE (env LIVELIST_WRITE_TOKEN).")
