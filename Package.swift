@@ -72,6 +72,7 @@ let package = Package(
                 "LiveListEngine",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -126,7 +127,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "LiveListPostgresTests",
-            dependencies: ["LiveListPostgres", "LiveListEngine", "LiveListTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "LiveListPostgres", "LiveListEngine", "LiveListTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         // End to end: starts the real `livelist` binary on a free loopback port.

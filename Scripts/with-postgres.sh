@@ -15,6 +15,10 @@
 # server.crt. With LIVELIST_TEST_PG_TLS=both it accepts clear-text connections too, and exports their URL
 # as LIVELIST_TEST_DATABASE_URL_CLEAR (for benchmarks of TLS against none in one run).
 #
+# With LIVELIST_TEST_PG_SECOND=1 it starts a second PostgreSQL too (clear text, trust, its own free port
+# and folder), for the tests of URLs with several hosts and of failover: LIVELIST_TEST_DATABASE_URL_SECOND
+# and LIVELIST_TEST_PGCTL_SECOND are the first's two for it.
+#
 #   Scripts/with-postgres.sh COMMAND [ARGS...]
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
@@ -66,6 +70,7 @@ chmod 755 "$folder/pgctl.sh"
 
 cleanup() {
     "$folder/pgctl.sh" stop 2>/dev/null || true
+    [ -x "$folder/second/pgctl.sh" ] && { "$folder/second/pgctl.sh" stop 2>/dev/null || true; }
     rm -rf "$folder"
 }
 trap cleanup EXIT
@@ -108,6 +113,21 @@ fi
 
 export LIVELIST_TEST_DATABASE_URL="$url"
 export LIVELIST_TEST_PGCTL="$folder/pgctl.sh"
+if [ "${LIVELIST_TEST_PG_SECOND:-}" = 1 ]; then
+    second="$folder/second"
+    mkdir "$second"
+    chmod 755 "$second"
+    [ ${#as_owner[@]} -gt 0 ] && chown postgres "$second"
+    second_port=$(python3 "$(dirname "$0")/livelist_tools.py" free-port)
+    sed -e "s|$folder/data|$second/data|g" -e "s|$folder/log|$second/log|g" -e "s|port=$port|port=$second_port|" \
+        -e "s|unix_socket_directories=$folder |unix_socket_directories=$second |" "$folder/pgctl.sh" > "$second/pgctl.sh"
+    chmod 755 "$second/pgctl.sh"
+    "${as_owner[@]}" "$bin/initdb" -A trust -U postgres -D "$second/data" >/dev/null
+    "$second/pgctl.sh" start
+    export LIVELIST_TEST_DATABASE_URL_SECOND="postgres://postgres@127.0.0.1:$second_port/postgres?sslmode=disable"
+    export LIVELIST_TEST_PGCTL_SECOND="$second/pgctl.sh"
+    echo "== a second PostgreSQL on 127.0.0.1:$second_port (in $second)" >&2
+fi
 export LIVELIST_TEST_PSQL="$bin/psql"
 accepts=""
 [ -n "${LIVELIST_TEST_TLS:-}" ] && accepts=", TLS only"

@@ -81,6 +81,9 @@ public struct ListStoreContract: Sendable {
         /// each patch to the page after it in no more operations than a diff; a store opened anew
         /// (after its patches were compacted, or not) gives the same lists.
         case patches
+        /// Ended sign-ins come back from `endedSignIns(now:)` until they expire, each once, also from a
+        /// store opened anew; a digest that is not 32 lowercase hex digits is refused.
+        case endedSignIns
     }
 
     /// Names the store in violations, such as `FileListStore`.
@@ -120,6 +123,7 @@ public struct ListStoreContract: Sendable {
         case .secret: try await checkSecret()
         case .sharing: try await checkSharing()
         case .patches: try await checkPatches()
+        case .endedSignIns: try await checkEndedSignIns()
         }
     }
 

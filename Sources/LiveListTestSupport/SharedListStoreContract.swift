@@ -38,6 +38,9 @@ extension ListStoreContract {
         /// same states, versions and byte-identical catch-ups, and a third store opened afterwards
         /// loads the same list (compactions included).
         case patchesFollowed
+        /// One store's ended sign-in reaches another's `revocations(after:)` as `.signInEnded` and its
+        /// `endedSignIns(now:)`; recording it again sends no second revocation.
+        case endedSignIns
     }
 
     /// Runs one of the checks of a shared store.
@@ -55,6 +58,7 @@ extension ListStoreContract {
         case .revocations: try await checkRevocations()
         case .idempotency: try await checkIdempotency()
         case .patchesFollowed: try await checkPatchesFollowed()
+        case .endedSignIns: try await checkEndedSignInsShared()
         }
     }
 

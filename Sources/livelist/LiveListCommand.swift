@@ -55,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the database at start-up before giving up.")
     var databaseWait: Double = 30
 
+    @Option(help: "The most connections this node's pool opens to the database, 2 to 1000 (env LIVELIST_DATABASE_POOL; default 16); a pooler must allow each node two more (docs/DEPLOYMENT.md).")
+    var databasePool: String?
+
     @Option(help: "Bearer token required for PUT and DELETE (env LIVELIST_WRITE_TOKEN).")
     var writeToken: String?
 
@@ -247,13 +250,25 @@ struct ServeCommand: AsyncParsableCommand {
         if let text = (databaseURL ?? env("LIVELIST_DATABASE_URL")).flatMap({ $0.isEmpty ? nil : $0 }) {
             let url: DatabaseURL
             do {
-                url = try DatabaseURL(text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 })
+                url = try DatabaseURL(
+                    text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 },
+                    environment: ProcessInfo.processInfo.environment)
             } catch {
                 throw ValidationError("--database-url: \(error)")
+            }
+            for warning in url.warnings {
+                logger.warning("\(warning)")
             }
             var options = PostgresListStore.Options()
             options.maximumJSONLists = maxLists
             options.keptVersions = logCount
+            if let text = (databasePool ?? env("LIVELIST_DATABASE_POOL")).flatMap({ $0.isEmpty ? nil : $0 }) {
+                do {
+                    options.maximumConnections = try PostgresListStore.Options.poolSize(text, name: "--database-pool (LIVELIST_DATABASE_POOL)")
+                } catch {
+                    throw ValidationError(error.description)
+                }
+            }
             store = try await Self.connect(url, options: options, waiting: databaseWait, logger: logger)
             storeDescription = "lists in \(url)"
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import LiveListPostgres
 import Logging
 
@@ -28,9 +29,14 @@ struct MigrateCommand: AsyncParsableCommand {
         }
         let url: DatabaseURL
         do {
-            url = try DatabaseURL(text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 })
+            url = try DatabaseURL(
+                text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 },
+                environment: ProcessInfo.processInfo.environment)
         } catch {
             throw ValidationError("--database-url: \(error)")
+        }
+        for warning in url.warnings {
+            print("livelist migrate: \(warning)")
         }
         do {
             let store = try await PostgresListStore.connect(url: url)

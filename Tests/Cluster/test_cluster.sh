@@ -2,7 +2,9 @@
 # Several livelist nodes on one PostgreSQL, end to end: starts a PostgreSQL of its own that accepts TLS
 # connections only (Scripts/with-postgres.sh with LIVELIST_TEST_PG_TLS=1, which installs Debian's
 # postgresql when missing; the nodes connect with sslmode=verify-full), then runs
-# Tests/Cluster/cluster_test.py against the debug build (`swift build` first; LIVELIST_BINARY overrides).
+# Tests/Cluster/cluster_test.py against the debug build (`swift build` first; LIVELIST_BINARY overrides),
+# and Tests/Cluster/pgbouncer_test.py: two nodes through PgBouncer in session mode under writes (it
+# installs pgbouncer when missing).
 # It builds Examples/Board first (an app with users, on three nodes; LIVELIST_BOARD_BINARY overrides),
 # which Scripts/check-examples.sh has built already when Scripts/test runs it.
 #
@@ -12,4 +14,8 @@ cd "$(dirname "$0")/../.."
 if [ -z "${LIVELIST_BOARD_BINARY:-}" ]; then
     swift build --package-path Examples/Board --product board
 fi
-LIVELIST_TEST_PG_TLS=${LIVELIST_TEST_PG_TLS:-1} exec Scripts/with-postgres.sh python3 Tests/Cluster/cluster_test.py "$@"
+LIVELIST_TEST_PG_TLS=${LIVELIST_TEST_PG_TLS:-1} exec Scripts/with-postgres.sh bash -c '
+    status=0
+    python3 Tests/Cluster/cluster_test.py "$@" || status=$?
+    python3 Tests/Cluster/pgbouncer_test.py "$@" || status=$?
+    exit $status' test_cluster "$@"

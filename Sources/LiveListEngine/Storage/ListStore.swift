@@ -70,11 +70,13 @@ public protocol ListStore: Sendable {
     /// position of the latest (where a process that starts begins). At most a bounded number per call:
     /// ask again after the position returned while it moves.
     func revocations(after position: Int?) throws(StoreError) -> RevocationBatch
-    /// Keeps an ended sign-in durably until it expires (for the other processes of a shared store,
-    /// which read it as ``Revocation/signInEnded(_:)``, and across restarts). Default: keeps nothing.
+    /// Keeps `ended` (a sign-out), durably once this returns, until its cookie expires; a shared store
+    /// also hands it to the other processes' ``revocations(after:)`` as
+    /// ``Revocation/signInEnded(_:)``, in the same transaction. Refuses a digest that is not 32
+    /// lowercase hex digits. Default: keeps nothing.
     func recordEndedSignIn(_ ended: EndedSignIn) throws(StoreError)
-    /// Every kept ended sign-in that has not expired at `now` (seconds since 1970), read at start-up.
-    /// Default: none.
+    /// Every ended sign-in kept whose cookie has not expired at `now` (`expires > now`, in seconds
+    /// since 1970), read once at start-up. Default: none.
     func endedSignIns(now: Int) throws(StoreError) -> [EndedSignIn]
 }
 
@@ -312,6 +314,23 @@ public final class MemoryListStore: ListStore, Sendable {
 
     public func secret() throws(StoreError) -> [UInt8] {
         secretBytes
+    }
+
+    /// The ended sign-ins in force, by digest.
+    private let ended = Mutex<[String: EndedSignIn]>([:])
+
+    /// Keeps `ended` in memory until its cookie expires (those expired by the clock are dropped then).
+    public func recordEndedSignIn(_ ended: EndedSignIn) throws(StoreError) {
+        let checked = try ended.checked()
+        let now = EndedSignIn.secondsNow()
+        self.ended.withLock { kept in
+            kept = kept.filter { $0.value.expires > now }
+            kept[checked.digest] = checked
+        }
+    }
+
+    public func endedSignIns(now: Int) throws(StoreError) -> [EndedSignIn] {
+        ended.withLock { kept in kept.values.filter { $0.expires > now }.sorted { $0.digest < $1.digest } }
     }
 }
 

@@ -1,6 +1,6 @@
 /// A change of rights that every node of a shared store must apply to its open streams: an app said
-/// that an identity's or a list's rights changed, that every stream must be checked again, or that a
-/// browser session signed out. A shared store keeps them (``ListStore/recordRevocation(_:)``) so that
+/// that an identity's or a list's rights changed, that every stream must be checked again, that a
+/// browser session signed out, or that a sign-in ended. A shared store keeps them (``ListStore/recordRevocation(_:)``) so that
 /// every other node reads them (``ListStore/revocations(after:)``), through the database rather than
 /// through notices alone, which a node may miss.
 public enum Revocation: Sendable, Hashable {
@@ -13,8 +13,8 @@ public enum Revocation: Sendable, Hashable {
     case session(String)
     /// Every stream is checked again.
     case everything
-    /// A sign-in ended (a sign-out): its cookie is refused from now on, and the streams of its
-    /// identity are checked again.
+    /// A sign-in ended before its cookie expired (a sign-out, ``ListStore/recordEndedSignIn(_:)``):
+    /// every node refuses its cookie from now on.
     case signInEnded(EndedSignIn)
 }
 
