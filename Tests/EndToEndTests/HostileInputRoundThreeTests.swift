@@ -52,4 +52,46 @@ import Testing
             #expect(try Client.get("/metrics", port: trusting.port).text.contains("livelist_untrusted_forwarded_total 0"))
         }
     }
+
+    /// A sign-out is kept by the store: the ended cookie stays refused after the server restarts on the
+    /// same data folder, while a sign-in that was not ended goes on.
+    @Test func aSignOutOutlivesARestart() async throws {
+        try await offThePool {
+            let arguments = ["--read-token", "r3ad-restart", "--write-token", "w"]
+            let first = try LiveServer(arguments: arguments)
+            defer { first.stop(); first.removeData() }
+            #expect(try Client.put("/lists/private", port: first.port, json: #"{"sections": []}"#, headers: [("Authorization", "Bearer w")]).status == 201)
+            func signIn(port: Int) throws -> (session: String, reader: String, csrf: String) {
+                let page = try Client.get("/signin", port: port)
+                let session = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+                let csrf = try #require(page.text.range(of: #"(?<=name="csrf" value=")[0-9a-f]{64}"#, options: .regularExpression).map { String(page.text[$0]) })
+                let answer = try Client.request("POST", "/signin", port: port,
+                                                headers: [("Cookie", session), ("Content-Type", "application/x-www-form-urlencoded")],
+                                                body: Array("csrf=\(csrf)&token=r3ad-restart&next=%2Flists%2Fprivate".utf8))
+                #expect(answer.status == 303)
+                let reader = try #require(answer.headers.first { $0.0.lowercased() == "set-cookie" && $0.1.hasPrefix("livelist_reader=") }?.1)
+                // The session is rotated at sign-in: the new one comes with the reader's cookie.
+                let sessionName = String(session.prefix { $0 != "=" }) + "="
+                let rotated = answer.headers.first { $0.0.lowercased() == "set-cookie" && $0.1.hasPrefix(sessionName) }?.1
+                let newSession = rotated.flatMap { $0.split(separator: ";").first.map(String.init) } ?? session
+                let signedIn = try Client.get("/signin", port: port, headers: [("Cookie", "\(newSession); \(reader.split(separator: ";")[0])")])
+                let newCSRF = try #require(signedIn.text.range(of: #"(?<=name="csrf" value=")[0-9a-f]{64}"#, options: .regularExpression).map { String(signedIn.text[$0]) })
+                return (newSession, String(reader.split(separator: ";")[0]), newCSRF)
+            }
+            let ended = try signIn(port: first.port)
+            let kept = try signIn(port: first.port)
+            #expect(try Client.get("/lists/private", port: first.port, headers: [("Cookie", ended.reader)]).status == 200)
+            let out = try Client.request("POST", "/signout", port: first.port,
+                                         headers: [("Cookie", "\(ended.session); \(ended.reader)"), ("Content-Type", "application/x-www-form-urlencoded")],
+                                         body: Array("csrf=\(ended.csrf)".utf8))
+            #expect(out.status == 303)
+            #expect(try Client.get("/lists/private", port: first.port, headers: [("Cookie", ended.reader)]).status == 401)
+            first.stop()
+            let second = try LiveServer(arguments: arguments, dataDirectory: first.dataDirectory)
+            defer { second.stop() }
+            #expect(try Client.get("/lists/private", port: second.port, headers: [("Cookie", ended.reader)]).status == 401,
+                    "a cookie signed out before the restart is refused after it")
+            #expect(try Client.get("/lists/private", port: second.port, headers: [("Cookie", kept.reader)]).status == 200)
+        }
+    }
 }
