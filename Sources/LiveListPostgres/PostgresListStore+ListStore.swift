@@ -184,13 +184,15 @@ extension PostgresListStore {
 
     public var health: StoreHealth {
         let (reachable, since, newer) = state.withLock { ($0.reachable, $0.unreachableSince, $0.newerSchema) }
+        let reading = gauge.reading
+        let pool = StoreHealth.Pool(busy: reading.busy, capacity: reading.capacity, waiting: reading.waiting)
         if let newer {
-            return StoreHealth(isReachable: false, description: "database: schema \(newer), newer than this release's \(Self.schemaVersion)")
+            return StoreHealth(isReachable: false, description: "database: schema \(newer), newer than this release's \(Self.schemaVersion)", pool: pool)
         }
         if reachable {
-            return StoreHealth(isReachable: true, description: "database: ok, \(gauge.reading.description)")
+            return StoreHealth(isReachable: true, description: "database: ok, \(reading.description)", pool: pool)
         }
         let seconds = since.map { Int((ContinuousClock.now - $0).components.seconds) } ?? 0
-        return StoreHealth(isReachable: false, description: "database: unreachable for \(seconds) s")
+        return StoreHealth(isReachable: false, description: "database: unreachable for \(seconds) s", pool: pool)
     }
 }

@@ -168,6 +168,10 @@ def test_two_nodes_through_pgbouncer_in_session_mode_never_stall_writes():
                                       timeout=60, error=TestFailure))
         for node in nodes:
             tools.wait_ready(node.port, "/readyz", node.process, seconds=30, error=TestFailure)
+        # The pool's size and use are in /metrics, as a scraper reads them.
+        metrics = tools.request(nodes[0].port, "GET", "/metrics")[2].decode()
+        if f"livelist_database_pool_connections {NODE_POOL}\n" not in metrics or "livelist_database_pool_busy " not in metrics:
+            raise TestFailure(f"/metrics does not give the pool's size {NODE_POOL} and use:\n{metrics}")
         results = []
         until = time.monotonic() + SECONDS
         threading.Timer(SECONDS / 2, lambda: print("  /readyz of a node under the writes:",

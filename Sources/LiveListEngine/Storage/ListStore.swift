@@ -163,9 +163,31 @@ public struct StoreHealth: Sendable, Equatable {
     /// One line for people, such as `embedded`, `database: ok` or `database: unreachable for 12 s`.
     public var description: String
 
-    public init(isReachable: Bool, description: String) {
+    /// A database pool's use now, for a store that has one (nil for the embedded store).
+    public var pool: Pool?
+
+    /// A database pool's use: connections held by calls, the most it opens, and calls waiting for one.
+    public struct Pool: Sendable, Equatable {
+        /// Connections held by store calls now.
+        public var busy: Int
+        /// The most connections the pool opens (`--database-pool`).
+        public var capacity: Int
+        /// Store calls waiting for a connection now.
+        public var waiting: Int
+
+        /// A pool with `busy` of `capacity` connections held and `waiting` calls waiting.
+        public init(busy: Int, capacity: Int, waiting: Int) {
+            self.busy = busy
+            self.capacity = capacity
+            self.waiting = waiting
+        }
+    }
+
+    /// The health of a store: whether it answers, a line for people, and its pool's use when it has one.
+    public init(isReachable: Bool, description: String, pool: Pool? = nil) {
         self.isReachable = isReachable
         self.description = description
+        self.pool = pool
     }
 }
 

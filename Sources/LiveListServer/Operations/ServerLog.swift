@@ -66,7 +66,8 @@ struct ServerLog: Sendable {
             fields.append(("bytes", .integer(body.count)))
             bytes = String(body.count)
         case .stream:
-            fields.append(("bytes", .text("stream")))
+            // A stream's bytes are counted at its end (its `stream_ended` entry); a field keeps one type.
+            fields.append(("body", .text("stream")))
             bytes = "stream"
         }
         fields.append(("duration", .seconds(seconds)))

@@ -157,7 +157,7 @@ struct HealthRoutes: Sendable {
         }
     }
 
-    /// The store: what it is, whether it answers.
+    /// The store: what it is, whether it answers, and its database pool's use when it has one.
     private func storeMetrics(_ lines: inout [String]) {
         func metric(_ name: String, _ type: String, _ help: String, _ values: [(String, Int)]) {
             lines += Self.metricLines(name, type, help, values)
@@ -167,6 +167,12 @@ struct HealthRoutes: Sendable {
         metric("livelist_build_info", "gauge", "The running release: its version, the wire protocol and its store.",
                [("{version=\"\(LiveListApp.version)\",protocol=\"1\",store=\"\(kind)\"}", 1)])
         metric("livelist_store_up", "gauge", "Whether the store answers now (0 while a database is unreachable).", [("", health.isReachable ? 1 : 0)])
+        if let pool = health.pool {
+            metric("livelist_database_pool_connections", "gauge", "The most connections this node's database pool opens (--database-pool).",
+                   [("", pool.capacity)])
+            metric("livelist_database_pool_busy", "gauge", "Database pool connections held by store calls now.", [("", pool.busy)])
+            metric("livelist_database_pool_waiting", "gauge", "Store calls waiting for a database pool connection now.", [("", pool.waiting)])
+        }
     }
 
     /// The process's CPU time, memory, descriptors and start, as Prometheus' client libraries name them.
