@@ -3,12 +3,10 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-// The ListStore calls: loading, the saves (through `livelist_write`, in +Writes), idempotency keys, app
+// The ListStore and SharedListStore calls: loading, the saves (through `livelist_write`, in +Writes), idempotency keys, app
 // states, the session secret, catching up (`update(of:after:)`, `versions`), notices and health.
 
 extension PostgresListStore {
-    public var isShared: Bool { true }
-
     public func load() throws(StoreError) -> StoredLists {
         try blocking("loading the lists") { [logger] connection in
             var stored = StoredLists()

@@ -27,7 +27,7 @@ import Foundation
 ///   runs as a task on this store's own executor, off the cooperative pool, and is waited for at most
 ///   ``Options/operationTimeout``. While the database is unreachable, calls fail at once as
 ///   ``StoreError/Kind/unavailable`` (503 with `Retry-After`), and the listener reconnects with backoff.
-public final class PostgresListStore: ListStore, Sendable {
+public final class PostgresListStore: SharedListStore, Sendable {
     /// Settings of the store.
     public struct Options: Sendable {
         /// The most JSON-driven lists over all nodes (`--max-lists`). Default 1,000.

@@ -1,12 +1,12 @@
 import LiveListEngine
 import Synchronization
 
-// The part of the ListStore contract that only stores shared by several processes (`isShared`) have:
+// The part of the ListStore contract that only stores shared by several processes (`SharedListStore`) have:
 // stale writes refused, recent versions kept for the others within their bounds, notices, several
 // stores opening one fresh database at once, leases, and riding out a database restart.
 
 extension ListStoreContract {
-    /// The checks of a shared store (``ListStore/isShared``), each on two or more stores opened on the
+    /// The checks of a shared store (a `SharedListStore`), each on two or more stores opened on the
     /// same data.
     public enum SharedCheck: String, CaseIterable, Sendable {
         /// A write whose version does not follow the stored one is refused as stale, carrying the stored
@@ -64,7 +64,7 @@ extension ListStoreContract {
 
     func openShared(_ session: StoreSession) async throws -> any ListStore {
         let store = try await session.open()
-        try ensure(store.isShared, "the shared-store checks need a store whose isShared is true")
+        try ensure(store.isShared, "the shared-store checks need a SharedListStore")
         return store
     }
 

@@ -112,7 +112,7 @@ final class SharedMemoryDatabase: @unchecked Sendable {
 }
 
 /// One node's view of a ``SharedMemoryDatabase``.
-final class SharedMemoryStore: ListStore, Sendable {
+final class SharedMemoryStore: SharedListStore, Sendable {
     let database: SharedMemoryDatabase
     private let secretBytes = [UInt8](repeating: 7, count: 32)
 
@@ -120,7 +120,6 @@ final class SharedMemoryStore: ListStore, Sendable {
         self.database = database
     }
 
-    var isShared: Bool { true }
     func load() throws(StoreError) -> StoredLists { database.load() }
     func saveHighWater(_ version: Int, for name: String) throws(StoreError) { database.reserve(name, version: version) }
     func saveJSONList(name: String, version: Int, body: [UInt8]) throws(StoreError) {
@@ -141,6 +140,9 @@ final class SharedMemoryStore: ListStore, Sendable {
         return database.versions().filter { names.contains($0.key) }
     }
     func notices() -> AsyncStream<StoreNotice> { database.listen() }
+    func holdsLease(_ name: String) -> Bool { true }
+    func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite? { nil }
+    func revocations(after position: Int?) throws(StoreError) -> RevocationBatch { RevocationBatch(revocations: [], position: position ?? 0) }
 }
 
 /// Several registries ("nodes") on one shared store: versions are never handed out twice over the

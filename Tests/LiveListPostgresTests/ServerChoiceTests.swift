@@ -178,7 +178,7 @@ final class NoticeLog: Sendable {
     private let count = Mutex(0)
     private let consumer = Mutex<Task<Void, Never>?>(nil)
 
-    init(_ store: any ListStore) {
+    init(_ store: any SharedListStore) {
         let stream = store.notices()
         let task = Task { [self] in
             for await notice in stream where notice == .reconnected {

@@ -53,7 +53,7 @@ extension ListCore {
     func retryingStale<Outcome>(
         _ write: () throws(ListWriteError) -> Outcome, unchanged: (Outcome) -> Bool, catchUp: () throws(ListWriteError) -> Void
     ) throws(ListWriteError) -> Outcome {
-        var race = Race(confirmed: !store.isShared)
+        var race = Race(confirmed: shared == nil)
         while true {
             do throws(ListWriteError) {
                 let outcome = try write()
@@ -110,11 +110,11 @@ extension ListCore {
     /// version in between, one diff spans them. Nothing to do with a store of one process, or once
     /// `noticed` is reached.
     func followStore(noticed: Int?, apply: (StoredUpdate.Step) throws -> Void) throws(ListWriteError) {
-        guard store.isShared, !isRetired else { return }
+        guard let shared, !isRetired else { return }
         if let noticed, noticed <= renderer.updater.version { return }
         let update: StoredUpdate?
         do {
-            update = try store.update(of: name.rawValue, after: renderer.updater.version)
+            update = try shared.update(of: name.rawValue, after: renderer.updater.version)
         } catch {
             throw storageFailed("the list could not be read", error)
         }

@@ -40,6 +40,8 @@ package final class ListVisibility: Sendable {
 package final class ListCore {
     let name: ListName
     let store: any ListStore
+    /// The store as a shared one, or nil (a store of one process): asked once, here.
+    let shared: (any SharedListStore)?
     let visibility: ListVisibility
     /// The list's settings (a served renderer's adapter and options follow its renders).
     var configuration: ListConfiguration
@@ -74,6 +76,7 @@ package final class ListCore {
          perViewer: PerViewerRenderers? = nil, waiting: [Subscription] = []) {
         self.name = name
         self.store = store
+        shared = store.asShared
         self.configuration = configuration
         self.perViewer = perViewer
         visibility = ListVisibility(version: version)

@@ -5,7 +5,7 @@ extension ListRegistry {
     // MARK: - Other processes
 
     /// Whether other processes write to the store too (several nodes on one database).
-    public nonisolated var isStoreShared: Bool { store.isShared }
+    public nonisolated var isStoreShared: Bool { shared != nil }
 
     /// The store's state, for `/healthz` and `/readyz`.
     public nonisolated var storeHealth: StoreHealth { store.health }
@@ -13,7 +13,7 @@ extension ListRegistry {
     /// Whether this process holds the store's lease `name` now (always, with a store of one process):
     /// timers that must run on one node at a time, such as the demo lists', tick only while it does.
     public nonisolated func holdsLease(_ name: String) -> Bool {
-        store.holdsLease(name)
+        shared?.holdsLease(name) ?? true
     }
 
     /// Follows a shared store's notices until they end: each list that another process wrote catches up
@@ -27,8 +27,8 @@ extension ListRegistry {
     /// stored versions of all of them, at most every ``StoreFollowing/checkInterval``, and only what
     /// the store holds is followed. A catch-up of every list runs at most once a second.
     public func followStore(log: @escaping @Sendable (String) -> Void = { _ in }) async {
-        guard store.isShared else { return }
-        for await notice in store.notices() {
+        guard let shared else { return }
+        for await notice in shared.notices() {
             switch notice {
             case let .changed(name, version):
                 await noticed(name, version: version, log: log)
@@ -96,7 +96,8 @@ extension ListRegistry {
         }
         let stored: [String: Int]
         do {
-            stored = try store.versions(of: names.map(\.rawValue))
+            guard let shared else { return }
+            stored = try shared.versions(of: names.map(\.rawValue))
         } catch {
             log("cannot read the stored versions of \(names.count) lists: \(error)")
             return
@@ -113,7 +114,8 @@ extension ListRegistry {
         following.lastCatchUp = .now
         let versions: [String: Int]
         do {
-            versions = try store.versions()
+            guard let shared else { return }
+            versions = try shared.versions()
         } catch {
             log("cannot read the stored versions: \(error)")
             return
@@ -131,10 +133,11 @@ extension ListRegistry {
         try store.recordRevocation(revocation)
     }
 
-    /// The revocations of other processes after `position` (see ``ListStore/revocations(after:)``).
+    /// The revocations of other processes after `position` (see ``SharedListStore/revocations(after:)``).
     /// Blocks while the store reads: call it off the cooperative pool.
     package nonisolated func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
-        try store.revocations(after: position)
+        guard let shared else { return RevocationBatch(revocations: [], position: position ?? 0) }
+        return try shared.revocations(after: position)
     }
 
     // MARK: - Streams
@@ -150,14 +153,14 @@ extension ListRegistry {
         let stored = storedVersions(ofListsAheadIn: names, since: since)
         for name in names {
             while true {
-                if known(name) == nil, !store.isShared || actorCount + waiting.count >= limits.maximumNames {
+                if known(name) == nil, shared == nil || actorCount + waiting.count >= limits.maximumNames {
                     // No such list: its empty reset at the name's version. The stream waits for it in
                     // `waiting` (a shared store's lists may exist on other nodes: those get an actor,
                     // which asks the store), unless the registry holds its limit of names.
                     let version = highWater[name.rawValue] ?? 0
                     Self.sendEmptyReset(to: stream, of: name, at: version, since: since)
                     // A stream that ended meanwhile is not added: its `forget` may have run already.
-                    if !store.isShared, !stream.sink.isClosed, waiting[name] != nil || actorCount + waiting.count < limits.maximumNames {
+                    if shared == nil, !stream.sink.isClosed, waiting[name] != nil || actorCount + waiting.count < limits.maximumNames {
                         let subscription = Subscription(sink: stream.sink, multiplexed: stream, delivered: version, viewer: viewer)
                         waiting[name, default: [:]][subscription.id] = subscription
                     }
@@ -177,13 +180,13 @@ extension ListRegistry {
     /// query; empty with a store of one process, or when the store fails (those lists then wait for
     /// the store's notices).
     private func storedVersions(ofListsAheadIn names: [ListName], since: [String: Int]) -> [String: Int] {
-        guard store.isShared else { return [:] }
+        guard let shared else { return [:] }
         let ahead = names.filter { name in
             guard let seen = since[name.rawValue] else { return false }
             return seen > (known(name)?.currentVersion ?? highWater[name.rawValue] ?? 0)
         }
         guard !ahead.isEmpty else { return [:] }
-        return (try? store.versions(of: ahead.map(\.rawValue))) ?? [:]
+        return (try? shared.versions(of: ahead.map(\.rawValue))) ?? [:]
     }
 
     /// Sends a multiplexed stream, for each of `names`, the empty reset of a list that has never

@@ -75,7 +75,7 @@ extension ListRegistry {
         while true {
             // With a shared store, a list that another process created may not be known here yet: its
             // actor catches up before it decides.
-            guard store.isShared || known(name) != nil else {
+            guard shared != nil || known(name) != nil else {
                 throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
             }
             let hosted = try jsonList(name, "patched")
@@ -134,7 +134,7 @@ extension ListRegistry {
         while true {
             // With a shared store, a list that another process created may not be known here yet: its
             // actor catches up before it decides.
-            guard store.isShared || known(name) != nil else {
+            guard shared != nil || known(name) != nil else {
                 throw ListWriteError(.notFound, code: "not_found", detail: "no list named \(name)")
             }
             let hosted = try jsonList(name, "deleted")

@@ -28,6 +28,8 @@ public actor ListRegistry {
     public nonisolated let configuration: ListConfiguration
     public nonisolated let limits: RegistryLimits
     let store: any ListStore
+    /// The store as a shared one (several processes write to it), or nil: asked once, at opening.
+    nonisolated let shared: (any SharedListStore)?
     /// Every name's actor: lists that exist, deleted ones (tombstones), and names that streams wait on.
     /// Changed only on the registry's actor, one name at a time; behind a lock so that routes can find a
     /// list without awaiting the registry (``existingList(_:)``).
@@ -50,12 +52,13 @@ public actor ListRegistry {
     /// - Throws: `StoreError` when the store cannot be read, or a stored list no longer decodes.
     public init(store: any ListStore, configuration: ListConfiguration = ListConfiguration(), limits: RegistryLimits = RegistryLimits()) async throws {
         self.store = store
+        shared = store.asShared
         self.configuration = configuration
         self.limits = limits
         let stored = try store.load()
         highWater = stored.highWater
         // A shared store counts the lists of every process itself, in the creating write's transaction.
-        quota = ListQuota(limit: store.isShared ? .max : limits.maximumJSONLists, count: stored.jsonLists.count)
+        quota = ListQuota(limit: shared != nil ? .max : limits.maximumJSONLists, count: stored.jsonLists.count)
         for (rawName, list) in stored.jsonLists.sorted(by: { $0.key < $1.key }) {
             guard let name = ListName(rawName) else {
                 throw StoreError("stored list \"\(rawName)\" has an invalid name")

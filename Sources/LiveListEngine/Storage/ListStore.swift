@@ -10,11 +10,7 @@ import Synchronization
 /// writes reach the store in version order, one at a time (each list has one ordered write path, see
 /// docs/ARCHITECTURE.md), so a store never sees two writes of one list at once.
 ///
-/// A store that several processes share (``isShared``, such as the PostgreSQL store of the `livelist`
-/// executable) sees the writes of every process. It then refuses a write whose version does not follow
-/// the list's stored version with ``StoreError/Kind/stale(version:)``: the list catches up on what
-/// another process wrote (``update(of:after:)``) and runs the write again on the latest state. Its
-/// ``notices()`` tell the engine of other processes' writes. See docs/ARCHITECTURE.md ("Several nodes").
+/// A store that several processes share refines this protocol as ``SharedListStore``.
 public protocol ListStore: Sendable {
     /// Everything stored, read once at start-up.
     func load() throws(StoreError) -> StoredLists
@@ -32,20 +28,6 @@ public protocol ListStore: Sendable {
     /// The server's secret for session tokens (32 random bytes), created on first use.
     func secret() throws(StoreError) -> [UInt8]
 
-    /// Whether other processes write to this store too. Default false.
-    var isShared: Bool { get }
-    /// What a shared store holds of `name` beyond `version`: nil when it holds nothing newer.
-    func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate?
-    /// Every list's stored version, for catching up after notices may have been missed.
-    func versions() throws(StoreError) -> [String: Int]
-    /// The stored versions of those of `names` that the store holds, in one query.
-    func versions(of names: [String]) throws(StoreError) -> [String: Int]
-    /// Writes of other processes (and the store's reconnections), for as long as the store is open.
-    /// A store that no other process writes has none.
-    func notices() -> AsyncStream<StoreNotice>
-    /// Whether this process holds the lease `name` now: work that must run on one process at a time
-    /// (the demo lists' timers) runs only while it does. Always true for a store of one process.
-    func holdsLease(_ name: String) -> Bool
     /// The store's state for `/healthz` and `/readyz`.
     var health: StoreHealth { get }
     /// Stores the body of a JSON-driven list at `version`, and `idempotency` (the write's key) with it,
@@ -61,17 +43,11 @@ public protocol ListStore: Sendable {
     /// patches after it calls it when it compacts them; one that keeps whole bodies only stores it.
     /// Default: `saveJSONList` with `body()`.
     func appendJSONPatch(name: String, version: Int, patch: [UInt8], idempotency: IdempotentWrite?, body: () -> [UInt8]) throws(StoreError)
-    /// The write that a shared store kept for `key` on the list `name`, if any (kept a day).
-    func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite?
     /// Keeps a revocation for the other processes of a shared store, durably; returns once they can
     /// read it. A store of one process keeps nothing.
     func recordRevocation(_ revocation: Revocation) throws(StoreError)
-    /// The revocations other processes recorded after `position`, in order; with nil, none, and the
-    /// position of the latest (where a process that starts begins). At most a bounded number per call:
-    /// ask again after the position returned while it moves.
-    func revocations(after position: Int?) throws(StoreError) -> RevocationBatch
     /// Keeps `ended` (a sign-out), durably once this returns, until its cookie expires; a shared store
-    /// also hands it to the other processes' ``revocations(after:)`` as
+    /// also hands it to the other processes' ``SharedListStore/revocations(after:)`` as
     /// ``Revocation/signInEnded(_:)``, in the same transaction. Refuses a digest that is not 32
     /// lowercase hex digits. Default: keeps nothing.
     func recordEndedSignIn(_ ended: EndedSignIn) throws(StoreError)
@@ -80,13 +56,39 @@ public protocol ListStore: Sendable {
     func endedSignIns(now: Int) throws(StoreError) -> [EndedSignIn]
 }
 
+/// A store that several processes share (the PostgreSQL store of the `livelist` executable): it sees the
+/// writes of every process, refuses a write whose version does not follow the list's stored version with
+/// ``StoreError/Kind/stale(version:)`` (the list catches up with ``update(of:after:)`` and runs the write
+/// again on the latest state), tells of other processes' writes through ``notices()``, keeps idempotency
+/// keys and revocations for every process, and hands out leases. The engine asks a store whether it is
+/// one of these once, when it opens it; a store of one process conforms to ``ListStore`` only.
+/// See docs/ARCHITECTURE.md ("Several nodes").
+public protocol SharedListStore: ListStore {
+    /// What a shared store holds of `name` beyond `version`: nil when it holds nothing newer.
+    func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate?
+    /// Every list's stored version, for catching up after notices may have been missed.
+    func versions() throws(StoreError) -> [String: Int]
+    /// The stored versions of those of `names` that the store holds, in one query.
+    func versions(of names: [String]) throws(StoreError) -> [String: Int]
+    /// Writes of other processes (and the store's reconnections), for as long as the store is open.
+    func notices() -> AsyncStream<StoreNotice>
+    /// Whether this process holds the lease `name` now: work that must run on one process at a time
+    /// (the demo lists' timers) runs only while it does. (A store of one process holds every lease.)
+    func holdsLease(_ name: String) -> Bool
+    /// The write that a shared store kept for `key` on the list `name`, if any (kept a day).
+    func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite?
+    /// The revocations other processes recorded after `position`, in order; with nil, none, and the
+    /// position of the latest (where a process that starts begins). At most a bounded number per call:
+    /// ask again after the position returned while it moves.
+    func revocations(after position: Int?) throws(StoreError) -> RevocationBatch
+}
+
 extension ListStore {
-    public var isShared: Bool { false }
-    public func update(of name: String, after version: Int) throws(StoreError) -> StoredUpdate? { nil }
-    public func versions() throws(StoreError) -> [String: Int] { [:] }
-    public func versions(of names: [String]) throws(StoreError) -> [String: Int] { [:] }
-    public func notices() -> AsyncStream<StoreNotice> { AsyncStream { $0.finish() } }
-    public func holdsLease(_ name: String) -> Bool { true }
+    /// This store as a shared one, or nil for a store of one process.
+    package var asShared: (any SharedListStore)? { self as? any SharedListStore }
+}
+
+extension ListStore {
     public var health: StoreHealth { StoreHealth(isReachable: true, description: "embedded") }
     public func recordRevocation(_ revocation: Revocation) throws(StoreError) {}
     public func saveJSONList(name: String, version: Int, body: [UInt8], idempotency: IdempotentWrite?) throws(StoreError) {
@@ -97,10 +99,6 @@ extension ListStore {
     }
     public func appendJSONPatch(name: String, version: Int, patch: [UInt8], idempotency: IdempotentWrite?, body: () -> [UInt8]) throws(StoreError) {
         try saveJSONList(name: name, version: version, body: body(), idempotency: idempotency)
-    }
-    public func idempotentWrite(of name: String, key: String) throws(StoreError) -> IdempotentWrite? { nil }
-    public func revocations(after position: Int?) throws(StoreError) -> RevocationBatch {
-        RevocationBatch(revocations: [], position: position ?? 0)
     }
     public func recordEndedSignIn(_ ended: EndedSignIn) throws(StoreError) {}
     public func endedSignIns(now: Int) throws(StoreError) -> [EndedSignIn] { [] }

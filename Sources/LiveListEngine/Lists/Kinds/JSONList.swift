@@ -136,7 +136,7 @@ public actor JSONList: ServedList {
         if let earlier = try earlierWrite(key, askingStore: false) {
             return .replayed(earlier)
         }
-        let shared = core.store.isShared
+        let shared = core.shared != nil
         let outcome: WriteOutcome
         do {
             outcome = try write()
@@ -164,7 +164,7 @@ public actor JSONList: ServedList {
         var earlier = recentKeys[key.key]
         if earlier == nil, askingStore {
             do {
-                earlier = try core.store.idempotentWrite(of: name.rawValue, key: key.key)
+                earlier = try core.shared?.idempotentWrite(of: name.rawValue, key: key.key)
             } catch {
                 throw core.storageFailed("the idempotency key could not be looked up", error)
             }

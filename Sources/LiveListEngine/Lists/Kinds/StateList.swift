@@ -46,7 +46,7 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
     /// stored version (so that their viewers' versions hold here too); otherwise as a new version,
     /// stored with the state and published as a reset.
     func host() throws {
-        if core.store.isShared, core.version > 0 {
+        if core.shared != nil, core.version > 0 {
             try core.resetRenderer(to: render(state), at: core.version)
             core.log.start(at: core.version, rendering: core.renderer.updater.snapshot.rendering)
             core.setExists(true)
@@ -82,7 +82,7 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
     ///   then unchanged), or when the versions are exhausted.
     @discardableResult
     public func updateState(_ type: State.Type = State.self, _ change: @Sendable (inout State) throws -> Void) throws -> Bool {
-        var race = ListCore.Race(confirmed: !core.store.isShared)
+        var race = ListCore.Race(confirmed: core.shared == nil)
         let catchUp = { () throws(ListWriteError) in try self.catchUpWithStore(noticed: nil) }
         while true {
             do {
