@@ -108,7 +108,7 @@ let package = Package(
         // libFuzzer harness of the request parser (Scripts/fuzz-parser.sh builds it with the fuzzer).
         .executableTarget(name: "FuzzRequestParser", dependencies: ["LibFuzzerDriver", "LiveListHTTP"], swiftSettings: strict),
         // libFuzzer harness of the header helpers (Scripts/fuzz-headers.sh builds it with the fuzzer).
-        .executableTarget(name: "FuzzHeaders", dependencies: ["LibFuzzerDriver", "LiveListServer", "LiveListHTTP"], swiftSettings: strict),
+        .executableTarget(name: "FuzzHeaders", dependencies: ["LibFuzzerDriver", "LiveListServer", "LiveListHTTP", "LiveListEngine"], swiftSettings: strict),
         // The harnesses' shared main: libFuzzer's driver in a fuzzing build, a hint otherwise.
         .target(name: "LibFuzzerDriver", swiftSettings: strict),
 

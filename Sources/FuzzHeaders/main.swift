@@ -8,6 +8,7 @@
 // (checked below), or the harness stops the process and the fuzzer keeps the input.
 import LibFuzzerDriver
 import LiveListHTTP
+import LiveListEngine
 import LiveListServer
 #if canImport(Glibc)
 import Glibc

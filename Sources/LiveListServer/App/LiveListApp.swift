@@ -1,6 +1,5 @@
 import Foundation
-// An app that imports LiveListServer gets the engine's types too (HostedList, ListName, ListStore…).
-@_exported public import LiveListEngine
+public import LiveListEngine
 public import LiveListHTTP
 public import LiveListHTML
 
