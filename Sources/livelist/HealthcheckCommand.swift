@@ -23,11 +23,11 @@ struct HealthcheckCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "The server's address (env LIVELIST_HOST; 0.0.0.0 means 127.0.0.1).")
-    var host = env("LIVELIST_HOST") ?? "127.0.0.1"
+    @Option(help: "The server's address (env LIVELIST_HOST; default 127.0.0.1; 0.0.0.0 means 127.0.0.1).")
+    var host: String?
 
-    @Option(help: "The server's port (env LIVELIST_PORT).")
-    var port = Int(env("LIVELIST_PORT") ?? "") ?? 8080
+    @Option(help: "The server's port (env LIVELIST_PORT; default 8080).")
+    var port: Int?
 
     @Option(help: "Seconds to wait for the whole exchange.")
     var timeout: Double = 5
@@ -38,9 +38,18 @@ struct HealthcheckCommand: ParsableCommand {
     @Flag(help: "Print nothing, only set the exit status.")
     var quiet = false
 
+    /// The port probed: the flag's, else `LIVELIST_PORT`'s (which must read as one), else 8080.
+    private func probedPort() throws -> Int {
+        if let port { return port }
+        guard let text = given(nil, "LIVELIST_PORT") else { return 8080 }
+        guard let port = Int(text) else { throw ValidationError("LIVELIST_PORT: \(text) is not a port number (1 to 65535)") }
+        return port
+    }
+
     func validate() throws {
+        let port = try probedPort()
         guard (1 ... 65_535).contains(port) else {
-            throw ValidationError("--port: \(port) is not a port (1 to 65535)")
+            throw ValidationError("--port (LIVELIST_PORT): \(port) is not a port (1 to 65535)")
         }
         guard timeout > 0, timeout <= 3_600 else {
             throw ValidationError("--timeout: \(timeout) is not between 0 and 3600 seconds")
@@ -48,6 +57,8 @@ struct HealthcheckCommand: ParsableCommand {
     }
 
     func run() throws {
+        let port = try probedPort()
+        let host = given(host, "LIVELIST_HOST") ?? "127.0.0.1"
         let target: String
         switch host {
         case "0.0.0.0", "": target = "127.0.0.1"
@@ -55,7 +66,7 @@ struct HealthcheckCommand: ParsableCommand {
         default: target = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         }
         // The server serves HTTPS when it has a certificate: the same variable decides here.
-        let secure = tls ?? !(env("LIVELIST_TLS_CERT") ?? "").isEmpty
+        let secure = tls ?? (given(nil, "LIVELIST_TLS_CERT") != nil)
         #if canImport(Glibc)
         let what = "GET /healthz on \(target):\(port)" + (secure ? " over TLS" : "")
         let deadline = Deadline(seconds: timeout)

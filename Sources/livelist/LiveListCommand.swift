@@ -26,19 +26,20 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve live lists: HTML pages kept in sync over Server-Sent Events, JSON for scripts.",
         discussion: """
-            Every option falls back to an environment variable (LIVELIST_HOST, LIVELIST_PORT, LIVELIST_PUBLIC,
-            LIVELIST_TEMPLATES, LIVELIST_DATA, LIVELIST_DATABASE_URL, LIVELIST_WRITE_TOKEN, LIVELIST_READ_TOKEN, LIVELIST_METRICS_TOKEN,
-            LIVELIST_LOG_LEVEL), then to its default. With a database URL, several livelist processes share
+            A flag wins over its environment variable (LIVELIST_HOST, LIVELIST_PORT, LIVELIST_PUBLIC, LIVELIST_TEMPLATES,
+            LIVELIST_DATA, LIVELIST_DATABASE_URL, LIVELIST_WRITE_TOKEN, LIVELIST_READ_TOKEN, LIVELIST_METRICS_TOKEN,
+            LIVELIST_LOG_LEVEL and the others named below), which wins over the default; a variable that does not
+            read stops start-up, naming it, as a flag does. With a database URL, several livelist processes share
             their lists on one PostgreSQL (docs/DEPLOYMENT.md). Without a write token, only loopback clients that came through no proxy may PUT
             or DELETE; without a metrics token, only they may read /metrics.
             """
     )
 
-    @Option(help: "The address to listen on (env LIVELIST_HOST).")
-    var host = env("LIVELIST_HOST") ?? "127.0.0.1"
+    @Option(help: "The address to listen on (env LIVELIST_HOST; default 127.0.0.1).")
+    var host: String?
 
-    @Option(help: "The port; 0 picks a free one (env LIVELIST_PORT).")
-    var port = Int(env("LIVELIST_PORT") ?? "") ?? 8080
+    @Option(help: "The port; 0 picks a free one (env LIVELIST_PORT; default 8080).")
+    var port: Int?
 
     @Option(name: .customLong("public"), help: "A directory of static files served at the root instead of the built-in ones (env LIVELIST_PUBLIC).")
     var publicDirectory: String?
@@ -46,8 +47,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("templates"), help: "A directory of Mustache page templates used instead of the built-in ones (env LIVELIST_TEMPLATES).")
     var templatesDirectory: String?
 
-    @Option(name: .customLong("data"), help: "Where lists are stored (env LIVELIST_DATA).")
-    var dataDirectory = env("LIVELIST_DATA") ?? "data"
+    @Option(name: .customLong("data"), help: "Where lists are stored (env LIVELIST_DATA; default data).")
+    var dataDirectory: String?
 
     @Option(help: "Keep lists in PostgreSQL, shared by every node given the same URL, instead of --data: postgres://USER[:PASSWORD]@HOST:PORT/DATABASE?sslmode=disable (env LIVELIST_DATABASE_URL).")
     var databaseURL: String?
@@ -70,11 +71,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Bearer token required for GET /metrics (env LIVELIST_METRICS_TOKEN).")
     var metricsToken: String?
 
-    @Option(help: "trace, debug, info, notice, warning, error or critical (env LIVELIST_LOG_LEVEL).")
-    var logLevel = env("LIVELIST_LOG_LEVEL") ?? "info"
+    @Option(help: "trace, debug, info, notice, warning, error or critical (env LIVELIST_LOG_LEVEL; default info).")
+    var logLevel: String?
 
     @Option(help: "text, json or logfmt: one line per entry on standard error, with RFC 3339 timestamps (env LIVELIST_LOG_FORMAT; default text).")
-    var logFormat = env("LIVELIST_LOG_FORMAT") ?? "text"
+    var logFormat: String?
 
     @Option(help: "Seconds between heartbeat comments on event streams.")
     var heartbeat: Double = 15
@@ -137,53 +138,70 @@ struct ServeCommand: AsyncParsableCommand {
     var demoInterval: Double = 1
 
     mutating func run() async throws {
+        let logLevel = given(self.logLevel, "LIVELIST_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: logLevel) else {
-            throw ValidationError("--log-level: \(logLevel) is not one of trace, debug, info, notice, warning, error, critical")
+            throw ValidationError("--log-level (LIVELIST_LOG_LEVEL): \(logLevel) is not one of trace, debug, info, notice, warning, error, critical")
         }
+        let logFormat = given(self.logFormat, "LIVELIST_LOG_FORMAT") ?? "text"
         guard let format = LogFormat(rawValue: logFormat) else {
             throw ValidationError("--log-format (LIVELIST_LOG_FORMAT): \(logFormat) is not one of text, json, logfmt")
         }
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, format: format, logLevel: level) }
         let logger = Logger(label: "livelist")
-
-        var configuration = ServerConfiguration()
-        configuration.host = host
-        configuration.port = port
-        configuration.publicDirectory = (publicDirectory ?? env("LIVELIST_PUBLIC")).flatMap { $0.isEmpty ? nil : $0 }
-        configuration.templatesDirectory = (templatesDirectory ?? env("LIVELIST_TEMPLATES")).flatMap { $0.isEmpty ? nil : $0 }
-        configuration.dataDirectory = dataDirectory
+        let configuration: ServerConfiguration
         do {
-            // Each token also from a file (NAME_FILE), as Docker and Kubernetes secrets are mounted.
-            func token(_ flag: String?, _ name: String) throws(StartupError) -> String? {
-                try ServerConfiguration.secret((flag ?? env(name)).flatMap { $0.isEmpty ? nil : $0 }, name,
-                                               file: env(name + "_FILE").flatMap { $0.isEmpty ? nil : $0 })
-            }
-            configuration.writeToken = try token(writeToken, "LIVELIST_WRITE_TOKEN")
-            configuration.readToken = try token(readToken, "LIVELIST_READ_TOKEN")
-            configuration.metricsToken = try token(metricsToken, "LIVELIST_METRICS_TOKEN")
-            configuration.sessionSecrets = try ServerConfiguration.sessionSecrets(
-                env("LIVELIST_SESSION_SECRETS").flatMap { $0.isEmpty ? nil : $0 },
-                file: env("LIVELIST_SESSION_SECRETS_FILE").flatMap { $0.isEmpty ? nil : $0 })
+            configuration = try serverConfiguration()
         } catch {
             throw ValidationError(error.description)
         }
+        try await serve(configuration, format: format, logger: logger)
+    }
+
+    /// The server's configuration in one place: the `LIVELIST_*` variables over the defaults
+    /// (``ServerConfiguration/fromEnvironment(_:)``, which an app without flags reads too), then each
+    /// flag given over its variable.
+    func serverConfiguration() throws(StartupError) -> ServerConfiguration {
+        // A variable whose flag is given is not read at all: the flag wins even over a variable that
+        // would not read.
+        var environment = ProcessInfo.processInfo.environment
+        let flagged: [(given: Bool, variable: String)] = [
+            (host != nil, "LIVELIST_HOST"), (port != nil, "LIVELIST_PORT"), (dataDirectory != nil, "LIVELIST_DATA"),
+            (publicDirectory != nil, "LIVELIST_PUBLIC"), (templatesDirectory != nil, "LIVELIST_TEMPLATES"),
+            (writeToken != nil, "LIVELIST_WRITE_TOKEN"), (readToken != nil, "LIVELIST_READ_TOKEN"),
+            (metricsToken != nil, "LIVELIST_METRICS_TOKEN"), (accessRecheck != nil, "LIVELIST_ACCESS_RECHECK"),
+            (eventLoops != nil, "LIVELIST_EVENT_LOOPS"), (tlsCert != nil, "LIVELIST_TLS_CERT"), (tlsKey != nil, "LIVELIST_TLS_KEY"),
+            (actionRate != nil || actionBurst != nil, "LIVELIST_ACTION_RATE"), (actionRate != nil || actionBurst != nil, "LIVELIST_ACTION_BURST"),
+        ]
+        for (given, variable) in flagged where given {
+            environment[variable] = nil
+        }
+        var configuration = try ServerConfiguration.fromEnvironment(environment)
+        if let host { configuration.host = host }
+        if let port {
+            guard (0 ... 65_535).contains(port) else { throw StartupError("--port: \(port) is not a port number (0 to 65535)") }
+            configuration.port = port
+        }
+        if let publicDirectory { configuration.publicDirectory = publicDirectory.isEmpty ? nil : publicDirectory }
+        if let templatesDirectory { configuration.templatesDirectory = templatesDirectory.isEmpty ? nil : templatesDirectory }
+        if let dataDirectory { configuration.dataDirectory = dataDirectory }
+        // A token given as a flag is checked against its file variable (NAME_FILE) as the variable is.
+        func token(_ flag: String?, _ name: String, _ current: String?) throws(StartupError) -> String? {
+            guard let flag, !flag.isEmpty else { return current }
+            return try ServerConfiguration.secret(flag, name, file: given(nil, name + "_FILE"))
+        }
+        configuration.writeToken = try token(writeToken, "LIVELIST_WRITE_TOKEN", configuration.writeToken)
+        configuration.readToken = try token(readToken, "LIVELIST_READ_TOKEN", configuration.readToken)
+        configuration.metricsToken = try token(metricsToken, "LIVELIST_METRICS_TOKEN", configuration.metricsToken)
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
-        if let text = (accessRecheck ?? env("LIVELIST_ACCESS_RECHECK")).flatMap({ $0.isEmpty ? nil : $0 }) {
-            do {
-                configuration.accessRecheckInterval = try ServerConfiguration.accessRecheckInterval(text, name: "--access-recheck (LIVELIST_ACCESS_RECHECK)")
-            } catch {
-                throw ValidationError(error.description)
-            }
+        if let accessRecheck {
+            configuration.accessRecheckInterval = try ServerConfiguration.accessRecheckInterval(accessRecheck, name: "--access-recheck")
         }
         configuration.maximumBodyBytes = maxBody
         configuration.maximumActionBodyBytes = maxActionBody
-        do {
+        if actionRate != nil || actionBurst != nil {
             configuration.actionPace = try ServerConfiguration.actionPace(
-                rate: (actionRate ?? env("LIVELIST_ACTION_RATE")).flatMap { $0.isEmpty ? nil : $0 },
-                burst: (actionBurst ?? env("LIVELIST_ACTION_BURST")).flatMap { $0.isEmpty ? nil : $0 },
+                rate: given(actionRate, "LIVELIST_ACTION_RATE"), burst: given(actionBurst, "LIVELIST_ACTION_BURST"),
                 rateName: "--action-rate (LIVELIST_ACTION_RATE)", burstName: "--action-burst (LIVELIST_ACTION_BURST)")
-        } catch {
-            throw ValidationError(error.description)
         }
         configuration.bodyBudgetBytes = bodyBudget
         configuration.maximumConnections = maxConnections
@@ -191,41 +209,45 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.listLimits.maximumCells = maxCells
         configuration.lists.logCount = logCount
         guard windowAbove >= 0 else {
-            throw ValidationError("--window-above: \(windowAbove) is negative; give a number of cells, or 0 to never window lists")
+            throw StartupError("--window-above: \(windowAbove) is negative; give a number of cells, or 0 to never window lists")
         }
         configuration.lists.options.windowAbove = windowAbove > 0 ? windowAbove : nil
-        configuration.isSecure = secureCookies || env("LIVELIST_SECURE_COOKIES") == "1"
-        configuration.tlsCertificate = (tlsCert ?? env("LIVELIST_TLS_CERT")).flatMap { $0.isEmpty ? nil : $0 }
-        configuration.tlsKey = (tlsKey ?? env("LIVELIST_TLS_KEY")).flatMap { $0.isEmpty ? nil : $0 }
+        if secureCookies { configuration.isSecure = true }
+        if let tlsCert { configuration.tlsCertificate = tlsCert.isEmpty ? nil : tlsCert }
+        if let tlsKey { configuration.tlsKey = tlsKey.isEmpty ? nil : tlsKey }
         guard maxActionBody >= 0 else {
-            throw ValidationError("--max-action-body must not be negative")
+            throw StartupError("--max-action-body must not be negative")
         }
         guard bodyBudget >= maxBody else {
-            throw ValidationError("--body-budget (\(bodyBudget)) must be at least --max-body (\(maxBody)), or no largest body could ever be read")
+            throw StartupError("--body-budget (\(bodyBudget)) must be at least --max-body (\(maxBody)), or no largest body could ever be read")
         }
         guard maxConnections > 0 else {
-            throw ValidationError("--max-connections must be positive")
+            throw StartupError("--max-connections must be positive")
         }
         guard reservedConnections >= 0 else {
-            throw ValidationError("--reserved-connections must not be negative")
+            throw StartupError("--reserved-connections must not be negative")
         }
         configuration.reservedConnections = reservedConnections
-        if let text = eventLoops.map(String.init) ?? env("LIVELIST_EVENT_LOOPS").flatMap({ $0.isEmpty ? nil : $0 }) {
-            guard let loops = Int(text), ServerConfiguration.eventLoopRange.contains(loops) else {
+        if let eventLoops {
+            guard ServerConfiguration.eventLoopRange.contains(eventLoops) else {
                 let range = ServerConfiguration.eventLoopRange
-                throw ValidationError("--event-loops (LIVELIST_EVENT_LOOPS): \(text) is not a number of loops from \(range.lowerBound) to \(range.upperBound)")
+                throw StartupError("--event-loops: \(eventLoops) is not a number of loops from \(range.lowerBound) to \(range.upperBound)")
             }
-            configuration.eventLoops = loops
+            configuration.eventLoops = eventLoops
         }
         if (configuration.tlsCertificate == nil) != (configuration.tlsKey == nil) {
-            throw ValidationError("--tls-cert and --tls-key go together")
+            throw StartupError("--tls-cert and --tls-key (LIVELIST_TLS_CERT and LIVELIST_TLS_KEY) go together")
         }
-        configuration.trustedProxies = Set(trustedProxy + (env("LIVELIST_TRUSTED_PROXIES") ?? "").split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces)
-        }.filter { !$0.isEmpty })
+        configuration.trustedProxies.formUnion(trustedProxy)
+        return configuration
+    }
+
+    /// Serves with `configuration`: its logs, the store (PostgreSQL with a database URL), the demo lists.
+    private func serve(_ configuration: ServerConfiguration, format: LogFormat, logger: Logger) async throws {
+        var configuration = configuration
         configuration.errorLog = { line in logger.error("\(line)") }
         configuration.warningLog = { line in logger.warning("\(line)") }
-        if accessLog || env("LIVELIST_ACCESS_LOG") == "1" {
+        if accessLog || given(nil, "LIVELIST_ACCESS_LOG") == "1" {
             let accessLogger = Logger(label: "livelist.access")
             configuration.accessLogEntries = { entry in
                 // As text the line says it all; as JSON or logfmt, the fields do.
@@ -247,11 +269,11 @@ struct ServeCommand: AsyncParsableCommand {
 
         var store: (any ListStore)?
         var storeDescription = "data in \(configuration.dataDirectory)"
-        if let text = (databaseURL ?? env("LIVELIST_DATABASE_URL")).flatMap({ $0.isEmpty ? nil : $0 }) {
+        if let text = given(databaseURL, "LIVELIST_DATABASE_URL") {
             let url: DatabaseURL
             do {
                 url = try DatabaseURL(
-                    text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 },
+                    text, passwordFile: given(nil, "LIVELIST_DATABASE_PASSWORD_FILE"),
                     environment: ProcessInfo.processInfo.environment)
             } catch {
                 throw ValidationError("--database-url: \(error)")
@@ -262,7 +284,7 @@ struct ServeCommand: AsyncParsableCommand {
             var options = PostgresListStore.Options()
             options.maximumJSONLists = maxLists
             options.keptVersions = logCount
-            if let text = (databasePool ?? env("LIVELIST_DATABASE_POOL")).flatMap({ $0.isEmpty ? nil : $0 }) {
+            if let text = given(databasePool, "LIVELIST_DATABASE_POOL") {
                 do {
                     options.maximumConnections = try PostgresListStore.Options.poolSize(text, name: "--database-pool (LIVELIST_DATABASE_POOL)")
                 } catch {
@@ -325,6 +347,7 @@ extension ServeCommand {
     }
 }
 
-func env(_ name: String) -> String? {
-    ProcessInfo.processInfo.environment[name]
+/// A setting's text: the flag's when given, else the environment variable `name`'s; an empty text is none.
+func given(_ flag: String?, _ name: String) -> String? {
+    (flag ?? ProcessInfo.processInfo.environment[name]).flatMap { $0.isEmpty ? nil : $0 }
 }

@@ -24,13 +24,13 @@ struct MigrateCommand: AsyncParsableCommand {
     var grantTo: String?
 
     func run() async throws {
-        guard let text = (databaseURL ?? env("LIVELIST_DATABASE_URL")).flatMap({ $0.isEmpty ? nil : $0 }) else {
+        guard let text = given(databaseURL, "LIVELIST_DATABASE_URL") else {
             throw ValidationError("--database-url (or LIVELIST_DATABASE_URL) is required")
         }
         let url: DatabaseURL
         do {
             url = try DatabaseURL(
-                text, passwordFile: env("LIVELIST_DATABASE_PASSWORD_FILE").flatMap { $0.isEmpty ? nil : $0 },
+                text, passwordFile: given(nil, "LIVELIST_DATABASE_PASSWORD_FILE"),
                 environment: ProcessInfo.processInfo.environment)
         } catch {
             throw ValidationError("--database-url: \(error)")
