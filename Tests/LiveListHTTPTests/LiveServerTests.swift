@@ -28,6 +28,9 @@ private let echoHandler: HTTPHandler = {
 }()
 
 @Suite struct LiveServerTests {
+    /// The receive timeout of clients that wait for `/slow`, answered by a task (see its test).
+    static let poolTaskTimeout = 120
+
     @Test(arguments: EventLoopBackend.available) func keepAliveServesSeveralRequestsOnOneConnection(backend: EventLoopBackend) async throws {
         try await withServer(testConfiguration(backend: backend), handler: echoHandler) { server in
             let port = server.port
@@ -51,7 +54,10 @@ private let echoHandler: HTTPHandler = {
             let port = server.port
             let paths = (0..<20).map { $0 % 3 == 0 ? "/slow/\($0)" : "/echo/\($0)" }
             let results = await onThread { () -> [String] in
-                guard let client = TestClient(port: port) else { return [] }
+                // `/slow` answers from a task on the cooperative pool, which the suite's CPU-bound
+                // tests can hold for tens of seconds on two cores: the receive timeout is a safety net
+                // against a hang, not a latency bound, so it is long.
+                guard let client = TestClient(port: port, receiveTimeoutSeconds: Self.poolTaskTimeout) else { return [] }
                 var batch = paths.map { "GET \($0) HTTP/1.1\r\nHost: t\r\n\r\n" }.joined()
                 batch += "POST /echo/body HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
                 batch += "HEAD /big HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
@@ -162,7 +168,7 @@ private let echoHandler: HTTPHandler = {
         try await withServer(testConfiguration(backend: backend), handler: echoHandler) { server in
             let port = server.port
             let served = await onThread { () -> Int in
-                let clients = (0..<300).compactMap { _ in TestClient(port: port) }
+                let clients = (0..<300).compactMap { _ in TestClient(port: port, receiveTimeoutSeconds: Self.poolTaskTimeout) }
                 for (index, client) in clients.enumerated() { client.send("GET /echo/\(index) HTTP/1.1\r\nHost: t\r\n\r\n") }
                 var served = 0
                 for (index, client) in clients.enumerated() where client.readResponse()?.text == "/echo/\(index)" { served += 1 }
