@@ -3,7 +3,7 @@
 # the certificate and key from the mounted secrets (PostgreSQL wants its key owned by it, mode 0600),
 # writes an hba file with `hostssl` lines only (and the local socket, which the image's first-start
 # scripts use), then runs the image's own entrypoint with TLS on. Works with the official
-# postgres:15-bookworm image and with Scripts/check-container.sh's stand-in for it.
+# postgres:15-bookworm image and with Tests/Container/test_container.sh's stand-in for it.
 set -eu
 secrets=${LIVELIST_SECRETS_DIR:-/run/secrets/livelist}
 tls=/var/lib/postgresql/tls

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """HTTP checks of a running LiveList container (or of nginx in front of one), for
-Scripts/check-container.sh. Talks to the URL it is given only (a loopback port that podman publishes).
+Tests/Container/test_container.sh. Talks to the URL it is given only (a loopback port that podman publishes).
 
     smoke.py wait URL              /healthz answers 200 within 30 s
     smoke.py node URL TOKEN        /healthz, a page and its script, PUT without the token (401) and with it
@@ -23,8 +23,7 @@ import sys
 import time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py, shared with Tests/ and the benchmarks)
+import livelist_tools as tools  # Tools/python, installed by Scripts/setup
 
 STORED = "container-check"
 STORED_TEXT = "kept on the volume"

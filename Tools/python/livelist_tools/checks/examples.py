@@ -1,21 +1,19 @@
-#!/usr/bin/env python3
-"""The checks of Scripts/check-examples.sh, which builds each Examples/ package and then runs `run` on it.
+"""The checks of Scripts/check-examples.sh, which builds each Examples/ package and then runs `run` on it
+(`python3 -m livelist_tools.checks.examples COMMAND`):
 
-    check-examples.py guide                 docs/GUIDE.md shows Examples/Todo's main.swift whole, with its
-                                            line count (at most thirty)
-    check-examples.py run DIR BINARY FORM   runs BINARY (the example in DIR, as an app author would) from a
-                                            fresh empty directory outside the checkout on a free loopback
-                                            port: `/` and its list page answer 200 with the list root (the
-                                            built-in Public/ and Templates/), the page's script is served, and
-                                            the list's event stream delivers the change that the action FORM
-                                            (url-encoded, without the CSRF token) makes; SIGTERM stops it
-                                            within 10 s, leaving only data/ behind
-
-    check-examples.py board DIR BINARY      runs Examples/Board the same way with BOARD_USERS=alice:secret1,bob:secret2:
-                                            refusals before sign-in (401, the sign-in redirect), a wrong password,
-                                            sign-in, both lists and a private list of another user refused as a
-                                            missing list, an action seen on the stream with its author, and
-                                            sign-out ending that stream with a denied event
+    guide                 docs/GUIDE.md shows Examples/Todo's main.swift whole, with its line count (at
+                          most thirty)
+    run DIR BINARY FORM   runs BINARY (the example in DIR, as an app author would) from a fresh empty
+                          directory outside the checkout on a free loopback port: `/` and its list page
+                          answer 200 with the list root (the built-in Public/ and Templates/), the page's
+                          script is served, and the list's event stream delivers the change that the
+                          action FORM (url-encoded, without the CSRF token) makes; SIGTERM stops it within
+                          10 s, leaving only data/ behind
+    board DIR BINARY      runs Examples/Board the same way with BOARD_USERS=alice:secret1,bob:secret2:
+                          refusals before sign-in (401, the sign-in redirect), a wrong password, sign-in,
+                          both lists and a private list of another user refused as a missing list, an
+                          action seen on the stream with its author, and sign-out ending that stream with
+                          a denied event
 
 Prints one "ok" line per check; exit status 1 with the reason (and the example's output) on a failure.
 """
@@ -226,7 +224,7 @@ def check_example(name, port, form):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python3 -m livelist_tools.checks.examples", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("guide", help="check docs/GUIDE.md against Examples/Todo")
     runner = commands.add_parser("run", help="run one built example and check it")

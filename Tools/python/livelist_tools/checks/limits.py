@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The house's limits, checked on every run of Scripts/test, so that later work cannot erode them:
 
   lines       no Swift source over 450 lines (files marked generated, with a --check of their own, apart)
@@ -8,7 +7,7 @@
   imports     every module a target's sources import is one it declares in Package.swift (or the system's)
   references  no docs or comments that name issues by number, or people (the product owner)
 
-Usage: Scripts/check-limits.py   (exit 1 with every finding listed)
+Usage: python3 -m livelist_tools.checks.limits   (exit 1 with every finding listed)
 """
 import json
 import os
@@ -16,7 +15,7 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from ..paths import ROOT
 LIMIT = 450
 # Generated files that have a --check of their own in Scripts/test.
 GENERATED = {"Sources/Markup/Elements.swift", "Tests/DocSnippetTests/Snippets.swift"}

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""What the attacks of Scripts/replay_round_three.py and Scripts/replay_board.py share (standard library only):
+"""What the attacks of Benchmarks/Scripts/_replay_round_three.py and _replay_board.py share (standard library only):
 
   Target                       one build under test: its livelist binary, its Board binary, a PostgreSQL
   Browser                      an HTTP client with a cookie jar and a loopback source address of its own
@@ -7,7 +6,7 @@
   start_board, Nginx           Examples/Board on a free port; nginx configured as docs/nginx.conf in front
   cpu_seconds, median, events  /proc/PID/stat, statistics, SSE events read within a time
   psql                         statements through psql
-  rss_mb, put_json, session, … the helpers of the first eight attacks (Scripts/replay-attacks.py)
+  rss_mb, put_json, session, … the helpers of the first eight attacks (Benchmarks/Scripts/replay_attacks.py)
 
 Everything listens on, or talks to, 127.0.0.x; every process started here is stopped by its owner.
 """
@@ -254,7 +253,7 @@ def psql(target, url, statements):
     return done.stdout.strip()
 
 
-# --- The first eight attacks' helpers (Scripts/replay-attacks.py) ------------------------------------
+# --- The first eight attacks' helpers (Benchmarks/Scripts/replay_attacks.py) --------------------------
 
 def rss_mb(pid):
     """The resident memory of process `pid`, in MB (VmRSS of /proc/PID/status)."""

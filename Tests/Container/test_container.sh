@@ -16,17 +16,17 @@
 #                 the write token (201) and without (401); the data survives removing the container;
 #                 `podman healthcheck run`; `podman stop` (SIGTERM) ends it with status 0, timed.
 #   compose       docker-compose.yml with podman-compose: three nodes on PostgreSQL (a stand-in for the
-#                 official image, made from Scripts/container/postgres/) behind nginx (an image made from
-#                 Scripts/container/nginx/): a page, writes, and events arriving through the proxy from
+#                 official image, made from Tests/Container/postgres/) behind nginx (an image made from
+#                 Tests/Container/nginx/): a page, writes, and events arriving through the proxy from
 #                 writes that nginx spreads over the nodes.
 #
 # Ends with a table of timings and sizes. Cleans up its containers, volumes and networks (the images
-# stay, as a cache). Usage: Scripts/check-container.sh [build|node|compose|all] (default all).
-# Installs podman, runc, debootstrap and podman-compose when missing (as root, through apt and pip);
-# exits 0 with "SKIPPED" only when this machine cannot run containers at all.
+# stay, as a cache). Usage: Tests/Container/test_container.sh [build|node|compose|all] (default all).
+# Needs podman, runc, debootstrap and podman-compose (Scripts/setup installs them; missing, it fails naming
+# it); exits 0 with "SKIPPED" only when this machine cannot run containers at all.
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 what=${1:-all}
 case "$what" in build|node|compose|all) ;; *) echo "usage: $0 [build|node|compose|all]" >&2; exit 2 ;; esac
 
@@ -51,14 +51,9 @@ if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null || skip "needs root (or password-less sudo) for rootful podman"
     sudo="sudo -n"
 fi
-missing=()
-for tool in podman runc debootstrap; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
-if [ ${#missing[@]} -gt 0 ]; then
-    command -v apt-get >/dev/null 2>&1 || skip "needs ${missing[*]} and there is no apt-get to install them"
-    step "installing ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq podman runc debootstrap >/dev/null
-fi
+for tool in podman runc debootstrap; do
+    command -v "$tool" >/dev/null 2>&1 || fail "needs $tool: run Scripts/setup"
+done
 for tool in python3 curl git swift flock ip; do
     command -v "$tool" >/dev/null 2>&1 || fail "needs $tool on PATH"
 done
@@ -298,8 +293,8 @@ report_sizes() {
 
 # ---------------------------------------------------------------- one node
 
-free_port() { python3 Scripts/livelist_tools.py free-port; }
-smoke() { python3 Scripts/container/smoke.py "$@"; }
+free_port() { python3 -m livelist_tools free-port; }
+smoke() { python3 Tests/Container/smoke.py "$@"; }
 
 start_node() {  # NAME PORT: the image on a named volume, published on loopback only
     podman run -d --name "$1" -p "127.0.0.1:$2:8080" -v "$PREFIX-data:/data" \
@@ -346,25 +341,25 @@ check_node() {
 
 # ---------------------------------------------------------------- compose
 
-# Images of the compose file that are made here rather than pulled: Scripts/container/NAME/ is the build
+# Images of the compose file that are made here rather than pulled: Tests/Container/NAME/ is the build
 # context of livelist-NAME:latest. A service added to docker-compose.yml with such a directory (a database,
 # say) is built by adding its name here.
 LOCAL_IMAGES=(nginx)
 
 # The images the compose file pulls elsewhere, made here as stand-ins (no registry is reachable):
-# Scripts/container/NAME/ is the build context of the stand-in for IMAGE (NAME=IMAGE).
+# Tests/Container/NAME/ is the build context of the stand-in for IMAGE (NAME=IMAGE).
 STAND_INS=(postgres=postgres:15-bookworm)
 
 compose() {  # the project's secrets folder and published address go to every call (down reads the file too)
     LIVELIST_SECRETS=$work/secrets LIVELIST_HTTPS=$compose_http podman-compose --podman-path "$work/podman" -p "$PREFIX" -f docker-compose.yml "$@"
 }
 
-# Builds Scripts/container/$1/ as the image $2 ($3 names it in the output), timed.
+# Builds Tests/Container/$1/ as the image $2 ($3 names it in the output), timed.
 build_context() {
-    step "$3 from Scripts/container/$1/"
+    step "$3 from Tests/Container/$1/"
     local began; began=$(now)
     podman build --quiet --format docker --network host --pull=never -t "$2" \
-        "Scripts/container/$1" > "$work/$1.log" 2>&1 || { tail -n 30 "$work/$1.log" >&2; fail "building $3"; }
+        "Tests/Container/$1" > "$work/$1.log" 2>&1 || { tail -n 30 "$work/$1.log" >&2; fail "building $3"; }
     echo "   built in $(seconds_since "$began") s"
 }
 
@@ -380,11 +375,7 @@ pin_bridge_address() {
 
 check_compose() {
     podman image exists "$IMAGE" || fail "no image $IMAGE: build it first ($0 build)"
-    if ! command -v podman-compose >/dev/null 2>&1; then
-        step "installing podman-compose $PODMAN_COMPOSE_VERSION (pip)"
-        python3 -m pip install --quiet "podman-compose==$PODMAN_COMPOSE_VERSION" 2>&1 | grep -v 'Running pip as the' || true
-        command -v podman-compose >/dev/null 2>&1 || fail "podman-compose is not on PATH after pip install"
-    fi
+    command -v podman-compose >/dev/null 2>&1 || fail "needs podman-compose ($PODMAN_COMPOSE_VERSION): run Scripts/setup"
     # podman-compose runs podman by path: one that passes our configuration (and sudo) along.
     printf '#!/bin/sh\nexec %s env CONTAINERS_CONF=%q podman "$@"\n' "$sudo" "$CONTAINERS_CONF" > "$work/podman"
     chmod +x "$work/podman"
@@ -394,8 +385,8 @@ check_compose() {
     for pair in "${STAND_INS[@]}"; do
         build_context "${pair%%=*}" "docker.io/library/${pair#*=}" "stand-in ${pair#*=}"
     done
-    step "secrets: Scripts/container/make-secrets.sh $work/secrets"
-    Scripts/container/make-secrets.sh "$work/secrets" >/dev/null
+    step "secrets: Tests/Container/make-secrets.sh $work/secrets"
+    Tests/Container/make-secrets.sh "$work/secrets" >/dev/null
     local port; port=$(free_port)
     step "podman-compose up: docker-compose.yml on https://127.0.0.1:$port (TLS to the database too, verify-full)"
     compose_up=1

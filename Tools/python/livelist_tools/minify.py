@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Builds Public/livelist.js from the readable Public/livelist.src.js, and likewise livelist-window.js and
 livelist-shared.js from their .src.js, with no dependencies.
 
-    python3 Scripts/minify.py           # writes all three, prints raw and gzipped sizes
-    python3 Scripts/minify.py --check   # exits 1 when one is not the current build
+    python3 -m livelist_tools.minify           # writes all three, prints raw and gzipped sizes
+    python3 -m livelist_tools.minify --check   # exits 1 when one is not the current build
 
 It is a minifier for this one file's style, not for any JavaScript: it drops comments (but keeps the
 leading /*! header) and whitespace (a line break stays wherever automatic semicolon insertion could
@@ -19,7 +18,9 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from .paths import ROOT as CHECKOUT
+
+ROOT = Path(CHECKOUT)
 BUILDS = [(ROOT / "Public" / "livelist.src.js", ROOT / "Public" / "livelist.js"),
           (ROOT / "Public" / "livelist-window.src.js", ROOT / "Public" / "livelist-window.js"),
           (ROOT / "Public" / "livelist-shared.src.js", ROOT / "Public" / "livelist-shared.js")]
@@ -249,14 +250,14 @@ def minify(src):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python3 -m livelist_tools.minify", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="exit 1 when a built script is not the current build; write nothing")
     check = parser.parse_args().check
     for source, target in BUILDS:
         built = minify(source.read_text(encoding="utf-8"))
         if check:
             if not target.exists() or target.read_text(encoding="utf-8") != built:
-                print(f"Public/{target.name} is not the build of Public/{source.name}: run python3 Scripts/minify.py",
+                print(f"Public/{target.name} is not the build of Public/{source.name}: run python3 -m livelist_tools.minify",
                       file=sys.stderr)
                 sys.exit(1)
             continue

@@ -12,7 +12,7 @@
 #   write-token                     Authorization: Bearer for writes through nginx
 #   session-secrets                 the nodes' session secret (docs/DEPLOYMENT.md: rotating it)
 #
-#   Scripts/container/make-secrets.sh [DIR]
+#   Tests/Container/make-secrets.sh [DIR]
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 dir=${1:-$(dirname "$0")/../../secrets}

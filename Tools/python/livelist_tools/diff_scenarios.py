@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
 """Independent generator of the diff benchmark scenarios of docs/DIFF-SCENARIOS.md.
 
 It rebuilds the inputs from the document's definitions alone (SplitMix64, Fisher-Yates, `mutate`,
 families R, M, E and S) and prints the FNV-1a 64 fingerprint of each source and target, so that the
 Swift generator in Benchmarks/Sources/DiffScenarios is cross-checked by a second implementation.
 
-    python3 Scripts/diff_scenarios.py          # every scenario but the 1M ones (a few seconds)
-    python3 Scripts/diff_scenarios.py --all    # the 1M ones too (about 20 s)
-    python3 Scripts/diff_scenarios.py M-5k S-100x1000
+    python3 -m livelist_tools.diff_scenarios          # every scenario but the 1M ones (a few seconds)
+    python3 -m livelist_tools.diff_scenarios --all    # the 1M ones too (about 20 s)
+    python3 -m livelist_tools.diff_scenarios M-5k S-100x1000
 
 Exit status: 0 when every fingerprint printed equals the document's table, 1 otherwise.
 Standard library only.
@@ -234,7 +233,7 @@ SCENARIOS = {
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m livelist_tools.diff_scenarios", description=__doc__.split("\n\n")[0])
     parser.add_argument("--all", action="store_true", help="include the 1M scenarios (slow in Python)")
     parser.add_argument("names", nargs="*", help="scenarios to build (default: all but the 1M ones)")
     args = parser.parse_args()
