@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""HTTP throughput on 127.0.0.1, in one bounded run (Scripts/bench-http.sh installs wrk and nginx, builds, then runs this).
+"""HTTP throughput on 127.0.0.1, in one bounded run (Benchmarks/run http installs wrk and nginx, builds, then runs this).
 
 First table: LiveList's HTTPServer (http-bench-server of Benchmarks/HTTPServerBench), a Hummingbird 2
 reference server (Benchmarks/HummingbirdReference) and nginx (one worker, then two) serve the same
@@ -43,9 +43,9 @@ import tempfile
 
 import livelist_tools as tools
 
-parser = argparse.ArgumentParser(prog="bench-http.sh", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser = argparse.ArgumentParser(prog="Benchmarks/run http", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("--no-build", action="store_true",
-                    help="use the release builds there are (bench-http.sh builds them otherwise; this script never builds)")
+                    help="use the release builds there are (Benchmarks/run http builds them otherwise; this script never builds)")
 parser.add_argument("--runs", type=int, default=3, help="rounds; each cell is the median of them (default 3)")
 parser.add_argument("--duration", type=int, default=5, help="seconds of each wrk run (default 5)")
 parser.add_argument("--connections", type=int, default=64, help="wrk's keep-alive connections (default 64)")
@@ -80,7 +80,7 @@ def failure(message):
 
 def executable(path, what):
     if not os.access(path, os.X_OK):
-        raise failure(f"no {what} at {path}: build it (Scripts/bench-http.sh without --no-build does)")
+        raise failure(f"no {what} at {path}: build it (Benchmarks/run http without --no-build does)")
     return path
 
 

@@ -22,9 +22,9 @@ of each build's livelist binary, and measure:
                 (one keep-alive connection): whether one report scans the whole list
 Those of "hostile input, round three" start what they need themselves (servers with flags, nginx, the
 Board example, PostgreSQL databases); their docstrings say what each does and measures:
-  Scripts/replay_round_three.py  keyed-actions, proxy-flood, tokenless-stream, read-cookie, account-pace,
+  Benchmarks/Scripts/_replay_round_three.py  keyed-actions, proxy-flood, tokenless-stream, read-cookie, account-pace,
                                  visibility-batch, large-patch
-  Scripts/replay_board.py        logout-flood, revocation-flood, planted-session, password-timing
+  Benchmarks/Scripts/_replay_board.py        logout-flood, revocation-flood, planted-session, password-timing
 The Board attacks need each build's Examples/Board binary (found beside a livelist binary built in a
 checkout, .build/release/livelist -> Examples/Board/.build/release/board, or given); revocation-flood
 needs a PostgreSQL (Scripts/with-postgres.sh exports it) and makes a database per build there; the
@@ -35,7 +35,7 @@ line of notes per attack and build. A failing attack prints its error in its row
 standard error) and the others go on; the script exits 0 when it ran, as this is a measurement, not a
 test.
 
-Usage: Scripts/with-postgres.sh Scripts/replay-attacks.py --baseline PATH --candidate PATH [--only NAME ...]
+Usage: Scripts/with-postgres.sh Benchmarks/run replay-attacks --baseline PATH --candidate PATH [--only NAME ...]
 Either binary may be left out (then its column is too).
 """
 import argparse
@@ -51,10 +51,10 @@ import threading
 import time
 import traceback
 
-import replay_board
-import replay_round_three
+import _replay_board as replay_board  # beside this script
+import _replay_round_three as replay_round_three
 from livelist_tools import HOST, Server, request
-from replay_support import TIMEOUT, Target, action_headers, list_version, put_json, raw_exchange, rss_mb, session, status_line
+from livelist_tools.replay import TIMEOUT, Target, action_headers, list_version, put_json, raw_exchange, rss_mb, session, status_line
 
 
 # --- The attacks -----------------------------------------------------------------------------------

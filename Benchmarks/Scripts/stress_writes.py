@@ -9,7 +9,7 @@ Each round releases its clients together (a barrier) against one server:
 and, at the end, a restart: every list serves what was acknowledged before it.
 Prints one table row per race; exits non-zero on any violation.
 
-Usage: Scripts/stress-writes.py [--rounds 50] [--binary PATH] [--seconds 240]
+Usage: Benchmarks/run stress-writes [--rounds 50] [--binary PATH] [--seconds 240]
 """
 import argparse
 import json

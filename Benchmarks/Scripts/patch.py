@@ -17,7 +17,7 @@ Four tables (Markdown), each with its baseline from the same run:
    sendmsg(2), which wchar does not count), over as many patches as two compactions take (the log is
    compacted once it holds more bytes than the body it follows; PostgreSQL's base likewise).
 
-Usage: Scripts/bench-patch.py [--binary PATH] [--before PATH] [--database URL] [--samples 25]
+Usage: Benchmarks/run patch [--binary PATH] [--before PATH] [--database URL] [--samples 25]
 A database URL (or LIVELIST_TEST_DATABASE_URL, as Scripts/with-postgres.sh sets it) adds the PostgreSQL
 rows; LIVELIST_TEST_PSQL makes a fresh database for each server. Every server is stopped on exit.
 """

@@ -11,7 +11,7 @@ bytes). Goal: under 2 KiB per idle keep-alive connection.
 Raises RLIMIT_NOFILE itself (the servers inherit it). Only 127.0.0.1; every wait is bounded. Needs nginx;
 builds http-bench-server in release unless --no-build or --server-bin.
 
-    python3 Scripts/bench-idle.py [--connections 10000] [--no-build | --server-bin PATH] [--hold 3]
+    Benchmarks/run idle [--connections 10000] [--no-build | --server-bin PATH] [--hold 3]
 """
 import argparse
 import os

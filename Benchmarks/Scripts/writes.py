@@ -7,7 +7,7 @@ list, then each on a list of its own. Every PUT changes the list (a new version,
 Markdown table: acknowledged PUTs per second, the median of --rounds runs, the ratio of each binary to
 the first (the baseline), and the writes answered with an error.
 
-Usage: Scripts/bench-writes.py [--binary PATH ...] [--writers 8] [--seconds 3] [--rounds 5]
+Usage: Benchmarks/run writes [--binary PATH ...] [--writers 8] [--seconds 3] [--rounds 5]
 """
 import argparse
 import collections

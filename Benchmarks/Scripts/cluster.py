@@ -3,12 +3,12 @@
 
 Run it inside Scripts/with-postgres.sh, which starts a PostgreSQL of its own and exports its URL:
 
-    Scripts/with-postgres.sh Scripts/bench-cluster.py [--streams 1000] [--rounds 5] [--binary PATH]
+    Scripts/with-postgres.sh Benchmarks/run cluster [--streams 1000] [--rounds 5] [--binary PATH]
 
 1. Fan-out: one PUT's event to 3 × N streams spread over three nodes sharing the database, against
    3N streams on one node with the embedded file store (the baseline). Each stream's arrival is timed
    from the moment the PUT is sent (its commit included). p50/p99/max in ms: medians of --rounds rounds.
-2. PUT throughput with 8 writers on keep-alive connections (bench-writes.py's load): the file store
+2. PUT throughput with 8 writers on keep-alive connections (writes.py's load): the file store
    (the baseline), one node on PostgreSQL, and three nodes on PostgreSQL with the writers spread over
    them; all on one list, then each writer on a list of its own. PUTs per second, medians of --rounds
    runs of --seconds, and the ratio to the file store.
@@ -21,25 +21,15 @@ Build the release binary first: swift build -c release --product livelist.
 """
 import argparse
 import collections
-import importlib.util
 import os
 import resource
 import statistics
 import sys
 import time
 
+import fanout as fanout_tools  # the measures of fanout.py and writes.py, beside this script
+import writes as write_tools
 from livelist_tools import Server, create_database, default_binary
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), os.path.join(os.path.dirname(__file__), name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fanout_tools = load("bench-fanout")
-write_tools = load("bench-writes")
 
 DATABASE_URL = os.environ.get("LIVELIST_TEST_DATABASE_URL")
 PSQL = os.environ.get("LIVELIST_TEST_PSQL", "psql")

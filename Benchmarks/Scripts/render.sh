@@ -4,13 +4,13 @@
 # median ms for one changed cell and for an unchanged render, and the bytes of the SSE events for one
 # changed cell (beyond the cell's JSON-escaped HTML: goal under 400) and for 1,000 moves.
 #
-#   Scripts/bench-render.sh     (no flags; builds Benchmarks' render-report, always in release)
+#   Benchmarks/run render     (no flags; builds Benchmarks' render-report, always in release)
 #
 # Works from any directory.
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 package="$repo_root/Benchmarks"
 echo "Building render-report (release)…" >&2
-swift build -c release --package-path "$package" --product render-report >&2
+flock /tmp/livelist-swift.lock swift build -c release --package-path "$package" --product render-report >&2
 exec "$(swift build -c release --package-path "$package" --show-bin-path)/render-report" "$@"

@@ -23,7 +23,7 @@ and open descriptors read. Prints a Markdown table and a verdict per goal: RSS b
 baseline; no descriptor left behind. The verdicts are printed, not asserted: the exit status is 0
 unless the server crashed or a step failed.
 
-Usage: Scripts/bench-churn.py [--minutes 10] [--streams 2000] [--lists 100] [--churn 10] [--slow 5]
+Usage: Benchmarks/run churn [--minutes 10] [--streams 2000] [--lists 100] [--churn 10] [--slow 5]
                               [--write-interval 0.01] [--sample 30] [--cell-bytes 2000]
                               [--log-count 16] [--binary PATH]
 """

@@ -2,7 +2,7 @@
 """How the server's costs grow with the size of what it holds: each measure at N and at 8N, with the
 ratio of the two (a linear cost gives about 8, a quadratic one about 64).
 
-    python3 Scripts/bench-scaling.py [--no-build | --server-bin PATH] [--quick] [--skip-100k]
+    Benchmarks/run scaling [--no-build | --server-bin PATH] [--quick] [--skip-100k]
 
 Measures, against the release `livelist` binary on a free 127.0.0.1 port with a temporary data folder:
 
@@ -31,13 +31,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import sys
 import tempfile
 import time
 
+import _scaling_http  # beside this script
 import livelist_tools as tools
+from _scaling_http import Client, Timeout, abort, open_stream
 
 HOST = tools.HOST
 
@@ -49,6 +50,7 @@ parser.add_argument("--skip-100k", action="store_true", help="leave out the 100,
 parser.add_argument("--step-timeout", type=float, default=300, help="seconds any one step may take")
 parser.add_argument("--budget", type=float, default=1800, help="seconds the whole run may take")
 options = parser.parse_args()
+_scaling_http.STEP_TIMEOUT = options.step_timeout
 
 STARTED = time.monotonic()
 scale = 4 if options.quick else 1
@@ -62,10 +64,6 @@ RUNS = 3
 
 def log(*parts):
     print(*parts, file=sys.stderr, flush=True)
-
-
-class Timeout(Exception):
-    pass
 
 
 def check_budget():
@@ -101,101 +99,6 @@ def cleanup():
 atexit.register(cleanup)
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(sig, lambda *_: sys.exit(130))
-
-
-# --- HTTP over plain sockets ----------------------------------------------------------------------------
-
-
-def read_head(sock, deadline):
-    """Reads a response head; returns (status, headers as a list of (lowercased name, value), rest)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise Timeout("no response head in time")
-        sock.settimeout(remaining)
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("connection closed before the response head")
-        data += chunk
-    head, rest = data.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ")[1])
-    headers = []
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers.append((name.strip().lower(), value.strip()))
-    return status, headers, rest
-
-
-def header(headers, name):
-    for key, value in headers:
-        if key == name:
-            return value
-    return None
-
-
-class Client:
-    """One keep-alive connection for plain requests (Content-Length bodies only)."""
-
-    def __init__(self, port):
-        self.port = port
-        self.sock = None
-
-    def connect(self):
-        self.sock = socket.create_connection((HOST, self.port), timeout=options.step_timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def request(self, method, path, body=b"", headers=(), timeout=None):
-        if self.sock is None:
-            self.connect()
-        deadline = time.monotonic() + (timeout or options.step_timeout)
-        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}"]
-        lines += [f"{name}: {value}" for name, value in headers]
-        if body or method in ("PUT", "POST"):
-            lines.append(f"Content-Length: {len(body)}")
-        self.sock.settimeout(max(0.001, deadline - time.monotonic()))
-        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        status, response_headers, rest = read_head(self.sock, deadline)
-        length = int(header(response_headers, "content-length") or 0)
-        while len(rest) < length:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise Timeout(f"{method} {path}: body not read in time")
-            self.sock.settimeout(remaining)
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise ConnectionError("connection closed inside a body")
-            rest += chunk
-        if (header(response_headers, "connection") or "").lower() == "close":
-            self.close()
-        return status, response_headers, rest[:length]
-
-    def close(self):
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-
-
-def abort(sock):
-    """Closes with a reset, so that thousands of closes leave no TIME_WAIT behind on loopback."""
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    sock.close()
-
-
-def open_stream(port, path, cookie=None, deadline=None):
-    """Opens an event stream and returns its socket once the 200 head has arrived."""
-    sock = socket.create_connection((HOST, port), timeout=options.step_timeout)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    request = f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n"
-    if cookie:
-        request += f"Cookie: {cookie}\r\n"
-    sock.sendall((request + "\r\n").encode("latin-1"))
-    status, _, _ = read_head(sock, deadline or time.monotonic() + options.step_timeout)
-    if status != 200:
-        abort(sock)
-        raise RuntimeError(f"{path}: status {status}")
-    return sock
 
 
 # --- The server -----------------------------------------------------------------------------------------

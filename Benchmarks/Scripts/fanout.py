@@ -10,7 +10,7 @@ from the moment the PUT is handed to the kernel (the durable write included). Pr
 milliseconds per N (medians of --rounds rounds), beside the goals (1,000 streams: p99 under 5 ms;
 10,000: p99 under 25 ms).
 
-Usage: Scripts/bench-fanout.py [--streams 1000,10000] [--rounds 5] [--idle 18900] [--binary PATH] [--before PATH]
+Usage: Benchmarks/run fanout [--streams 1000,10000] [--rounds 5] [--idle 18900] [--binary PATH] [--before PATH]
 """
 import argparse
 import os

@@ -2,7 +2,7 @@
 """The two event-loop backends of LiveList's HTTPServer side by side: epoll (the Linux default) and
 poll(2) (LIVELIST_EVENT_LOOP=poll, and every other system), in one bounded run on 127.0.0.1.
 
-Two http-bench-server processes (release build of this package, one per backend, same loop count)
+Two http-bench-server processes (release build of Benchmarks/HTTPServerBench, one per backend, same loop count)
 serve a /healthz-like answer (a 3-byte body from memory at /body). Each is measured with
 `wrk -t1 -cC -dDs --latency` (keep-alive), first alone, then with IDLE extra keep-alive
 connections held open beside the C active ones (each idle connection has completed one request),
@@ -11,18 +11,20 @@ backends so that background load on a shared machine spreads over both. Prints a
 medians over the rounds of requests/s, p50/p99 latency and server CPU per request (utime+stime of
 the server process from /proc, before and after each run), and the poll/epoll ratio.
 
-    Benchmarks/HTTPServerBench/bench-event-loops.py [--no-build] [--rounds 3] [--duration 5]
+    Benchmarks/run event-loops [--no-build] [--rounds 3] [--duration 5]
         [--connections 64] [--idle 2000] [--loops N] [--baseline-bin OLD/http-bench-server]
 
-Needs wrk (apt-get install wrk). Builds with `swift build -c release` in this package unless
---no-build (on a shared machine, build first with /work/bin/swiftb or your own lock). Every server it
-starts is stopped on exit.
+Needs wrk (Scripts/setup bench installs it). Builds with `swift build -c release` in that package unless
+--no-build, holding /tmp/livelist-swift.lock (the lock of every swift build on the machine) while it
+builds. Every server it starts is stopped on exit.
 """
 import argparse, os, re, resource, socket, statistics, subprocess, sys, tempfile, time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import livelist_tools as tools
 
-parser = argparse.ArgumentParser(prog="bench-event-loops.py")
+HERE = os.path.join(tools.ROOT, "Benchmarks", "HTTPServerBench")
+
+parser = argparse.ArgumentParser(prog="Benchmarks/run event-loops")
 parser.add_argument("--no-build", action="store_true")
 parser.add_argument("--rounds", type=int, default=3)
 parser.add_argument("--duration", type=int, default=5)
@@ -34,7 +36,7 @@ parser.add_argument("--loops", type=int, default=None, help="event loops per ser
 options = parser.parse_args()
 
 if not options.no_build:
-    subprocess.run(["swift", "build", "-c", "release", "--package-path", HERE], check=True, stdout=sys.stderr)
+    subprocess.run(["flock", tools.BUILD_LOCK, "swift", "build", "-c", "release", "--package-path", HERE], check=True, stdout=sys.stderr)
 bin_dir = subprocess.run(["swift", "build", "-c", "release", "--package-path", HERE, "--show-bin-path"],
                          check=True, capture_output=True, text=True).stdout.strip()
 server_bin = os.path.join(bin_dir, "http-bench-server")

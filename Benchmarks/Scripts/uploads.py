@@ -7,7 +7,7 @@ whole body unless the server answers or closes first. Prints a Markdown row per 
 resident memory before (VmRSS, MB), its peak (VmHWM, MB) and the growth, and how the uploads were
 answered (a refusing server grows by little more than its buffers).
 
-Usage: Scripts/bench-uploads.py [--binary PATH ...] [--clients 40] [--mib 8]
+Usage: Benchmarks/run uploads [--binary PATH ...] [--clients 40] [--mib 8]
 """
 import argparse
 import socket

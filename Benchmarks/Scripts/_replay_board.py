@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The attacks of "hostile input, round three" on Examples/Board's sign-in (Scripts/replay-attacks.py runs
+"""The attacks of "hostile input, round three" on Examples/Board's sign-in (Benchmarks/run replay-attacks runs
 them). The baseline Board signs in with a `board_user` cookie of its own and keeps ended sign-ins in a
 hidden `signed-out` list; the candidate's uses the library (`livelist_signin` and `livelist_device`
 cookies, sessions rotated at sign-in and sign-out, wrong passwords paced per account). Each attack
-takes a replay_support.Target and returns ({measure: value}, notes):
+takes a livelist_tools.replay.Target and returns ({measure: value}, notes):
 
   logout-flood      file store: first as many sign-in + sign-out cycles as 90 s allow (at most 20,000;
                     each from a browser and an address of its own, under the per-address pace); then alice
@@ -34,7 +34,7 @@ import time
 import urllib.parse
 
 from livelist_tools import HOST, EventStream, create_database
-from replay_support import (SESSION_COOKIES, SIGN_IN_COOKIES, Browser, board_sign_in, board_sign_out, counts, cpu_seconds, events,
+from livelist_tools.replay import (SESSION_COOKIES, SIGN_IN_COOKIES, Browser, board_sign_in, board_sign_out, counts, cpu_seconds, events,
                             loopback, median, psql, start_board)
 
 USERS = "alice:secret1,bob:secret2,carol:secret3"

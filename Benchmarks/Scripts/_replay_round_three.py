@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The attacks of "hostile input, round three" on the bare livelist server (Scripts/replay-attacks.py runs
-them; the Board's are in Scripts/replay_board.py). Each takes a replay_support.Target, starts what it
+"""The attacks of "hostile input, round three" on the bare livelist server (Benchmarks/run replay-attacks runs
+them; the Board's are in Benchmarks/Scripts/_replay_board.py). Each takes a livelist_tools.replay.Target, starts what it
 needs (fresh servers, nginx), stops it, and returns ({measure: value}, notes):
 
   keyed-actions     one client pipelining 200,000 POST /lists/todo/actions of an unknown type, each with a
@@ -31,7 +31,7 @@ import threading
 import time
 
 from livelist_tools import HOST, EventStream, Server, memory_kib
-from replay_support import Browser, Nginx, board_sign_in, board_sign_out, counts, cpu_seconds, events, loopback, start_board
+from livelist_tools.replay import Browser, Nginx, board_sign_in, board_sign_out, counts, cpu_seconds, events, loopback, start_board
 
 READ_TOKEN = "round-three-read-token"
 
