@@ -249,7 +249,7 @@ def main():
     parser.add_argument("--streams", default="1000,10000", help="comma-separated stream counts N (default 1000,10000)")
     parser.add_argument("--rounds", type=int, default=5, help="changes per N; the table shows their medians (default 5)")
     parser.add_argument("--idle", type=int, default=18900,
-                        help="idle streams for the memory measure; 0 skips it (default 18,900: about what a limit of 20,000 descriptors leaves the server, which keeps 5 % in reserve)")
+                        help="idle streams for the memory measure; 0 skips it (default 18,900: about what a limit of 20,000 descriptors leaves the server, which keeps 5 %% in reserve)")
     parser.add_argument("--binary", default=tools.default_binary(), help="the livelist binary (default: the release build)")
     parser.add_argument("--no-floor", action="store_true", help="skip the kernel's floor (the same sends without a server)")
     parser.add_argument("--before", help="a second livelist binary (an older build), measured the same way after this one")
