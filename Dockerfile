@@ -5,7 +5,7 @@
 #     docker build -t livelist .
 #     docker run -p 8080:8080 -v livelist-data:/data -e LIVELIST_WRITE_TOKEN=secret livelist
 #
-# CI builds this very file with podman (Scripts/check-container.sh, on local stand-ins for the two base
+# CI builds this very file with podman (Tests/Container/test_container.sh, on local stand-ins for the two base
 # images) and runs the image: as its user with a volume, /healthz, a page, writes, the HEALTHCHECK,
 # SIGTERM, and docker-compose.yml behind nginx. Nothing here may depend on that machine.
 

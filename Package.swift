@@ -134,7 +134,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // End to end: starts the real `livelist` binary on a free loopback port.
-        // The Swift blocks of docs/GUIDE.md and docs/MIGRATING-FROM-CARBON.md (Scripts/doc-snippets.py),
+        // The Swift blocks of docs/GUIDE.md and docs/MIGRATING-FROM-CARBON.md (Tools/python/livelist_tools/checks/doc_snippets.py),
         // compiled with the suite against the code they describe.
         .testTarget(name: "DocSnippetTests", dependencies: ["LiveListServer", "LiveList", "ListDiff"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTML", "LiveListHTTP"], exclude: ["Fixtures"], swiftSettings: strict),

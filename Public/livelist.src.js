@@ -1,7 +1,7 @@
 /*! LiveList client, protocol 1: docs/PROTOCOL.md; readable source: livelist.src.js */
 /* Keeps every [data-list] root of the page in sync with the server's changesets over one Server-Sent
  * Events stream. No dependencies, no eval, no inline script (works under a strict CSP). Build:
- * python3 Scripts/minify.py. Page options: <meta name="livelist-csrf"> enables actions,
+ * python3 -m livelist_tools.minify. Page options: <meta name="livelist-csrf"> enables actions,
  * <meta name="livelist-connect" content="off"> disables the stream, <meta name="livelist-base">
  * prefixes the routes. API: window.LiveList (apply, start, connect, close, resync, options, state);
  * options.ES replaces EventSource; seen(root, key, visible) batches a visibility report (livelist-window.js).

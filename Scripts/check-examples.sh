@@ -5,7 +5,7 @@
 # nothing is read from the working directory), and the list's event stream delivers the change that an
 # action of the page's form makes. First it checks that docs/GUIDE.md shows Examples/Todo's main.swift as
 # it is, with its line count (at most thirty). Scripts/test runs it after the end-to-end tests. The
-# checks themselves are Scripts/check-examples.py.
+# checks themselves are livelist_tools.checks.examples (Tools/python).
 #
 #   Scripts/check-examples.sh             builds under the machine-wide build lock (never two builds at once)
 #   Scripts/check-examples.sh --no-lock   when the caller already holds that lock (Scripts/test under .ci/run)
@@ -15,7 +15,7 @@ set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
-lock=(flock /tmp/livelist-swift-build.lock)
+lock=(flock /tmp/livelist-swift.lock)
 if [ "${1:-}" = "--no-lock" ]; then lock=(); fi
 
 # The list each example serves, and the form an action of its page posts (without the CSRF token).
@@ -26,7 +26,7 @@ declare -A action=(
 )
 
 # docs/GUIDE.md shows Examples/Todo's main.swift whole, and says how many lines it has (at most thirty).
-python3 Scripts/check-examples.py guide
+python3 -m livelist_tools.checks.examples guide
 
 for dir in Examples/*/; do
     dir=${dir%/}
@@ -41,8 +41,8 @@ for dir in Examples/*/; do
     # From a fresh empty directory outside the checkout, with the example's own environment only.
     if [ "$name" = board ]; then
         # Its lists need a signed-in user: a check of its own (sign-in, rules, sign-out).
-        python3 Scripts/check-examples.py board "$dir" "$binary"
+        python3 -m livelist_tools.checks.examples board "$dir" "$binary"
     else
-        python3 Scripts/check-examples.py run "$dir" "$binary" "${action[$name]}"
+        python3 -m livelist_tools.checks.examples run "$dir" "$binary" "${action[$name]}"
     fi
 done

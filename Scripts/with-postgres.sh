@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs COMMAND with a PostgreSQL of its own, for the tests and benchmarks of several nodes:
-#   - installs Debian's `postgresql` package when it is missing (as root);
+#   - needs Debian's `postgresql` package (and openssl for the TLS modes): Scripts/setup installs them;
 #   - initdb into a temporary folder (trust authentication, loopback only), started on a free port with
 #     its socket in that folder; PostgreSQL refuses to run as root, so as root it runs as `postgres`;
 #   - exports LIVELIST_TEST_DATABASE_URL (its `postgres` database, superuser `postgres`), and
@@ -34,15 +34,8 @@ pg_bin() {
 
 bin=$(pg_bin)
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "with-postgres: PostgreSQL is not installed (apt-get install postgresql)" >&2
-        exit 1
-    fi
-    echo "== installing postgresql" >&2
-    apt-get update -qq >&2
-    # The package starts a cluster of its own on 5432 where it can; the tests never use it.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
-    bin=$(pg_bin)
+    echo "with-postgres: PostgreSQL is not installed: run Scripts/setup (Debian's postgresql)" >&2
+    exit 1
 fi
 
 as_owner=()
@@ -53,7 +46,7 @@ fi
 folder=$(mktemp -d /tmp/livelist-pg.XXXXXX)
 chmod 755 "$folder"
 [ ${#as_owner[@]} -gt 0 ] && chown postgres "$folder"
-port=$(python3 "$(dirname "$0")/livelist_tools.py" free-port)
+port=$(python3 -m livelist_tools free-port)
 
 cat > "$folder/pgctl.sh" <<SCRIPT
 #!/usr/bin/env bash
@@ -78,12 +71,7 @@ trap cleanup EXIT
 "${as_owner[@]}" "$bin/initdb" -A trust -U postgres -D "$folder/data" >/dev/null
 url="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 if [ "${LIVELIST_TEST_PG_TLS:-}" = 1 ] || [ "${LIVELIST_TEST_PG_TLS:-}" = both ]; then
-    if ! command -v openssl >/dev/null 2>&1; then
-        [ "$(id -u)" -eq 0 ] || { echo "with-postgres: the TLS mode needs openssl (apt-get install openssl)" >&2; exit 1; }
-        echo "== installing openssl" >&2
-        apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >&2
-    fi
+    command -v openssl >/dev/null 2>&1 || { echo "with-postgres: the TLS mode needs openssl: run Scripts/setup" >&2; exit 1; }
     tls="$folder/tls"
     mkdir "$tls"
     quiet() { "$@" >/dev/null 2>&1 || { echo "with-postgres: $* failed" >&2; exit 1; }; }
@@ -118,7 +106,7 @@ if [ "${LIVELIST_TEST_PG_SECOND:-}" = 1 ]; then
     mkdir "$second"
     chmod 755 "$second"
     [ ${#as_owner[@]} -gt 0 ] && chown postgres "$second"
-    second_port=$(python3 "$(dirname "$0")/livelist_tools.py" free-port)
+    second_port=$(python3 -m livelist_tools free-port)
     sed -e "s|$folder/data|$second/data|g" -e "s|$folder/log|$second/log|g" -e "s|port=$port|port=$second_port|" \
         -e "s|unix_socket_directories=$folder |unix_socket_directories=$second |" "$folder/pgctl.sh" > "$second/pgctl.sh"
     chmod 755 "$second/pgctl.sh"

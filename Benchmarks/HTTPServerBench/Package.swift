@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// The LiveList side of `Scripts/bench-http.sh` and `Scripts/bench-idle.py`: `http-bench-server` serves
+/// The LiveList side of `Benchmarks/run http` and `Benchmarks/run idle`: `http-bench-server` serves
 /// a body from memory and static files on the main package's HTTPServer.
 ///
 /// A package of its own, so that building the diff benchmarks never builds the HTTP servers (and the

@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// The Hummingbird 2 reference server of `Scripts/bench-http.sh`: the same two routes as
+/// The Hummingbird 2 reference server of `Benchmarks/run http`: the same two routes as
 /// `http-bench-server` (a body from memory and static files). A package of its own, so that SwiftNIO is
 /// built only by the script that compares against it.
 let package = Package(

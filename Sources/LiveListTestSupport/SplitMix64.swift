@@ -1,6 +1,6 @@
 /// SplitMix64: a 64-bit state advanced by the golden-ratio increment, then mixed. The one seeded
 /// generator of the project's tests and benchmarks, so that every random test and scenario replays from
-/// its seed (and `Scripts/diff_scenarios.py` draws exactly the same numbers). All arithmetic wraps.
+/// its seed (and `Tools/python/livelist_tools/diff_scenarios.py` draws exactly the same numbers). All arithmetic wraps.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     /// The current state; the next call to ``next()`` adds the increment to it first.
     public var state: UInt64

@@ -6,16 +6,14 @@ are `patch` events.
 
 Environment: LIVELIST_BINARY (default .build/debug/livelist), as test_live.py."""
 import json
-import sys
 import time
 
 import pytest
 
-import test_live
-from conftest import REPO, wait_for
+import livelist_tools as tools  # Tools/python, installed by Scripts/setup
 
-sys.path.insert(0, str(REPO / "Scripts"))
-import livelist_tools as tools  # noqa: E402
+import test_live
+from conftest import wait_for
 
 RECORD = """const e = window.__es = new EventSource(arguments[0]);
 window.__got = []; window.__opened = 0;

@@ -12,23 +12,22 @@
 
 The server is driven through a page, a PUT, an event stream opened and closed, a 404 and a refused
 write. Environment: LIVELIST_BINARY (default .build/debug/livelist). Run by Scripts/test; alone:
-python3 -m pytest -q Tests/Clients (pip install prometheus-client pytest)."""
+python3 -m pytest -q Tests/Clients (Scripts/setup installs prometheus-client and pytest)."""
 import json
 import math
 import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+import livelist_tools as tools  # Tools/python, installed by Scripts/setup
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "Scripts"))
-import livelist_tools as tools  # noqa: E402
 
 BINARY = os.environ.get("LIVELIST_BINARY") or str(REPO / ".build" / "debug" / "livelist")
 TOKEN = "operations-test-token"

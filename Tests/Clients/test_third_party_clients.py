@@ -6,20 +6,19 @@ Changes made while the client is away must all arrive, in order, and every event
 must carry JSON (no empty event for a heartbeat or for the stream's opening).
 
 Environment: LIVELIST_BINARY (default .build/debug/livelist). Run by Scripts/test; alone:
-python3 -m pytest -q Tests/Clients (pip install httpx httpx-sse sseclient-py urllib3 pytest)."""
+python3 -m pytest -q Tests/Clients (Scripts/setup installs httpx, httpx-sse, sseclient-py, urllib3 and pytest)."""
 import json
 import os
 import queue
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+import livelist_tools as tools  # Tools/python, installed by Scripts/setup
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "Scripts"))
-import livelist_tools as tools  # noqa: E402
 
 BINARY = os.environ.get("LIVELIST_BINARY") or str(REPO / ".build" / "debug" / "livelist")
 

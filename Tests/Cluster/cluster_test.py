@@ -21,9 +21,9 @@ import tempfile
 import urllib.parse
 import time
 
+import livelist_tools as tools  # Tools/python, installed by Scripts/setup
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py)
 
 BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
 # Examples/Board, an app with users (test_cluster.sh builds it; LIVELIST_BOARD_BINARY overrides).
@@ -131,7 +131,7 @@ def test_a_write_reaches_every_node_and_its_streams(cluster):
             check(len(set(datas)) == 1, f"round {round_}: the nodes sent different diffs")
         latencies.sort()
         p99 = latencies[int(len(latencies) * 0.99) - 1]
-        # Printed, not asserted: a debug build among parallel tests times nothing. Scripts/bench-cluster.py
+        # Printed, not asserted: a debug build among parallel tests times nothing. Benchmarks/run cluster
         # measures the release build.
         print(f"    cross-node event latency over {len(latencies)} events (debug build, tests in parallel): "
               f"p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms")

@@ -8,7 +8,7 @@ node holds one for each connection it opens, for as long as the connection lives
 node gets `default_pool_size / nodes - 2` pooled connections. With 24 writers per node PUTting for 12 s,
 no write may fail (no 5xx); the p50 and p99 of the writes are printed.
 
-PgBouncer (Debian's `pgbouncer`) is installed with apt when missing, and runs on a free loopback port in
+PgBouncer (Debian's `pgbouncer`, which Scripts/setup installs) runs on a free loopback port in
 a temporary folder, as the user `postgres` when run as root (it refuses to run as root). With arguments
 (Tests/Cluster/test_cluster.sh passes its own), it runs only when one of them is part of its name.
 LIVELIST_PGBOUNCER_NODE_POOL=16 gives each node the default pool, which PgBouncer cannot serve: some
@@ -27,9 +27,9 @@ import threading
 import time
 import urllib.parse
 
+import livelist_tools as tools  # Tools/python, installed by Scripts/setup
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py)
 
 BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
 DATABASE_URL = os.environ["LIVELIST_TEST_DATABASE_URL"]
@@ -55,15 +55,7 @@ def pgbouncer_binary():
     for candidate in (shutil.which("pgbouncer"), "/usr/sbin/pgbouncer"):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    if os.geteuid() != 0:
-        raise TestFailure("pgbouncer is not installed (apt-get install pgbouncer)")
-    print("== installing pgbouncer", file=sys.stderr)
-    environment = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=environment, stdout=subprocess.DEVNULL)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "pgbouncer"], check=True, env=environment, stdout=subprocess.DEVNULL)
-    # The package may start a PgBouncer of its own (port 6432); this test never uses it, and stops it.
-    subprocess.run(["service", "pgbouncer", "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return "/usr/sbin/pgbouncer"
+    raise TestFailure("pgbouncer is not installed: run Scripts/setup (Debian's pgbouncer)")
 
 
 class PgBouncer:

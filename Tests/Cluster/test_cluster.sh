@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Several livelist nodes on one PostgreSQL, end to end: starts a PostgreSQL of its own that accepts TLS
-# connections only (Scripts/with-postgres.sh with LIVELIST_TEST_PG_TLS=1, which installs Debian's
-# postgresql when missing; the nodes connect with sslmode=verify-full), then runs
+# connections only (Scripts/with-postgres.sh with LIVELIST_TEST_PG_TLS=1, on Debian's postgresql,
+# which Scripts/setup installs; the nodes connect with sslmode=verify-full), then runs
 # Tests/Cluster/cluster_test.py against the debug build (`swift build` first; LIVELIST_BINARY overrides),
-# and Tests/Cluster/pgbouncer_test.py: two nodes through PgBouncer in session mode under writes (it
-# installs pgbouncer when missing).
+# and Tests/Cluster/pgbouncer_test.py: two nodes through PgBouncer in session mode under writes
+# (Debian's pgbouncer, from Scripts/setup too).
 # It builds Examples/Board first (an app with users, on three nodes; LIVELIST_BOARD_BINARY overrides),
 # which Scripts/check-examples.sh has built already when Scripts/test runs it.
 #

@@ -2,7 +2,7 @@ import Foundation
 import LiveListServer
 
 // What the Swift blocks of docs/GUIDE.md and docs/MIGRATING-FROM-CARBON.md assume around them: an app,
-// its store and registry, and the app's own data and helpers. Scripts/doc-snippets.py makes each block
+// its store and registry, and the app's own data and helpers. Tools/python/livelist_tools/checks/doc_snippets.py makes each block
 // a method of SnippetContext (Snippets.swift), so that it compiles against the code it describes.
 
 /// A score of the guide's leaderboard.

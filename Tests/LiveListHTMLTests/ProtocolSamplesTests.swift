@@ -5,7 +5,7 @@ import Testing
 
 /// Writes real changesets and snapshots, from random hostile states and patches of them, and the
 /// patches' bodies, as JSON files for
-/// `Scripts/check-protocol.py`, which validates them against the schemas in docs/schemas/. Runs when
+/// `Tools/python/livelist_tools/checks/protocol.py`, which validates them against the schemas in docs/schemas/. Runs when
 /// LIVELIST_PROTOCOL_SAMPLES names a directory (Scripts/test sets it); otherwise it only checks that
 /// samples can be made.
 @Suite struct ProtocolSamplesTests {

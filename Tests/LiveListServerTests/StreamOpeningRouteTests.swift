@@ -68,7 +68,7 @@ import Testing
         #expect(try Self.opening(try await client.get("/events?list=open&list=secret&since=secret:7")).id == "open:1,secret:7")
     }
 
-    /// Real openings, for `Scripts/check-protocol.py` (docs/schemas/stream.schema.json): written to
+    /// Real openings, for `Tools/python/livelist_tools/checks/protocol.py` (docs/schemas/stream.schema.json): written to
     /// `streams.jsonl` when LIVELIST_PROTOCOL_SAMPLES names a directory (Scripts/test sets it).
     @Test func writeOpeningSamples() async throws {
         let client = try await RouteClient { $0.retryMilliseconds = 1_500 }

@@ -121,7 +121,7 @@ import Testing
         #expect(((snapshot["sections"] as? [[String: Any]])?.first?["cells"] as? [Any])?.count == 1_499)
     }
 
-    /// Real answers of the range route, for `Scripts/check-protocol.py` (docs/schemas/cells.schema.json):
+    /// Real answers of the range route, for `Tools/python/livelist_tools/checks/protocol.py` (docs/schemas/cells.schema.json):
     /// written to `cells.jsonl` when LIVELIST_PROTOCOL_SAMPLES names a directory (Scripts/test sets it).
     @Test func writeRangeSamples() async throws {
         let client = try await RouteClient()

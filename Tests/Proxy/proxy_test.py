@@ -1,4 +1,4 @@
-"""LiveList behind nginx, configured by docs/nginx.conf (run by test_proxy.sh, which installs nginx).
+"""LiveList behind nginx, configured by docs/nginx.conf (run by test_proxy.sh; Scripts/setup installs nginx).
 
 Starts, on free loopback ports and with temporary directories:
   - server A: the debug binary with --write-token and a one-second heartbeat, behind nginx A;
@@ -23,9 +23,9 @@ import tempfile
 import threading
 import time
 
+import livelist_tools as tools  # Tools/python, installed by Scripts/setup
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-import livelist_tools as tools  # noqa: E402  (Scripts/livelist_tools.py, shared with the scripts)
 
 BINARY = os.environ.get("LIVELIST_BINARY", os.path.join(ROOT, ".build", "debug", "livelist"))
 NGINX = tools.nginx_binary()

@@ -1,4 +1,4 @@
-// The server side of Scripts/bench-http.sh for LiveList's own HTTPServer: `GET /body` answers the
+// The server side of Benchmarks/run http for LiveList's own HTTPServer: `GET /body` answers the
 // bytes of a file read once at start (from memory on every request), and every other path goes to
 // `StaticFiles` over a directory, exactly as LiveListServer mounts `Public/`.
 //

@@ -1,4 +1,4 @@
-// The Hummingbird 2 reference server of Scripts/bench-http.sh, serving the same bytes as
+// The Hummingbird 2 reference server of Benchmarks/run http, serving the same bytes as
 // http-bench-server: `GET /body` from memory (a file read once at start) and every other path
 // through FileMiddleware over a directory.
 //
