@@ -48,7 +48,10 @@ public struct RawHTTPResponse: Sendable {
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-/// One connection to a server on 127.0.0.1, with a receive timeout as a safety net only. Reads
+/// One connection to a server on 127.0.0.1, with a receive timeout as a safety net only (60 s by
+/// default: an in-process server answers many routes from tasks on the cooperative pool, which the
+/// suite's CPU-bound tests can hold for tens of seconds on two cores; a read that waits that long is
+/// a hang, never a latency to assert). Reads
 /// responses one after another (keep-alive, pipelining, streamed bodies). Used by one thread at a
 /// time (handed between a test and its helper threads).
 public final class RawHTTPConnection: @unchecked Sendable {
@@ -56,7 +59,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     /// Connects to `port`; nil when the connection is refused.
-    public init?(port: Int, receiveTimeoutSeconds: Int = 10) {
+    public init?(port: Int, receiveTimeoutSeconds: Int = 60) {
         guard let fd = try? RawHTTP.connect(port: port, receiveTimeoutSeconds: receiveTimeoutSeconds) else { return nil }
         self.fd = fd
     }
@@ -201,7 +204,7 @@ public enum RawHTTP {
 
     /// A socket connected to 127.0.0.1:`port`; `receiveBuffer` (SO_RCVBUF) and `segmentSize`
     /// (TCP_MAXSEG, the segment size announced to the server) are set before connecting when given.
-    public static func connect(port: Int, receiveBuffer: Int32? = nil, segmentSize: Int32? = nil, receiveTimeoutSeconds: Int = 10) throws -> Int32 {
+    public static func connect(port: Int, receiveBuffer: Int32? = nil, segmentSize: Int32? = nil, receiveTimeoutSeconds: Int = 60) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, streamSocketType, 0)
         guard socket >= 0 else { throw RawHTTPError("socket failed") }
         if var size = receiveBuffer {
