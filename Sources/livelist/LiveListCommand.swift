@@ -270,14 +270,7 @@ struct ServeCommand: AsyncParsableCommand {
         var store: (any ListStore)?
         var storeDescription = "data in \(configuration.dataDirectory)"
         if let text = given(databaseURL, "LIVELIST_DATABASE_URL") {
-            let url: DatabaseURL
-            do {
-                url = try DatabaseURL(
-                    text, passwordFile: given(nil, "LIVELIST_DATABASE_PASSWORD_FILE"),
-                    environment: ProcessInfo.processInfo.environment)
-            } catch {
-                throw ValidationError("--database-url: \(error)")
-            }
+            let url = try databaseURL(text)
             for warning in url.warnings {
                 logger.warning("\(warning)")
             }
@@ -344,6 +337,16 @@ extension ServeCommand {
                 pause = min(pause * 2, .seconds(4))
             }
         }
+    }
+}
+
+/// The database URL `text`, read as libpq reads it (with the process's `PG*` variables and
+/// `LIVELIST_DATABASE_PASSWORD_FILE`); a refusal names `--database-url`.
+func databaseURL(_ text: String) throws -> DatabaseURL {
+    do {
+        return try DatabaseURL(text, passwordFile: given(nil, "LIVELIST_DATABASE_PASSWORD_FILE"), environment: ProcessInfo.processInfo.environment)
+    } catch {
+        throw ValidationError("--database-url: \(error)")
     }
 }
 

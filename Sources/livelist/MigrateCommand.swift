@@ -27,14 +27,7 @@ struct MigrateCommand: AsyncParsableCommand {
         guard let text = given(databaseURL, "LIVELIST_DATABASE_URL") else {
             throw ValidationError("--database-url (or LIVELIST_DATABASE_URL) is required")
         }
-        let url: DatabaseURL
-        do {
-            url = try DatabaseURL(
-                text, passwordFile: given(nil, "LIVELIST_DATABASE_PASSWORD_FILE"),
-                environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw ValidationError("--database-url: \(error)")
-        }
+        let url = try databaseURL(text)
         for warning in url.warnings {
             print("livelist migrate: \(warning)")
         }
