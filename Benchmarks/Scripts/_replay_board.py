@@ -183,6 +183,13 @@ REVOCATION_STATEMENTS = [
     # What PostgresListStore.recordRevocation runs for each revocation, then what every node polls.
     ("INSERT", "INSERT INTO livelist_revocations (origin, kind, subject) VALUES ('explain', 'identity', 'alice')"),
     ("DELETE", "DELETE FROM livelist_revocations WHERE recorded_at < now() - interval '1 hour'"),
+    # What a node of schema 4 runs instead, once a minute and never per revocation: one batch of the
+    # housekeeping pass (PostgresListStore+Housekeeping.swift), at most 10,000 rows.
+    ("housekeeping batch", "WITH gone AS (DELETE FROM livelist_revocations WHERE id = ANY(ARRAY("
+                           "SELECT id FROM livelist_revocations WHERE id <= (SELECT id FROM livelist_revocations "
+                           "WHERE recorded_at < now() - interval '1 hour' ORDER BY recorded_at DESC LIMIT 1) "
+                           "AND id < (SELECT max(id) FROM livelist_revocations) ORDER BY id LIMIT 10000)) RETURNING 1) "
+                           "SELECT count(*) FROM gone"),
     ("poll", "SELECT id, origin, kind, subject, (SELECT min(id) FROM livelist_revocations) FROM livelist_revocations "
              "WHERE id > (SELECT max(id) FROM livelist_revocations) - 1 ORDER BY id LIMIT 500"),
 ]
