@@ -17,6 +17,9 @@ let strict: [SwiftSetting] = [
 ///   (`swift run -c release --package-path Benchmarks diff-report`).
 /// * `DiffBenchmarks`: the same measurements as a package-benchmark suite
 ///   (`swift package --package-path Benchmarks benchmark`).
+/// * `HotPathBenchmarks`: package-benchmark suites of the other hot paths, JSON patch apply,
+///   PatchUpdater, the change log and the request parser, at N and 8N, with baselines committed in
+///   `.benchmarkBaselines/` (README.md).
 let package = Package(
     name: "LiveListBenchmarks",
     platforms: [.macOS(.v15)],
@@ -59,6 +62,20 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/DiffBenchmarks",
+            swiftSettings: strict,
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        .executableTarget(
+            name: "HotPathBenchmarks",
+            dependencies: [
+                .product(name: "LiveListHTML", package: "LiveList"),
+                .product(name: "LiveListEngine", package: "LiveList"),
+                .product(name: "LiveListHTTP", package: "LiveList"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/HotPathBenchmarks",
             swiftSettings: strict,
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),

@@ -1,4 +1,4 @@
-import LiveListHTTP
+@_spi(Benchmarks) import LiveListHTTP
 
 /// The request parser's fuzzing entry point (`Scripts/fuzz-parser.sh`), kept out of the shipped library.
 ///

@@ -24,8 +24,11 @@ public struct HTTPParserLimits: Sendable, Hashable {
 /// any size; `next()` yields complete requests in order (pipelining) or the first error.
 /// After an error the parser stays failed: the framing of what follows cannot be trusted.
 /// The incremental request parser (RFC 9112); package-visible for the `FuzzRequestParser` harness.
-package struct RequestParser {
-    package enum Event {
+/// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+@_spi(Benchmarks) public struct RequestParser {
+    /// What ``next()`` found in the bytes buffered so far.
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public enum Event {
         /// More bytes are needed.
         case needMore
         /// The head of a request that announces a body, before any of the body is read (reported
@@ -79,7 +82,9 @@ package struct RequestParser {
     var keepAlive = true
     var host = ""
 
-    package init(limits: HTTPParserLimits = HTTPParserLimits()) {
+    /// A parser at the start of a connection, refusing what exceeds `limits`.
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public init(limits: HTTPParserLimits = HTTPParserLimits()) {
         self.limits = limits
         bodyLimit = limits.body
     }
@@ -117,7 +122,8 @@ package struct RequestParser {
     }
 
     /// Appends received bytes.
-    package mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public mutating func append<S: Sequence>(contentsOf bytes: S) where S.Element == UInt8 {
         compact()
         buffer.append(contentsOf: bytes)
     }
@@ -144,7 +150,8 @@ package struct RequestParser {
     }
 
     /// Parses as far as the buffered bytes allow.
-    package mutating func next() -> Event {
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public mutating func next() -> Event {
         if pendingContinue {
             pendingContinue = false
             return .continueExpected

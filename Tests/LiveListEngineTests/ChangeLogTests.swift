@@ -1,5 +1,5 @@
 import LiveListHTML
-@testable import LiveListEngine
+@_spi(Benchmarks) @testable import LiveListEngine
 import Testing
 
 private func changeset(_ from: Int, _ to: Int, _ cell: String = "c") -> ListChangeset {

@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveListHTTP
+@_spi(Benchmarks) @testable import LiveListHTTP
 import LiveListTestSupport
 
 /// What the parser made of an input: one line per request or error, in order.

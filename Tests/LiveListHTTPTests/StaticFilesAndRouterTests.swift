@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Testing
-@testable import LiveListHTTP
+@_spi(Benchmarks) @testable import LiveListHTTP
 
 /// A temporary tree: root/{index.html, app.js, style.css, data.json, .hidden, sub/index.html,
 /// inside-link -> app.js, outside-link -> ../secret.txt} and a sibling secret.txt.

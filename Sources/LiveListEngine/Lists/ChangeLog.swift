@@ -1,4 +1,4 @@
-import LiveListHTML
+public import LiveListHTML
 
 /// The recent changesets of one list, bounded by count and by encoded bytes, from which a viewer that
 /// fell behind is brought up to date with one changeset while the log holds its version, and with a
@@ -10,14 +10,16 @@ import LiveListHTML
 /// ``KeyedRendering``), replays the changesets on it to find the viewer's state, and answers the
 /// changeset from that state to the current rendering: the fewest operations, each cell moved once,
 /// reloaded once and only when its HTML differs from what the viewer has.
-struct ChangeLog {
+/// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+@_spi(Benchmarks) public struct ChangeLog {
     struct Entry {
         var changeset: ListChangeset
         var bytes: Int
     }
 
     /// What a viewer at some version needs.
-    enum Lookup: Equatable {
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public enum Lookup: Equatable {
         /// The viewer is at the current version.
         case current
         /// These changesets, in order (`first`, then `rest`), take the viewer to the current version.
@@ -49,7 +51,9 @@ struct ChangeLog {
     /// did not reach the current rendering (the assumed empty start was wrong).
     private(set) var replayMismatches = 0
 
-    init(maximumCount: Int, maximumBytes: Int) {
+    /// An empty log keeping at most `maximumCount` changesets and `maximumBytes` of their encodings.
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public init(maximumCount: Int, maximumBytes: Int) {
         self.maximumCount = max(1, maximumCount)
         self.maximumBytes = max(1, maximumBytes)
     }
@@ -57,7 +61,8 @@ struct ChangeLog {
     /// Records a changeset (with the size of its encoding), dropping the oldest past the bounds. A
     /// changeset that does not continue the log (a re-created list) starts it anew, and so does a reset,
     /// which replaces everything before it anyway.
-    mutating func append(_ changeset: ListChangeset, bytes: Int) {
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public mutating func append(_ changeset: ListChangeset, bytes: Int) {
         lastCatchUp = nil
         if let last = entries.last, last.changeset.version != changeset.from {
             entries.removeAll()
@@ -115,7 +120,8 @@ struct ChangeLog {
     }
 
     /// What a viewer at `version` needs to reach `current`.
-    func lookup(since version: Int, current: Int) -> Lookup {
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public func lookup(since version: Int, current: Int) -> Lookup {
         if version == current {
             return .current
         }
@@ -130,7 +136,8 @@ struct ChangeLog {
     /// do, compacted: the changeset from the state at their `from` to `rendering`, the current one.
     /// Falls back to the plain join when the log cannot know that older state (it starts later) or when
     /// the plain join has fewer operations.
-    mutating func compactedJoin(
+    /// SPI-public only so that the Benchmarks package (HotPathBenchmarks) can measure it.
+    @_spi(Benchmarks) public mutating func compactedJoin(
         first: ListChangeset, rest: [ListChangeset], to rendering: RenderedList, animatableChangeCount: Int
     ) -> ListChangeset {
         guard let last = rest.last else {
