@@ -270,7 +270,7 @@ struct ServeCommand: AsyncParsableCommand {
         var store: (any ListStore)?
         var storeDescription = "data in \(configuration.dataDirectory)"
         if let text = given(databaseURL, "LIVELIST_DATABASE_URL") {
-            let url = try databaseURL(text)
+            let url = try readDatabaseURL(text)
             for warning in url.warnings {
                 logger.warning("\(warning)")
             }
@@ -342,7 +342,7 @@ extension ServeCommand {
 
 /// The database URL `text`, read as libpq reads it (with the process's `PG*` variables and
 /// `LIVELIST_DATABASE_PASSWORD_FILE`); a refusal names `--database-url`.
-func databaseURL(_ text: String) throws -> DatabaseURL {
+func readDatabaseURL(_ text: String) throws -> DatabaseURL {
     do {
         return try DatabaseURL(text, passwordFile: given(nil, "LIVELIST_DATABASE_PASSWORD_FILE"), environment: ProcessInfo.processInfo.environment)
     } catch {

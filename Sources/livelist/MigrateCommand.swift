@@ -27,7 +27,7 @@ struct MigrateCommand: AsyncParsableCommand {
         guard let text = given(databaseURL, "LIVELIST_DATABASE_URL") else {
             throw ValidationError("--database-url (or LIVELIST_DATABASE_URL) is required")
         }
-        let url = try databaseURL(text)
+        let url = try readDatabaseURL(text)
         for warning in url.warnings {
             print("livelist migrate: \(warning)")
         }
