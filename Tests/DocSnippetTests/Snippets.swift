@@ -6,8 +6,8 @@ import LiveList
 import LiveListServer
 
 extension SnippetContext {
-    /// docs/GUIDE.md:98
-    func guide_line98() async throws {
+    /// docs/GUIDE.md:99
+    func guide_line99() async throws {
         let todo = try await app.host("todo", state: [Item]()) { items in [Section(id: "items", cells: items.map(CellNode.init))] }
         Task {
             // Elsewhere in the app, at any time: stored with a new version, then sent to every page.
@@ -15,8 +15,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:147
-    func guide_line147() async throws {
+    /// docs/GUIDE.md:148
+    func guide_line148() async throws {
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "scores"))
         let list = try await app.serve(renderer)       // an AppList: the list "scores", named after the updater
         // anywhere, from any thread or task, whenever the scores change:
@@ -26,8 +26,8 @@ extension SnippetContext {
         _ = list
     }
 
-    /// docs/GUIDE.md:179
-    func guide_line179() async throws {
+    /// docs/GUIDE.md:180
+    func guide_line180() async throws {
         let inbox = try await app.registry.hostApp(ListName("inbox")!, perViewer: { viewer in
             render(messages(for: viewer.session))   // viewer.session: the browser's session id, or nil
         })
@@ -35,8 +35,8 @@ extension SnippetContext {
         _ = try await inbox.refresh()
     }
 
-    /// docs/GUIDE.md:200
-    func guide_line200() async throws {
+    /// docs/GUIDE.md:201
+    func guide_line201() async throws {
         let feed = ListName("feed")!
         _ = try await registry.put(feed, body: Array(#"{"sections":[{"id":"s","cells":[{"id":"r0","text":"Old"}]}]}"#.utf8))
         let (write, skipped) = try await registry.patch(feed, JSONListPatch(operations: [
@@ -47,16 +47,16 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:387
-    func guide_line387() async throws {
+    /// docs/GUIDE.md:388
+    func guide_line388() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
         _ = room
     }
 
-    /// docs/GUIDE.md:407
-    func guide_line407() async throws {
+    /// docs/GUIDE.md:408
+    func guide_line408() async throws {
         var feed = app.registry.configuration
         feed.options.windowAbove = 500              // window from 501 cells
         feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar
