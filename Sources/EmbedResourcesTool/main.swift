@@ -51,3 +51,11 @@ do {
     FileHandle.standardError.write(Data("EmbedResourcesTool: cannot write \(output): \(error)\n".utf8))
     exit(1)
 }
+
+#if FUZZING
+// A fuzzing build (Scripts/fuzz.sh) compiles every target with -sanitize=fuzzer, this build tool as well,
+// and libFuzzer's runtime then needs the entry point it calls. The tool fuzzes nothing: it only runs as
+// the plugin's generator, through its own main.
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { 0 }
+#endif
