@@ -976,6 +976,66 @@ public func ins(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
     HTMLElement(HTMLTag(known: "ins"), attributes: attributes, content: EmptyHTML())
 }
 
+/// A `<html>` element.
+@inlinable
+public func html<Content: HTML>(
+    _ attributes: HTMLAttribute...,
+    @HTMLBuilder content: () -> Content
+) -> HTMLElement<Content> {
+    HTMLElement(HTMLTag(known: "html"), attributes: attributes, content: content())
+}
+
+/// An empty `<html>` element.
+@inlinable
+public func html(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
+    HTMLElement(HTMLTag(known: "html"), attributes: attributes, content: EmptyHTML())
+}
+
+/// A `<head>` element.
+@inlinable
+public func head<Content: HTML>(
+    _ attributes: HTMLAttribute...,
+    @HTMLBuilder content: () -> Content
+) -> HTMLElement<Content> {
+    HTMLElement(HTMLTag(known: "head"), attributes: attributes, content: content())
+}
+
+/// An empty `<head>` element.
+@inlinable
+public func head(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
+    HTMLElement(HTMLTag(known: "head"), attributes: attributes, content: EmptyHTML())
+}
+
+/// A `<body>` element.
+@inlinable
+public func body<Content: HTML>(
+    _ attributes: HTMLAttribute...,
+    @HTMLBuilder content: () -> Content
+) -> HTMLElement<Content> {
+    HTMLElement(HTMLTag(known: "body"), attributes: attributes, content: content())
+}
+
+/// An empty `<body>` element.
+@inlinable
+public func body(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
+    HTMLElement(HTMLTag(known: "body"), attributes: attributes, content: EmptyHTML())
+}
+
+/// A `<title>` element.
+@inlinable
+public func title<Content: HTML>(
+    _ attributes: HTMLAttribute...,
+    @HTMLBuilder content: () -> Content
+) -> HTMLElement<Content> {
+    HTMLElement(HTMLTag(known: "title"), attributes: attributes, content: content())
+}
+
+/// An empty `<title>` element.
+@inlinable
+public func title(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
+    HTMLElement(HTMLTag(known: "title"), attributes: attributes, content: EmptyHTML())
+}
+
 /// A `<br>` element (void: no content, no end tag).
 @inlinable
 public func br(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
@@ -1004,4 +1064,16 @@ public func input(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
 @inlinable
 public func wbr(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
     HTMLElement(HTMLTag(known: "wbr", isVoid: true), attributes: attributes, content: EmptyHTML())
+}
+
+/// A `<meta>` element (void: no content, no end tag).
+@inlinable
+public func meta(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
+    HTMLElement(HTMLTag(known: "meta", isVoid: true), attributes: attributes, content: EmptyHTML())
+}
+
+/// A `<link>` element (void: no content, no end tag).
+@inlinable
+public func link(_ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
+    HTMLElement(HTMLTag(known: "link", isVoid: true), attributes: attributes, content: EmptyHTML())
 }

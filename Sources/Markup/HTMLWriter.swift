@@ -7,11 +7,17 @@
 public struct HTMLWriter: Sendable {
     /// The bytes written so far.
     public var bytes: [UInt8]
+    /// The id of the form that controls written with ``FormControl`` belong to (their `form`
+    /// attribute), set by whoever renders content for one form: LiveList's adapter sets the form of
+    /// the list being rendered, so that a list's buttons post to it on any page that shows the list.
+    /// Nil writes the control's own fallback.
+    public var formID: String?
 
     /// Creates an empty writer, reserving `capacity` bytes.
     @inlinable
     public init(capacity: Int = 1024) {
         bytes = []
+        formID = nil
         bytes.reserveCapacity(capacity)
     }
 
