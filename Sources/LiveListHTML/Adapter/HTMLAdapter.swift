@@ -24,6 +24,9 @@ public struct HTMLAdapter: Adapter {
     /// The sections shown: a renderer's `adapter` carries its `data` here (see the `Adapter`
     /// protocol of the LiveList module).
     public var data: [Section] = []
+    /// The id of the form that the controls of the cells, headers and footers rendered belong to
+    /// (``HTMLWriter/formID``): the updater of a list sets its list's (``listFormID(_:)``).
+    public var formID: String?
 
     /// The tag and classes of an element that the adapter owns.
     public struct Container: Sendable, Equatable {
@@ -85,6 +88,7 @@ public struct HTMLAdapter: Adapter {
         let key = node.id.key
         try Self.validate(key, kind: "cell")
         var writer = HTMLWriter(capacity: 128)
+        writer.formID = formID
         open(cell, into: &writer)
         writer.appendAttribute(name: "data-cell", value: key)
         if node.component.reportsVisibility {
@@ -252,6 +256,7 @@ public struct HTMLAdapter: Adapter {
 
     private func renderSupplementary(_ node: ViewNode, in container: Container) -> String {
         var writer = HTMLWriter(capacity: 128)
+        writer.formID = formID
         open(container, into: &writer)
         if node.component.reportsVisibility {
             writer.appendAttribute(name: "data-visibility", value: "true")
@@ -314,4 +319,11 @@ package func percentEncoded(_ text: String, keepingSlashes: Bool = false) -> Str
         }
     }
     return out
+}
+
+/// The id of list `list`'s actions form, `livelist-actions-LIST`: the form that its cells' buttons and
+/// fields post (their `form` attribute, ``HTMLAdapter/formID``), which every page that shows the list
+/// writes beside it (the list's own page, and an app's page that embeds it).
+public func listFormID(_ list: String) -> String {
+    "livelist-actions-" + list
 }

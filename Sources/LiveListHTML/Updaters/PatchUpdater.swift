@@ -53,6 +53,9 @@ public struct PatchUpdater: Updater {
         from source: [Section],
         to target: [Section]
     ) throws -> ListChangeset? {
+        var adapter = adapter
+        // The controls of this list's cells belong to its actions form, on any page that shows it.
+        adapter.formID = listFormID(list)
         let changeset = try StagedChangeset(source: source, target: target)
         if changeset.isEmpty && !options.alwaysRenderVisibleComponents {
             return nil

@@ -36,6 +36,9 @@ public struct ReloadDataUpdater: Updater {
         from source: [Section],
         to target: [Section]
     ) throws -> ListChangeset? {
+        var adapter = adapter
+        // The controls of this list's cells belong to its actions form, on any page that shows it.
+        adapter.formID = listFormID(list)
         try Self.checkUniqueKeys(target)
         return state.reset(to: try render(target, from: source, adapter: adapter), windowAbove: options.windowAbove)
     }

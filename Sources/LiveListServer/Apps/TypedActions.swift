@@ -199,35 +199,41 @@ private final class StateChanges<State: Codable & Equatable & Sendable>: Sendabl
     }
 }
 
-/// The id of the page's actions form (`Templates/page.mustache`): the buttons and fields of cells point
-/// at it with `form=`, so that they post without JavaScript (the server answers 303 back to the page);
-/// with JavaScript, `livelist.js` posts the same form and the page changes through the stream.
+/// The id of the actions form of a page that shows no list: a control written outside any list's cells
+/// (in an app's own page) belongs to it. Inside a list, buttons and fields belong to that list's form,
+/// `livelist-actions-LIST` (``listFormID(_:)``), which every page that shows the list writes beside
+/// it: the list's own page and an app's page that embeds it (``AppRequest/embed(_:)``). They post
+/// without JavaScript (the server answers 303 back to the page); with JavaScript, `livelist.js` posts
+/// the same form and the page changes through the stream.
 public let actionsFormID = "livelist-actions"
 
-/// A submit button that sends `action` about `cell` (`action=NAME:CELL`) through the page's actions form,
-/// working without JavaScript:
+/// A submit button that sends `action` about `cell` (`action=NAME:CELL`) through its list's actions
+/// form, working without JavaScript:
 ///
 ///     actionButton(TodoAction.delete, cell: item.id, .aria("label", "Delete \(item.title)")) { "✕" }
 public func actionButton<Kind: ListActions, Content: HTML>(
     _ action: Kind, cell: (any LosslessStringConvertible)? = nil, _ attributes: HTMLAttribute...,
     @HTMLBuilder content: () -> Content
-) -> HTMLElement<Content> {
+) -> FormControl<Content> {
     let value = action.rawValue + ":" + (cell.map { String(describing: $0) } ?? "")
-    return HTMLElement(
-        buttonTag,
-        attributes: [.custom("form", actionsFormID), .name("action"), .value(value)] + attributes,
-        content: content()
-    )
+    return FormControl(HTMLElement(buttonTag, attributes: [.name("action"), .value(value)] + attributes, content: content()), fallbackForm: actionsFormID)
 }
 
-/// A text field of the page's actions form, posted with every action as the field `name` (read it in
+/// A text field of its list's actions form, posted with every action as the field `name` (read it in
 /// ``TypedAction/fields``); Enter in it sends the `enter` action.
-public func actionField(_ name: String, value: String? = nil, _ attributes: HTMLAttribute...) -> HTMLElement<EmptyHTML> {
-    var all: [HTMLAttribute] = [.custom("form", actionsFormID), .name(name)]
+public func actionField(_ name: String, value: String? = nil, _ attributes: HTMLAttribute...) -> FormControl<EmptyHTML> {
+    var all: [HTMLAttribute] = [.name(name)]
     if let value {
         all.append(.value(value))
     }
-    return HTMLElement(inputTag, attributes: all + attributes, content: EmptyHTML())
+    return FormControl(HTMLElement(inputTag, attributes: all + attributes, content: EmptyHTML()), fallbackForm: actionsFormID)
+}
+
+/// Any other control of its list's actions form (a checkbox that posts when it changes, a select):
+///
+///     listControl(input(.type("checkbox"), .value("toggle:\(item.id)"), .aria("label", "Done")))
+public func listControl<Content: HTML>(_ element: HTMLElement<Content>) -> FormControl<Content> {
+    FormControl(element, fallbackForm: actionsFormID)
 }
 
 /// A text field of the page's actions form with the button that sends what was typed: a chat's
@@ -259,10 +265,10 @@ public struct TextEntry: Component, Equatable {
         self.button = button
     }
 
-    /// `<input form="livelist-actions" name=FIELD …><button form="livelist-actions" name="action" value="ACTION:">`.
+    /// `<input form="livelist-actions-LIST" name=FIELD …><button form="livelist-actions-LIST" name="action" value="ACTION:">`.
     public var body: some HTML {
         actionField(field, .placeholder(placeholder), .aria("label", label), .autocomplete("off"), .data("reset", "true"))
-        HTMLElement(buttonTag, attributes: [.custom("form", actionsFormID), .name("action"), .value(action + ":")], content: HTMLText(button))
+        FormControl(HTMLElement(buttonTag, attributes: [.name("action"), .value(action + ":")], content: HTMLText(button)), fallbackForm: actionsFormID)
     }
 }
 

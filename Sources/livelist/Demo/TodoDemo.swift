@@ -148,9 +148,9 @@ struct TodoCell: IdentifiableComponent, Equatable {
                 // No name: the page's script posts its value when it changes (a named checkbox would be
                 // posted with every action of the form).
                 if item.done {
-                    input(.type("checkbox"), .custom("form", actionsFormID), .value("\(TodoDemo.Action.toggle.rawValue):\(key)"), .aria("label", "Done: \(name)"), .checked)
+                    listControl(input(.type("checkbox"), .value("\(TodoDemo.Action.toggle.rawValue):\(key)"), .aria("label", "Done: \(name)"), .checked))
                 } else {
-                    input(.type("checkbox"), .custom("form", actionsFormID), .value("\(TodoDemo.Action.toggle.rawValue):\(key)"), .aria("label", "Done: \(name)"))
+                    listControl(input(.type("checkbox"), .value("\(TodoDemo.Action.toggle.rawValue):\(key)"), .aria("label", "Done: \(name)")))
                 }
             }
             actionButton(TodoDemo.Action.toggle, cell: key, .class("toggle"), .aria("label", item.done ? "Reopen \(name)" : "Done: \(name)")) {
