@@ -301,7 +301,7 @@ def test_browsers_get_html_error_pages_and_scripts_keep_json(browser, live):
     # In the browser: the page in the site's style, with its way back.
     browser.get(f"{live.base}/lists/no-such-list")
     assert browser.title.startswith("404")
-    assert browser.execute_script("return document.querySelector('main a[href=\"/\"]').textContent") == "Back to all lists"
+    assert browser.execute_script("return document.querySelector('main a[href=\"/\"]').textContent") == "Back to the start page"
     assert browser.execute_script(
         "return performance.getEntriesByType('navigation')[0].responseStatus") == 404
     assert not [e for e in console_errors(browser) if "404" not in e["message"]]

@@ -18,6 +18,7 @@ import Testing
         let (html, version) = await hosted.pageHTML(for: Viewer(session: session))
         return Array(app.services.assets.templates.render("page", [
             "list": list,
+            "title": list,
             "version": version,
             "root": html,
             "csrf": app.services.keys.csrfToken(for: session),

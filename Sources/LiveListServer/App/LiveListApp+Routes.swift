@@ -34,6 +34,36 @@ extension LiveListApp {
         services.appRoutes.add(AppRoutes.Route(method: method, pattern: pattern, handler: serve))
     }
 
+    /// Serves the files of the app's own `directory` under `prefix`, beside LiveList's (`/desk/desk.css`
+    /// is `DIRECTORY/desk.css` for the prefix `/desk`), as LiveList serves its own: types by extension,
+    /// `ETag` and 304, immutable when asked with `?v=`, nothing outside the directory and no dot files.
+    /// Nothing is copied: an app keeps its stylesheets and scripts in its own package.
+    ///
+    ///     try app.files(at: "/desk", from: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Public").path)
+    ///
+    /// - Throws: `StartupError` when the directory does not exist, or the prefix is not literal
+    ///   segments of the app's own (``route(_:_:csrf:paced:maximumBodyBytes:_:)``'s rule).
+    public func files(at prefix: String, from directory: String) throws {
+        let segments = prefix.split(separator: "/").map(String.init)
+        guard !segments.isEmpty, segments.allSatisfy({ !$0.hasPrefix(":") && !$0.hasPrefix("*") }) else {
+            throw StartupError("the prefix \"\(prefix)\" of the files of \(directory) must be literal segments, such as /assets")
+        }
+        if let refusal = RouteTable.refusal(of: prefix) {
+            throw StartupError(refusal)
+        }
+        guard let files = StaticFiles(directory: directory, errorFormatter: liveListErrorFormatter) else {
+            throw StartupError("the directory \(directory) of the app's files (\(prefix)) does not exist")
+        }
+        let depth = segments.count
+        let handler = HTTPHandler.sync { request in
+            var inside = request
+            inside.pathSegments.removeFirst(min(depth, inside.pathSegments.count))
+            inside.path = "/" + inside.pathSegments.joined(separator: "/")
+            return files.respond(to: inside)
+        }
+        services.appRoutes.add(AppRoutes.Route(method: .GET, pattern: "/" + segments.joined(separator: "/") + "/*path", handler: handler))
+    }
+
     /// Signs `value` with the server's secret (HMAC-SHA256), for a cookie of the app's own that
     /// browsers must not forge: `VALUE.TAG`. Anyone can read the value; put nothing secret in it.
     public func signed(_ value: String) -> String {

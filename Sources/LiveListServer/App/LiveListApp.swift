@@ -55,13 +55,17 @@ public final class LiveListApp: Sendable {
     ///         Section(id: "todo", header: Header("To do")) { items }
     ///     }
     ///
+    /// `title` names the list's own page (its `<title>` and heading) in place of its name.
+    ///
     /// - Throws: `StartupError` when `name` is not a list name, and what `hostApp` throws.
     @discardableResult
     public func host<State: Codable & Equatable & Sendable>(
-        _ name: String, configuration: ListConfiguration? = nil, state: State,
+        _ name: String, title: String? = nil, configuration: ListConfiguration? = nil, state: State,
         @SectionsBuilder render: @escaping @Sendable (State) -> [Section]
     ) async throws -> StateList<State> {
-        try await registry.hostApp(try Self.listName(name), configuration: configuration, state: state, render: render)
+        let listName = try Self.listName(name)
+        if let title { services.pages.setTitle(title, for: listName) }
+        return try await registry.hostApp(listName, configuration: configuration, state: state, render: render)
     }
 
     /// Serves the app's own renderer as a list, in Carbon's style: every `renderer.render { … }` the
@@ -106,11 +110,12 @@ public final class LiveListApp: Sendable {
         let metrics = services.metrics
         let log = services.log
         let trustedProxies = services.trustedProxies
+        let pages = services.pages
         let routesHeadCheck = routes.headCheck
         let logsAccess = log.takesAccess
         // Synchronous routes (static files, /healthz) stay on the event loop: no task per request.
         let counted = routes.mapResponses { request, routed in
-            let response = ErrorPages.negotiated(routed, for: request)
+            let response = ErrorPages.negotiated(routed, for: request, layout: pages)
             if request.headers["X-Forwarded-For"] != nil || request.headers["Forwarded"] != nil, !trustedProxies.contains(request.remoteAddress),
                 let line = trustedProxies.noteUntrustedForwarding(from: request.remoteAddress)
             {
@@ -122,7 +127,7 @@ public final class LiveListApp: Sendable {
             }
             return response
         }.checkingHeads { head in
-            guard let response = (Self.refuseContentEncoding(head) ?? routesHeadCheck?(head)).map({ ErrorPages.negotiated($0, for: head) }) else {
+            guard let response = (Self.refuseContentEncoding(head) ?? routesHeadCheck?(head)).map({ ErrorPages.negotiated($0, for: head, layout: pages) }) else {
                 return nil
             }
             metrics.count(head, status: response.status.code)
@@ -154,7 +159,8 @@ public final class LiveListApp: Sendable {
         http.errorFormatter = liveListErrorFormatter
         http.serverName = "LiveList"
         // The HTTP layer's own refusals get an HTML page too when a browser asks for one.
-        http.errorPresenter = { response, headers in ErrorPages.negotiated(response, headers: headers) }
+        let pages = services.pages
+        http.errorPresenter = { response, headers in ErrorPages.negotiated(response, headers: headers, layout: pages) }
         http.limits.body = max(configuration.maximumBodyBytes, configuration.maximumActionBodyBytes)
         http.requestBodyBudget = configuration.bodyBudgetBytes
         http.maxConnections = configuration.maximumConnections

@@ -32,6 +32,8 @@ final class ServerServices: Sendable {
     let server = ServerBox()
     let listAccess: ListAccess
     let streamAccess: StreamAccess
+    /// The app's layout and list titles (``LiveListApp/layout(_:)``).
+    let pages: AppPages
     let log: ServerLog
 
     init(configuration: ServerConfiguration, registry: ListRegistry, store: any ListStore) async throws {
@@ -59,6 +61,7 @@ final class ServerServices: Sendable {
         pacing = Pacing(pace: configuration.actionPace, metrics: metrics, trustedProxies: trustedProxies)
         assets = try await Assets(configuration: configuration)
         listAccess = ListAccess(gate: gate, registry: registry, metrics: metrics, log: log)
+        pages = AppPages(gate: gate, registry: registry, assets: assets, keys: keys)
         streamAccess = StreamAccess(
             gate: gate, openStreams: openStreams, registry: registry, keys: keys, metrics: metrics, signIns: signIns, configuration: configuration)
     }

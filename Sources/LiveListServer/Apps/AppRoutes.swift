@@ -17,6 +17,15 @@ public struct AppRequest: Sendable {
     /// or a script's `X-CSRF-Token` header. A `GET` without a session gets one, its cookie set by the
     /// response; other methods never mint one.
     public let csrfToken: String
+    /// The flash message a redirect left for this request (``redirect(to:flash:)``), nil when none:
+    /// ``page(title:status:_:)`` shows it and clears it.
+    public let flash: String?
+    /// Who asks, as the gate knows it (for embedded lists).
+    let subject: AccessGate.Subject
+    /// The browser session's id, nil when it has none.
+    let session: String?
+    /// The app's pages: its layout, and what embeds lists.
+    let pages: AppPages
 
     /// The value of the path parameter `name` (`:name` in the route's pattern).
     public func parameter(_ name: String) -> String? {

@@ -13,13 +13,13 @@ enum ErrorPages {
     /// fields such as `Allow` or `Retry-After`) when the request prefers HTML; anything else is
     /// returned unchanged. Every routed answer passes through here (LiveListApp.handler), so the
     /// routes, the router's 404 and 405 and the static files need no change.
-    static func negotiated(_ response: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
-        negotiated(response, headers: request.headers)
+    static func negotiated(_ response: HTTPResponse, for request: HTTPRequest, layout: AppPages? = nil) -> HTTPResponse {
+        negotiated(response, headers: request.headers, path: request.path, layout: layout)
     }
 
     /// The same for a request known by its header fields only (the HTTP layer's own refusals, whose
     /// request never reached the routes).
-    static func negotiated(_ response: HTTPResponse, headers: HTTPHeaders) -> HTTPResponse {
+    static func negotiated(_ response: HTTPResponse, headers: HTTPHeaders, path: String = "/", layout: AppPages? = nil) -> HTTPResponse {
         guard response.status.code >= 400, let refusal = response.refusal else {
             return response
         }
@@ -33,16 +33,42 @@ enum ErrorPages {
             return json
         }
         var page = response
-        page.body = .bytes(html(status: response.status, code: refusal.code, detail: refusal.detail))
+        if let layout, layout.hasLayout {
+            // The app's layout around the same words; its pages' policy, since the layout loads its
+            // stylesheets and scripts.
+            let title = "\(response.status.code) \(response.status.reasonPhrase)"
+            page.body = .bytes(layout.render(title: title, status: response.status, identity: nil, path: path, csrfToken: "",
+                                             content: content(title: title, status: response.status, errorCode: refusal.code, detail: refusal.detail)))
+            page.headers.set("Content-Security-Policy", HTTPResponse.appPageSecurityPolicy)
+        } else {
+            page.body = .bytes(html(status: response.status, code: refusal.code, detail: refusal.detail))
+            page.headers.set("Content-Security-Policy", contentSecurityPolicy)
+        }
         page.headers.set("Content-Type", "text/html; charset=utf-8")
-        page.headers.set("Content-Security-Policy", contentSecurityPolicy)
         page.headers.set("Vary", "Accept")
         page.headers.set("Cache-Control", "no-store")
         return page
     }
 
-    /// The page: the status as its title, a sentence for people, the code and detail for whoever
-    /// reports it, and a link back to `/`. Everything that can come from the request is escaped.
+    /// What an error page says inside the app's layout: the status as its heading, a sentence for
+    /// people, the code and detail for whoever reports it, and a link back to `/`.
+    static func content(title: String, status: HTTPStatus, errorCode: String, detail: String) -> RenderedHTML {
+        RenderedHTML {
+            div(.class("error-page")) {
+                h1 { title }
+                p { sentence(status.code) }
+                p(.class("error-detail")) {
+                    code { errorCode }
+                    ": \(detail)"
+                }
+                p { a(.class("button-link"), .href("/")) { "Back to the start page" } }
+            }
+        }
+    }
+
+    /// The page without an app's layout: the status as its title, a sentence for people, the code and
+    /// detail for whoever reports it, and a link back to `/`; nothing names the server. Everything that
+    /// can come from the request is escaped.
     static func html(status: HTTPStatus, code: String, detail: String) -> [UInt8] {
         let title = "\(status.code) \(escaped(status.reasonPhrase))"
         let page = """
@@ -52,20 +78,19 @@ enum ErrorPages {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="robots" content="noindex">
-            <title>\(title) · LiveList</title>
+            <title>\(title)</title>
             <link rel="icon" href="/favicon.svg" type="image/svg+xml">
             <link rel="stylesheet" href="/livelist.css">
             <link rel="stylesheet" href="/site.css">
             </head>
             <body>
             <header class="page-header">
-            <nav aria-label="Site"><a href="/">All lists</a></nav>
             <h1>\(title)</h1>
             </header>
             <main class="error-page">
             <p>\(sentence(status.code))</p>
             <p class="error-detail"><code>\(escaped(code))</code>: \(escaped(detail))</p>
-            <p><a class="button-link" href="/">Back to all lists</a></p>
+            <p><a class="button-link" href="/">Back to the start page</a></p>
             </main>
             </body>
             </html>

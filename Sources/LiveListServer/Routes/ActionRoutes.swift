@@ -38,7 +38,7 @@ struct ActionRoutes: Sendable {
     /// 429 past it), and the whole report is handled in one visit to the list.
     private func reportVisibility(
         _ type: String, of joined: String, fields: [String: String], session: String, identity: Identity?, on list: any ServedList, isForm: Bool,
-        _ request: HTTPRequest
+        next: String?, _ request: HTTPRequest
     ) async -> HTTPResponse {
         let keys = joined.split(separator: "\0", omittingEmptySubsequences: true)
         guard keys.count <= Pacing.maximumReportedCells else {
@@ -48,14 +48,16 @@ struct ActionRoutes: Sendable {
             return refusal
         }
         _ = await list.performEach(keys.map { ListAction(type: type, cell: String($0), fields: fields, session: session, identity: identity) })
-        return actionTaken(on: list, isForm: isForm, request)
+        return actionTaken(on: list, isForm: isForm, next: next, request)
     }
 
-    /// The answer to an action taken: 303 back to the page for a form posted without JavaScript,
-    /// 204 otherwise.
-    private func actionTaken(on list: any ServedList, isForm: Bool, _ request: HTTPRequest) -> HTTPResponse {
+    /// The answer to an action taken: 303 back to the page for a form posted without JavaScript (the
+    /// page that embeds the list when its form says so in `next`, a path of this server; else the
+    /// list's own page), 204 otherwise.
+    private func actionTaken(on list: any ServedList, isForm: Bool, next: String? = nil, _ request: HTTPRequest) -> HTTPResponse {
         if isForm && request.headers["LiveList-Action"] == nil {
-            return HTTPResponse(status: .seeOther, headers: ["Location": "/lists/\(list.name)", "Content-Length": "0"])
+            let back = next.flatMap { SameOrigin.isPath($0) ? $0 : nil } ?? "/lists/\(list.name)"
+            return HTTPResponse(status: .seeOther, headers: ["Location": back, "Content-Length": "0"])
         }
         return HTTPResponse(status: .noContent)
     }
@@ -79,9 +81,12 @@ struct ActionRoutes: Sendable {
         }
         var fields: [String: String] = [:]
         var token = request.headers["X-CSRF-Token"]
+        var next: String?
         if isForm {
             fields = HeaderParsing.form(request.body)
             token = fields.removeValue(forKey: "csrf") ?? token
+            // Where the page that posted it wants the browser back (an app's page that embeds the list).
+            next = fields.removeValue(forKey: "next")
             // A button of the page's actions form says `name="action" value="TYPE:CELL"`.
             if let combined = fields.removeValue(forKey: "action") {
                 let (type, cell) = HeaderParsing.action(combined)
@@ -131,7 +136,7 @@ struct ActionRoutes: Sendable {
             case .run:
                 scopedKey = scoped
             case .handled:
-                var response = actionTaken(on: list, isForm: isForm, request)
+                var response = actionTaken(on: list, isForm: isForm, next: next, request)
                 response.headers.set("Idempotent-Replayed", "true")
                 return response
             case .inFlight:
@@ -149,7 +154,8 @@ struct ActionRoutes: Sendable {
         var handled = false
         defer { scopedKey.map { actionKeys.finish($0, handled: handled) } }
         if Pacing.isVisibilityReport(type), let joined = fields.removeValue(forKey: "cells") {
-            return await reportVisibility(type, of: joined, fields: fields, session: session, identity: identity, on: list, isForm: isForm, request)
+            return await reportVisibility(type, of: joined, fields: fields, session: session, identity: identity, on: list, isForm: isForm, next: next,
+                                          request)
         }
         let cell = fields.removeValue(forKey: "cell")
         if cell == "" {
@@ -170,6 +176,6 @@ struct ActionRoutes: Sendable {
             log.error("\(request.method) \(request.path): the action \(quoted(type)) failed: \(cause)")
             return errorResponse(.actionFailed, "the server could not complete this action; its log says why")
         }
-        return actionTaken(on: list, isForm: isForm, request)
+        return actionTaken(on: list, isForm: isForm, next: next, request)
     }
 }

@@ -12,6 +12,7 @@ struct AppOwnRoutes: Sendable {
     let cookies: SessionCookies
     let pacing: Pacing
     let trustedProxies: TrustedProxies
+    let pages: AppPages
     let log: ServerLog
 
     /// The handler of one route: its head checked (a post without a session is refused before its
@@ -45,8 +46,10 @@ struct AppOwnRoutes: Sendable {
             return refusal
         }
         let subject = await gate.subject(request)
-        let appRequest = AppRequest(http: request, head: RequestHead(request, trustedProxies: trustedProxies), identity: subject.identity,
-                                    csrfToken: session.map { keys.csrfToken(for: $0) } ?? "", form: form)
+        let appRequest = AppRequest(
+            http: request, head: RequestHead(request, trustedProxies: trustedProxies), identity: subject.identity,
+            csrfToken: session.map { keys.csrfToken(for: $0) } ?? "", flash: request.cookie(FlashCookie.name).flatMap(pages.flashCookie.message(of:)),
+            subject: subject, session: session, pages: pages, form: form)
         var response: HTTPResponse
         do {
             response = try await handler(appRequest)

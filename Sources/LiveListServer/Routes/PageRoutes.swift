@@ -2,6 +2,7 @@ import Foundation
 import LiveListEngine
 import LiveListHTML
 import LiveListHTTP
+import Markup
 
 /// `GET /` and `GET /lists/NAME`: the index of the lists a viewer may see, and a list's page (complete
 /// without JavaScript) or its snapshot as JSON. The common answers cost no rendering and no header
@@ -14,6 +15,8 @@ struct PageRoutes: Sendable {
     let cookies: SessionCookies
     let pageCache: PageCache
     let assets: Assets
+    /// The app's layout and its lists' titles.
+    let appPages: AppPages
 
     /// `GET /`: the index page of the lists being served.
     func index(_ request: HTTPRequest) async -> HTTPResponse {
@@ -62,6 +65,9 @@ struct PageRoutes: Sendable {
                 .response(for: request)
         }
         let (viewer, setCookie) = pageViewer(request)
+        if appPages.hasLayout {
+            return await pageInLayout(request, list: list, identity: identity, viewer: viewer, setCookie: setCookie)
+        }
         if let key = request.queryValue("at") {
             // A page that starts at a cell of a windowed list: rendered for this request alone (its
             // bytes depend on the key), never cached.
@@ -103,7 +109,7 @@ struct PageRoutes: Sendable {
     /// the read token, when one is set, presented: the gate is never skipped). Nil sends the request to ``page(_:)``. The bytes are those
     /// ``page(_:)`` would answer.
     func cachedPage(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let raw = request.pathParameters["name"], let name = ListName(raw),
+        guard !appPages.hasLayout, let raw = request.pathParameters["name"], let name = ListName(raw),
             let list = registry.existingList(name), !list.rendersPerViewer, request.queryValue("at") == nil,
             gate.allowsWithoutAwaiting(request, list)
         else { return nil }
@@ -114,6 +120,29 @@ struct PageRoutes: Sendable {
         guard let parts = pageCache.parts(list.name, version: version) else { return nil }
         let (viewer, setCookie) = pageViewer(request)
         return pageAnswer(request, list: list, version: version, parts: parts, root: [], viewer: viewer, setCookie: setCookie)
+    }
+
+    /// A list's own page in the app's layout: its title as the heading, the list embedded under it.
+    /// Rendered per request (a layout may depend on the viewer), never cached.
+    private func pageInLayout(_ request: HTTPRequest, list: any ServedList, identity: Identity?, viewer: PageViewer, setCookie: String?) async -> HTTPResponse {
+        let csrf = String(decoding: viewer.token, as: UTF8.self)
+        let back = "/lists/\(list.name.rawValue)"
+        guard let embedded = await EmbeddedList.rendering(list, viewer: Viewer(session: viewer.session, identity: identity), csrfToken: csrf, back: back,
+                                                         at: request.queryValue("at"))
+        else {
+            return errorResponse(.notFound, "list \(list.name) has no cell \(quoted(request.queryValue("at") ?? ""))")
+        }
+        let title = appPages.listTitle(of: list.name)
+        var response = HTTPResponse.page(
+            appPages.render(title: title, identity: identity, path: request.path, csrfToken: csrf, content: RenderedHTML {
+                h1 { title }
+                embedded
+            }), status: .ok)
+        response.headers.set("Vary", "Accept, Accept-Encoding")
+        if let setCookie {
+            response.addField("Set-Cookie", setCookie)
+        }
+        return response
     }
 
     /// The page's viewer: the session its cookie carries (verified once, then remembered), or a new
@@ -192,6 +221,7 @@ struct PageRoutes: Sendable {
     private func renderPage(_ list: any ServedList, version: Int) -> PageParts {
         pageCache.cut(assets.templates.render("page", [
             "list": list.name.rawValue,
+            "title": appPages.listTitle(of: list.name),
             "version": version,
             "root": pageCache.rootMarker,
             "csrf": pageCache.csrfMarker,

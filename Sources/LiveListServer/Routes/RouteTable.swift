@@ -17,7 +17,8 @@ struct RouteFamilies: Sendable {
     init(_ services: ServerServices) {
         let s = services
         self.services = s
-        pages = PageRoutes(registry: s.registry, gate: s.gate, listAccess: s.listAccess, keys: s.keys, cookies: s.cookies, pageCache: s.pageCache, assets: s.assets)
+        pages = PageRoutes(registry: s.registry, gate: s.gate, listAccess: s.listAccess, keys: s.keys, cookies: s.cookies, pageCache: s.pageCache, assets: s.assets,
+                           appPages: s.pages)
         reads = ListReadRoutes(listAccess: s.listAccess, keys: s.keys)
         writes = WriteRoutes(registry: s.registry, listAccess: s.listAccess, pageCache: s.pageCache, server: s.server, configuration: s.configuration, log: s.log)
         streams = StreamRoutes(registry: s.registry, gate: s.gate, listAccess: s.listAccess, streamAccess: s.streamAccess, keys: s.keys, metrics: s.metrics,
@@ -30,7 +31,7 @@ struct RouteFamilies: Sendable {
         tokenSignIn = TokenSignInRoutes(configuration: s.configuration, gate: s.gate, keys: s.keys, cookies: s.cookies, signIns: s.signIns, pacing: s.pacing,
                                         metrics: s.metrics, assets: s.assets, streamAccess: s.streamAccess, log: s.log)
         appOwn = AppOwnRoutes(configuration: s.configuration, gate: s.gate, keys: s.keys, cookies: s.cookies, pacing: s.pacing, trustedProxies: s.trustedProxies,
-                              log: s.log)
+                              pages: s.pages, log: s.log)
     }
 }
 
