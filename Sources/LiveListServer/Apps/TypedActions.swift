@@ -9,7 +9,8 @@ import Synchronization
 ///     enum TodoAction: String, ListActions { case add, enter, toggle, delete }
 ///
 /// Enter in a field of the actions form sends `enter` (the form's default button): declare it when the
-/// app's fields should do something on Enter.
+/// app's fields should do something on Enter. A raw value holds neither `:` (which starts the cell) nor
+/// `;` (which starts a payload).
 public protocol ListActions: RawRepresentable, Sendable where RawValue == String {}
 
 /// A browser action decoded as the app's own type: which action, about which cell, with the form's fields.
@@ -74,6 +75,27 @@ public struct TypedAction<Kind: ListActions>: Sendable {
                                 detail: "\(name): more than the limit of \(max(0, maxCharacters)) characters")
         }
         return text
+    }
+
+    /// The action's payload (``actionButton(_:cell:payload:_:content:)``, or a JSON action's `payload`
+    /// member, a string of JSON) decoded as `type`. Like every field it comes from the browser: one
+    /// that is missing (`missing_payload`), larger than `maxBytes` (`payload_too_large`) or that does
+    /// not decode as `type` (`invalid_payload`) refuses the action, 422, and the list is unchanged.
+    ///
+    ///     let priority = try action.payload(as: Priority.self)
+    public func payload<Payload: Decodable>(as type: Payload.Type, maxBytes: Int = 4_096) throws(ActionRefusal) -> Payload {
+        guard let json = fields["payload"] else {
+            throw ActionRefusal(field: "payload", code: "missing_payload", detail: "payload: missing; this action carries a \(Payload.self)")
+        }
+        guard json.utf8.count <= maxBytes else {
+            throw ActionRefusal(field: "payload", code: "payload_too_large",
+                                detail: "payload: \(json.utf8.count) bytes, more than the limit of \(max(0, maxBytes)) bytes")
+        }
+        do {
+            return try JSONDecoder().decode(Payload.self, from: Data(json.utf8))
+        } catch {
+            throw ActionRefusal(field: "payload", code: "invalid_payload", detail: "payload: not a \(Payload.self)")
+        }
     }
 
     /// The text typed in the field `name`, trimmed, cut to at most `limit` characters; nil when
@@ -216,6 +238,27 @@ public func actionButton<Kind: ListActions, Content: HTML>(
     @HTMLBuilder content: () -> Content
 ) -> FormControl<Content> {
     let value = action.rawValue + ":" + (cell.map { String(describing: $0) } ?? "")
+    return FormControl(HTMLElement(buttonTag, attributes: [.name("action"), .value(value)] + attributes, content: content()), fallbackForm: actionsFormID)
+}
+
+/// A submit button that sends `action` about `cell` with a typed `payload` (its JSON, in the button's
+/// value: `NAME;PAYLOAD:CELL`), read back with ``TypedAction/payload(as:maxBytes:)``: one action with a
+/// value instead of one case per value.
+///
+///     actionButton(DeskAction.setPriority, cell: ticket.id, payload: Priority.urgent) { "Urgent" }
+///
+/// A payload that cannot be encoded is left out, so the action is refused (422 `missing_payload`)
+/// rather than taken without it.
+public func actionButton<Kind: ListActions, Payload: Encodable, Content: HTML>(
+    _ action: Kind, cell: (any LosslessStringConvertible)? = nil, payload: Payload, _ attributes: HTMLAttribute...,
+    @HTMLBuilder content: () -> Content
+) -> FormControl<Content> {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let coded = (try? encoder.encode(payload)).map {
+        ";" + $0.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    } ?? ""
+    let value = action.rawValue + coded + ":" + (cell.map { String(describing: $0) } ?? "")
     return FormControl(HTMLElement(buttonTag, attributes: [.name("action"), .value(value)] + attributes, content: content()), fallbackForm: actionsFormID)
 }
 

@@ -89,8 +89,13 @@ struct ActionRoutes: Sendable {
             next = fields.removeValue(forKey: "next")
             // A button of the page's actions form says `name="action" value="TYPE:CELL"`.
             if let combined = fields.removeValue(forKey: "action") {
-                let (type, cell) = HeaderParsing.action(combined)
+                let (typed, cell) = HeaderParsing.action(combined)
+                // A typed payload rides in the button's value, `NAME;PAYLOAD:CELL`.
+                let (type, payload) = HeaderParsing.actionPayload(typed)
                 fields["type"] = type
+                if let payload {
+                    fields["payload"] = payload
+                }
                 if let cell {
                     fields["cell"] = cell
                 }

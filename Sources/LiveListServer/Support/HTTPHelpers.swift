@@ -1,3 +1,4 @@
+import Foundation
 public import LiveListEngine
 public import LiveListHTTP
 import LiveListHTML
@@ -10,6 +11,19 @@ extension HeaderParsing {
         guard let colon = combined.firstIndex(of: ":") else { return (combined, nil) }
         let cell = combined[combined.index(after: colon)...]
         return (String(combined[..<colon]), cell.isEmpty ? nil : String(cell))
+    }
+
+    /// A button's type with its payload, `NAME;PAYLOAD` (the payload's JSON in base64url, as
+    /// `actionButton(_:cell:payload:)` writes it): the name, and the payload's JSON text when there is
+    /// one. A payload that is not base64url of UTF-8 is returned as it is (its JSON then fails to
+    /// decode, and the action is refused 422).
+    package static func actionPayload(_ type: String) -> (type: String, payload: String?) {
+        guard let semicolon = type.firstIndex(of: ";") else { return (type, nil) }
+        let coded = String(type[type.index(after: semicolon)...])
+        var base64 = coded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let json = Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) } ?? coded
+        return (String(type[..<semicolon]), json)
     }
 
     /// The version in a strong entity tag: `"5"`, or `"5-gzip"`, the tag the server gives the gzip
