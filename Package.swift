@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "livelist", targets: ["livelist"]),
         // For this package's tests and its benchmarks package only (a seeded generator, a browser model).
         .library(name: "LiveListTestSupport", targets: ["LiveListTestSupport"]),
+        .library(name: "LiveListTesting", targets: ["LiveListTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
@@ -114,6 +115,8 @@ let package = Package(
 
         // What the test targets share: a model of the browser's list, a strict changeset reader, seeds.
         .target(name: "LiveListTestSupport", dependencies: ["LiveList", "LiveListHTML", "LiveListEngine"], swiftSettings: strict),
+        // For app authors: the app in process, browsers that sign in, open pages, act and read changesets.
+        .target(name: "LiveListTesting", dependencies: ["LiveListServer", "LiveListHTTP"], swiftSettings: strict),
 
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(name: "MarkupTests", dependencies: ["Markup"], swiftSettings: strict),
@@ -123,7 +126,8 @@ let package = Package(
         // The engine alone: lists, versions, change logs, fan-out, sessions, the stores' contract.
         .testTarget(name: "LiveListEngineTests", dependencies: ["LiveListEngine", "LiveListHTML", "LiveListTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "LiveListServerTests", dependencies: ["LiveListServer", "LiveListEngine", "LiveList", "LiveListHTML", "LiveListHTTP", "LiveListTestSupport"],
+            name: "LiveListServerTests",
+            dependencies: ["LiveListServer", "LiveListEngine", "LiveList", "LiveListHTML", "LiveListHTTP", "LiveListTestSupport", "LiveListTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "LiveListPostgresTests",
@@ -136,7 +140,7 @@ let package = Package(
         // End to end: starts the real `livelist` binary on a free loopback port.
         // The Swift blocks of docs/GUIDE.md and docs/MIGRATING-FROM-CARBON.md (Tools/python/livelist_tools/checks/doc_snippets.py),
         // compiled with the suite against the code they describe.
-        .testTarget(name: "DocSnippetTests", dependencies: ["LiveListServer", "LiveList", "ListDiff"], swiftSettings: strict),
+        .testTarget(name: "DocSnippetTests", dependencies: ["LiveListServer", "LiveList", "ListDiff", "LiveListTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: ["LiveListTestSupport", "LiveListHTML", "LiveListHTTP"], exclude: ["Fixtures"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

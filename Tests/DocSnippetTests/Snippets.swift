@@ -4,6 +4,7 @@ import Foundation
 import ListDiff
 import LiveList
 import LiveListServer
+import LiveListTesting
 
 extension SnippetContext {
     /// docs/GUIDE.md:99
@@ -15,8 +16,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:148
-    func guide_line148() async throws {
+    /// docs/GUIDE.md:149
+    func guide_line149() async throws {
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "scores"))
         let list = try await app.serve(renderer)       // an AppList: the list "scores", named after the updater
         // anywhere, from any thread or task, whenever the scores change:
@@ -26,8 +27,8 @@ extension SnippetContext {
         _ = list
     }
 
-    /// docs/GUIDE.md:180
-    func guide_line180() async throws {
+    /// docs/GUIDE.md:181
+    func guide_line181() async throws {
         let inbox = try await app.registry.hostApp(ListName("inbox")!, perViewer: { viewer in
             render(messages(for: viewer.session))   // viewer.session: the browser's session id, or nil
         })
@@ -35,8 +36,8 @@ extension SnippetContext {
         _ = try await inbox.refresh()
     }
 
-    /// docs/GUIDE.md:201
-    func guide_line201() async throws {
+    /// docs/GUIDE.md:202
+    func guide_line202() async throws {
         let feed = ListName("feed")!
         _ = try await registry.put(feed, body: Array(#"{"sections":[{"id":"s","cells":[{"id":"r0","text":"Old"}]}]}"#.utf8))
         let (write, skipped) = try await registry.patch(feed, JSONListPatch(operations: [
@@ -47,16 +48,16 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:388
-    func guide_line388() async throws {
+    /// docs/GUIDE.md:389
+    func guide_line389() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
         _ = room
     }
 
-    /// docs/GUIDE.md:408
-    func guide_line408() async throws {
+    /// docs/GUIDE.md:409
+    func guide_line409() async throws {
         var feed = app.registry.configuration
         feed.options.windowAbove = 500              // window from 501 cells
         feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar
@@ -67,6 +68,73 @@ extension SnippetContext {
         let history = try await app.host("events", configuration: whole, state: Room(), render: render)
         _ = list
         _ = history
+    }
+
+    /// docs/GUIDE.md:461
+    func guide_line461() async throws {
+        app.layout { page in
+            document {
+                html(.lang("en")) {
+                    head {
+                        meta(.custom("charset", "utf-8"))
+                        title { page.title + " · Desk" }
+                        page.liveListHead
+                        stylesheet("/desk/desk.css")
+                    }
+                    body {
+                        header {
+                            nav { a(.href("/queue")) { "Queue" } }
+                            if let identity = page.identity { span { "Signed in as \(identity.id)" } }
+                        }
+                        if let flash = page.flash { p(.class("flash"), .role("status")) { flash } }
+                        main { page.content }
+                        page.liveListRegions
+                    }
+                }
+            }
+        }
+        try app.files(at: "/desk", from: "Public")
+        try app.route(.GET, "/queue") { request in
+            let queue = await request.embed("queue")
+            return request.page(title: "Queue") {
+                h1 { "Open tickets" }
+                queue
+            }
+        }
+    }
+
+    /// docs/GUIDE.md:519
+    func guide_line519() async throws {
+        struct NewTicket: Decodable {
+            var title: String
+            var priority: String
+        }
+        try app.route(.POST, "/tickets/new") { request in
+            switch request.decodeForm(NewTicket.self) {
+            case let .failure(errors):
+                return request.page(title: "New ticket", status: .unprocessableContent) {
+                    form(.method("post"), .action("/tickets/new")) {
+                        input(.type("hidden"), .name("csrf"), .value(request.csrfToken))
+                        input(.name("title"), .value(request.form["title"] ?? ""), .aria("label", "Title"))
+                        if let message = errors["title"] { p(.class("field-error")) { message } }
+                        button { "File" }
+                    }
+                }
+            case let .success(ticket):
+                return request.redirect(to: "/tickets", flash: "Filed: \(ticket.title)")
+            }
+        }
+    }
+
+    /// docs/GUIDE.md:551
+    func guide_line551() async throws {
+        let client = TestClient(app)
+        let carol = client.browser(headers: [("X-User", "carol")])
+        try await carol.get("/queue")
+        try await carol.act("queue", "close", cell: "1")
+        if let changes = try await carol.changes("queue") {
+            print(changes.kinds)
+        }
     }
 
     /// docs/MIGRATING-FROM-CARBON.md:63
