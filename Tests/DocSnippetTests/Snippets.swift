@@ -38,6 +38,14 @@ extension SnippetContext {
 
     /// docs/GUIDE.md:202
     func guide_line202() async throws {
+        let desk = try await app.host("desk", state: [Item]()) { items in Section(id: "all") { items } }
+        try await app.derive("mine", title: "My items", from: desk) { items, viewer in
+            Section(id: "mine", cells: items.filter { _ in viewer.identity != nil }.map { CellNode($0) })
+        }
+    }
+
+    /// docs/GUIDE.md:219
+    func guide_line219() async throws {
         let feed = ListName("feed")!
         _ = try await registry.put(feed, body: Array(#"{"sections":[{"id":"s","cells":[{"id":"r0","text":"Old"}]}]}"#.utf8))
         let (write, skipped) = try await registry.patch(feed, JSONListPatch(operations: [
@@ -48,16 +56,16 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:389
-    func guide_line389() async throws {
+    /// docs/GUIDE.md:406
+    func guide_line406() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
         _ = room
     }
 
-    /// docs/GUIDE.md:409
-    func guide_line409() async throws {
+    /// docs/GUIDE.md:426
+    func guide_line426() async throws {
         var feed = app.registry.configuration
         feed.options.windowAbove = 500              // window from 501 cells
         feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar
@@ -70,8 +78,8 @@ extension SnippetContext {
         _ = history
     }
 
-    /// docs/GUIDE.md:461
-    func guide_line461() async throws {
+    /// docs/GUIDE.md:478
+    func guide_line478() async throws {
         app.layout { page in
             document {
                 html(.lang("en")) {
@@ -103,8 +111,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:519
-    func guide_line519() async throws {
+    /// docs/GUIDE.md:536
+    func guide_line536() async throws {
         struct NewTicket: Decodable {
             var title: String
             var priority: String
@@ -126,8 +134,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:551
-    func guide_line551() async throws {
+    /// docs/GUIDE.md:568
+    func guide_line568() async throws {
         let client = TestClient(app)
         let carol = client.browser(headers: [("X-User", "carol")])
         try await carol.get("/queue")

@@ -42,14 +42,19 @@ public actor PerViewerList: ServedList, AppHostedList {
     /// last sent to the new one; viewers whose rendering did not change get nothing and catch up with
     /// their next changeset.
     ///
-    /// - Returns: the new version, or nil when no rendering changed.
+    /// A viewer who has a page but no stream yet (it opens once the page loaded) is seen by neither:
+    /// with `always`, the list takes a version even when no stream's rendering changed, so that such a
+    /// stream, opening from the page's version, catches up with its viewer's state anew. A list whose
+    /// state changed for viewers it cannot see (a list derived from another's state) says `always`.
+    ///
+    /// - Returns: the new version, or nil when no rendering changed (and not `always`).
     @discardableResult
-    public func refresh() throws -> Int? {
+    public func refresh(always: Bool = false) throws -> Int? {
         try core.reserveNextVersion(&reservedVersion)
         let anonymous = try core.renderer.render(renderers.render(.anonymous))
         core.setExists(true)
         let changed = try renderers.changesets(for: core.subscriptions.values)
-        guard anonymous != nil || !changed.isEmpty else {
+        guard anonymous != nil || !changed.isEmpty || always else {
             return nil
         }
         if anonymous == nil {

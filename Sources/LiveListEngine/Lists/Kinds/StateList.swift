@@ -14,6 +14,8 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
     private var state: State
     private var bytes: [UInt8]
     private let render: @Sendable (State) -> [Section]
+    /// Told of every state the list publishes (``follow(_:)``), in version order.
+    private var followers: [@Sendable (State) -> Void] = []
     private nonisolated let executor = ListExecutor()
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -67,6 +69,22 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
             return
         }
         core.publish(core.firstRendering(changeset))
+        tellFollowers()
+    }
+
+    /// Calls `body` with every state this list publishes from now on, in version order: its own changes
+    /// and, with a shared store, those other processes stored, as this process follows them. It runs on
+    /// the list's executor, so it must only hand the state on (a list derived from this one keeps it
+    /// and refreshes). Returns the state now, so that nothing falls between.
+    package func follow(_ body: @escaping @Sendable (State) -> Void) -> State {
+        followers.append(body)
+        return state
+    }
+
+    private func tellFollowers() {
+        for follower in followers {
+            follower(state)
+        }
     }
 
     /// The state as of this list's version on this process (with a shared store, other processes'
@@ -120,6 +138,7 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
         state = next
         bytes = nextBytes
         core.publish(changeset)
+        tellFollowers()
         return true
     }
 
@@ -152,5 +171,6 @@ public actor StateList<State: Codable & Equatable & Sendable>: ServedList, AppHo
         state = next
         bytes = stored
         core.publish(core.skipping(changeset, to: step.version))
+        tellFollowers()
     }
 }
