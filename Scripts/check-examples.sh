@@ -23,6 +23,7 @@ declare -A action=(
     [todo]="action=add%3A&title=Written+by+check-examples"
     [chat]="action=send%3A&text=Written+by+check-examples"
     [board]="users"
+    [desk]="users"
 )
 
 # docs/GUIDE.md shows Examples/Todo's main.swift whole, and says how many lines it has (at most thirty).
@@ -42,6 +43,10 @@ for dir in Examples/*/; do
     if [ "$name" = board ]; then
         # Its lists need a signed-in user: a check of its own (sign-in, rules, sign-out).
         python3 -m livelist_tools.checks.examples board "$dir" "$binary"
+    elif [ "$name" = desk ]; then
+        # Its own tests (LiveListTesting, in process), then the binary from outside.
+        "${lock[@]}" swift test --package-path "$dir"
+        python3 -m livelist_tools.checks.examples desk "$dir" "$binary"
     else
         python3 -m livelist_tools.checks.examples run "$dir" "$binary" "${action[$name]}"
     fi

@@ -70,6 +70,11 @@ def board(directory, binary):
     print(f"ok board: refusals, sign-in, team and notes lists, a private list refused, an action with its author, sign-out ending the stream, from {workdir}")
 
 
+def desk(directory, binary):
+    workdir = exercise(directory, binary, "desk", check_desk, {"DESK_USERS": "alice:secret1:customer,carol:secret2:agent"})
+    print(f"ok desk: sign-in, the agent's queue, a ticket filed by a customer reaching the queue's stream, the desk's files, from {workdir}")
+
+
 def exercise(directory, binary, label, checks, extra_env=None):
     """Runs BINARY (the example in DIRECTORY) from a fresh empty directory outside the checkout, with the
     example's own environment only (no folders of this checkout) and a free port handed over in
@@ -191,6 +196,55 @@ def check_board(port):
     check(status == 401, f"GET /lists/team after sign-out: {status}, not 401")
 
 
+def check_desk(port):
+    """The help desk: its pages in its own layout, a ticket a customer files reaching the agent's stream."""
+    def call(method, path, cookies=(), body=None, headers=None):
+        fields = dict(headers or {})
+        if cookies:
+            fields["Cookie"] = "; ".join(cookies)
+        if body is not None:
+            fields.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        status, response_headers, data = tools.request(port, method, path, body, fields, timeout=10)
+        return status, response_headers, data.decode()
+
+    def set_cookies(headers):
+        return [value.split(";")[0] for value in headers.get_all("Set-Cookie") or []]
+
+    def sign_in(user, password):
+        status, headers, page = call("GET", "/login")
+        session = set_cookies(headers)
+        token = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        check(status == 200 and session and token and "· Desk</title>" in page, f"GET /login: {status}, not the desk's sign-in page")
+        status, headers, _ = call("POST", "/login", session, f"csrf={token.group(1)}&user={user}&password={password}")
+        check(status == 303, f"{user} signing in: {status}")
+        return session + set_cookies(headers)
+
+    carol = sign_in("carol", "secret2")
+    alice = sign_in("alice", "secret1")
+    status, _, queue = call("GET", "/queue", carol)
+    check(status == 200 and 'data-list="queue"' in queue and 'id="livelist-actions-queue"' in queue, f"carol GET /queue: {status}")
+    status, _, _ = call("GET", "/queue", alice)
+    check(status == 403, f"alice GET /queue: {status}, not 403")
+    status, _, css = call("GET", "/desk/desk.css")
+    check(status == 200 and "desk-header" in css, f"GET /desk/desk.css: {status}")
+    stream = tools.EventStream(tools.HOST, port, "/lists/queue/events", {"Cookie": "; ".join(carol)}, error=Failure)
+    try:
+        check(stream.response.status == 200, f"carol GET /lists/queue/events: {stream.response.status}")
+        status, _, form = call("GET", "/tickets/new", alice)
+        token = re.search(r'name="csrf" value="([0-9a-f]+)"', form)
+        check(status == 200 and token, f"alice GET /tickets/new: {status}")
+        status, headers, _ = call("POST", "/tickets/new", alice, f"csrf={token.group(1)}&title={MARK.replace(' ', '+')}&priority=urgent")
+        check(status == 303 and headers.get("Location") == "/tickets", f"alice filing a ticket: {status} {headers.get('Location')}")
+        deadline = time.monotonic() + 10
+        data = ""
+        while MARK not in data:
+            data = stream.next_event(max(0.01, deadline - time.monotonic()))[2] or ""
+    finally:
+        stream.close()
+    status, _, mine = call("GET", "/tickets", alice)
+    check(status == 200 and MARK in mine and 'data-list="tickets"' in mine, f"alice GET /tickets: {status}, her ticket not in it")
+
+
 def check_example(name, port, form):
     def get(path, headers=None):
         status, response_headers, body = tools.request(port, "GET", path, headers=headers, timeout=10)
@@ -234,11 +288,16 @@ def main():
     boarder = commands.add_parser("board", help="run Examples/Board and check its users and access")
     boarder.add_argument("directory", help="the example's package, Examples/Board")
     boarder.add_argument("binary", help="its built executable")
+    desker = commands.add_parser("desk", help="run Examples/Desk and check its pages, sign-in and live queue")
+    desker.add_argument("directory", help="the example's package, Examples/Desk")
+    desker.add_argument("binary", help="its built executable")
     args = parser.parse_args()
     if args.command == "guide":
         guide()
     elif args.command == "board":
         board(args.directory, args.binary)
+    elif args.command == "desk":
+        desk(args.directory, args.binary)
     else:
         run(args.directory, args.binary, args.form)
 
