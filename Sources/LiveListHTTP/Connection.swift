@@ -128,7 +128,7 @@ final class Connection: @unchecked Sendable {
 
     func handle(events: IOEvents) {
         if !events.isDisjoint(with: [.error, .hangup]) && !events.contains(.readable) {
-            close(reason: .peerGone)
+            if events.contains(.error) { failSocket() } else { close(reason: .peerGone) }
             return
         }
         if handshaking {
@@ -136,7 +136,7 @@ final class Connection: @unchecked Sendable {
             return
         }
         if phase == .streaming, !events.isDisjoint(with: [.peerClosed, .hangup, .error]) {
-            close(reason: .peerGone)
+            if events.contains(.error) { failSocket() } else { close(reason: .peerGone) }
             return
         }
         if events.contains(.writable) {

@@ -267,6 +267,8 @@ public struct HTTPServerStatistics: Sendable, Hashable {
     public var refusedBeforeBody = 0
     /// Streams closed because their queued output passed `streamBacklogLimit`.
     public var streamsOverflowed = 0
+    /// Streams ended, by reason (a reason that never ended a stream is absent).
+    public var streamsClosed: [HTTPStreamCloseReason: Int] = [:]
     /// Streams open now.
     public var streamsOpen = 0
 

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Why a stream ended.
-public enum HTTPStreamCloseReason: Sendable, Hashable {
+public enum HTTPStreamCloseReason: Sendable, Hashable, CaseIterable {
     /// `close()` was called.
     case closed
     /// The peer closed the connection or reset it.
@@ -13,6 +13,31 @@ public enum HTTPStreamCloseReason: Sendable, Hashable {
     case writeTimeout
     /// The server is shutting down.
     case serverShutdown
+    /// Sending failed on the server's side: an error other than the peer's reset or broken pipe
+    /// (such as `ENOBUFS` or `ENOMEM` when the kernel is short of memory), or a TLS error.
+    case writeFailed
+
+    /// The reason's name in metrics (`livelist_streams_closed_total{reason="…"}`): `closed`,
+    /// `peer_gone`, `backlog_exceeded`, `write_timeout`, `server_shutdown` or `write_failed`.
+    public var name: String {
+        switch self {
+        case .closed: "closed"
+        case .peerGone: "peer_gone"
+        case .backlogExceeded: "backlog_exceeded"
+        case .writeTimeout: "write_timeout"
+        case .serverShutdown: "server_shutdown"
+        case .writeFailed: "write_failed"
+        }
+    }
+
+    /// Whether the server cut the stream for want of progress or resources (neither the reader
+    /// leaving, nor the stream's owner closing it, nor an orderly shutdown): such an end is logged.
+    var isServerFault: Bool {
+        switch self {
+        case .backlogExceeded, .writeTimeout, .writeFailed: true
+        case .closed, .peerGone, .serverShutdown: false
+        }
+    }
 }
 
 /// Bytes that many streams queue at once, such as an event that every viewer of a list gets: each
