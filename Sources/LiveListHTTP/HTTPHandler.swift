@@ -200,10 +200,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// event boundary (counted in `streamsOverflowed`). A single event of any size written to a
     /// reader that keeps up is always accepted.
     public var streamBacklogLimit: Int = 1024 * 1024
-    /// The most bytes queued for event streams over all connections: past it, an event written to a
-    /// stream that still has output queued (a slow reader) is refused and that stream ends between
-    /// events, as past its own backlog limit, so stalled readers together cannot hold more than about
-    /// this much. A stream with nothing queued always gets its event. Default 256 MiB.
+    /// The most bytes queued for event streams over all connections: past it, a write to a stream is
+    /// refused (unless it is small and the stream has nothing queued) and the stream stays open, its
+    /// writer told to wait for it to drain (`HTTPStream.whenDrained`), so that the streams together
+    /// cannot hold more than about this much while the node is overloaded (counted in
+    /// `streamWritesDeferred`). A reader that takes nothing is closed by the write timeout. Default 256 MiB.
     public var streamOutputBudget: Int = 256 << 20
     /// The `Server` field; empty (the default) sends none.
     public var serverName: String = ""
@@ -267,6 +268,8 @@ public struct HTTPServerStatistics: Sendable, Hashable {
     public var refusedBeforeBody = 0
     /// Streams closed because their queued output passed `streamBacklogLimit`.
     public var streamsOverflowed = 0
+    /// Writes to streams refused for the stream output budget (the streams stayed open).
+    public var streamWritesDeferred = 0
     /// Streams ended, by reason (a reason that never ended a stream is absent).
     public var streamsClosed: [HTTPStreamCloseReason: Int] = [:]
     /// Streams open now.

@@ -191,7 +191,8 @@ package final class ListCore {
         wrote(subscription.sink.send(event), bytes: event.count, version: version, isReset: isReset, to: subscription)
     }
 
-    /// Counts an event queued on a stream, or drops a stream that took none.
+    /// Counts an event queued on a stream; a stream that took none is dropped when it has ended, and
+    /// otherwise (its server had no room for the event now) waits to drain, then catches up.
     private func wrote(_ sent: Bool, bytes: Int, version: Int, isReset: Bool, to subscription: Subscription) {
         if sent {
             subscription.delivered = version
@@ -200,8 +201,10 @@ package final class ListCore {
             if isReset {
                 counters.resetsSent += 1
             }
-        } else {
+        } else if subscription.sink.isClosed {
             drop(subscription.id)
+        } else {
+            waitForDrain(subscription)
         }
     }
 

@@ -93,6 +93,9 @@ struct HealthRoutes: Sendable {
                    + "backlog_exceeded (a reader too far behind), write_timeout (a reader that took nothing for the write timeout), "
                    + "server_shutdown, write_failed (a send failed on the server's side).",
                HTTPStreamCloseReason.allCases.map { ("{reason=\"\($0.name)\"}", http.streamsClosed[$0] ?? 0) })
+        metric("livelist_stream_writes_deferred_total", "counter",
+               "Writes to event streams refused while the stream output budget was spent (each stream stays open and gets one catch-up later).",
+               [("", http.streamWritesDeferred)])
         let own = metrics.snapshot
         metric("livelist_streams_open", "gauge", "Open event streams.", [("", own.streams)])
         metric("livelist_streams_total", "counter", "Event streams opened.", [("", own.streamsTotal)])
