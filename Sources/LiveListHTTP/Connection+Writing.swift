@@ -11,6 +11,10 @@ extension Connection {
     // MARK: - Writing
 
     func flush() {
+        // The write timeout runs from the last send that moved output, or from when output was queued
+        // after none waited: never from a send long before it.
+        if !outputWaiting { lastWriteProgress = loop.now }
+        defer { outputWaiting = outbound.bytes > 0 }
         if let ssl {
             guard flushTLS(ssl) else { return }
         } else {

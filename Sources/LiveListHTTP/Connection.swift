@@ -43,6 +43,8 @@ final class Connection: @unchecked Sendable {
     var phase: Phase = .reading
     var streamKeepAlive = false
     var closeAfterFlush = false
+    /// Set while queued output waits for the socket (the write timeout runs from when it began to).
+    var outputWaiting = false
     var readEOF = false
     var currentIsHead = false
     var currentKeepAlive = true
