@@ -397,6 +397,10 @@ final class Connection: @unchecked Sendable {
                 head.append(contentsOf: options.initialBytes)
             }
             outbound.append(head)
+            if configuration.streamSendBuffer > 0 {
+                var size = Int32(clamping: configuration.streamSendBuffer)
+                setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             let stream = HTTPStream(connection: self, chunked: chunked, heartbeatBytes: options.heartbeatBytes)
             self.stream = stream
             self.streamKeepAlive = streamKeepAlive

@@ -206,6 +206,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// cannot hold more than about this much while the node is overloaded (counted in
     /// `streamWritesDeferred`). A reader that takes nothing is closed by the write timeout. Default 256 MiB.
     public var streamOutputBudget: Int = 256 << 20
+    /// The kernel's send buffer of a connection once it holds an event stream (`SO_SNDBUF`, which
+    /// Linux doubles for its bookkeeping); 0 keeps the kernel's own, which grows to megabytes per
+    /// socket. What a slow reader leaves unsent then waits in the server, where the stream output
+    /// budget counts it and a list's fan-out skips the stream until it drains, instead of in kernel
+    /// memory that every socket shares (`tcp_mem`) and nothing here counts. Default 64 KiB.
+    public var streamSendBuffer: Int = 64 << 10
     /// The `Server` field; empty (the default) sends none.
     public var serverName: String = ""
     /// How long `shutdown()` waits for in-flight responses by default.
