@@ -26,7 +26,32 @@ final class ByteBudget: Sendable {
 
     /// Counts bytes already held whether or not they fit (or, negative, gives bytes back).
     func add(_ delta: Int) {
-        if delta != 0 { bytes.add(delta, ordering: .relaxed) }
+        guard delta != 0 else { return }
+        let now = bytes.add(delta, ordering: .relaxed).newValue
+        if delta < 0, now <= limit / 2, hasWaiters.load(ordering: .relaxed) { runWaiters() }
+    }
+
+    /// What waits for room (``whenRoom(_:)``).
+    private let waiters = Mutex<[@Sendable () -> Void]>([])
+    private let hasWaiters = Atomic<Bool>(false)
+
+    /// Calls `body` once the bytes held are at most half the limit (right away if they are now), on
+    /// the thread that gives bytes back, maybe under a stream's lock: `body` must only hand work on.
+    func whenRoom(_ body: @escaping @Sendable () -> Void) {
+        waiters.withLock { waiters in
+            waiters.append(body)
+            hasWaiters.store(true, ordering: .relaxed)
+        }
+        if held <= limit / 2 { runWaiters() }
+    }
+
+    private func runWaiters() {
+        let taken = waiters.withLock { waiters -> [@Sendable () -> Void] in
+            hasWaiters.store(false, ordering: .relaxed)
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in taken { waiter() }
     }
 
     /// Whether `count` more bytes would pass the limit.

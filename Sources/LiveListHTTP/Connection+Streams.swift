@@ -29,6 +29,38 @@ extension Connection {
                             bytes: bytesSent, reason: reason))
     }
 
+    /// Counts a stream's end by its reason and reports it; an end that the server caused (a reader
+    /// cut for its backlog or the budget, a write timeout, a failed send) is also said in the
+    /// server's notices, at most once a minute per reason with the count of those not said.
+    func streamClosed(_ reason: HTTPStreamCloseReason, detail: String? = nil) {
+        loop.count {
+            $0.streamsOpen -= 1
+            $0.streamsClosed[reason, default: 0] += 1
+            if reason == .backlogExceeded { $0.streamsOverflowed += 1 }
+        }
+        if reason.isServerFault {
+            loop.server.notice("stream-closed-\(reason.name)", Self.closeNotice(reason, configuration: configuration, detail: detail))
+        }
+        reportStreamEnd(reason)
+    }
+
+    /// The notice of a stream that the server closed for `reason`.
+    static func closeNotice(_ reason: HTTPStreamCloseReason, configuration: HTTPServerConfiguration, detail: String?) -> String {
+        let what: String
+        switch reason {
+        case .backlogExceeded:
+            what = "its reader fell behind: more than the stream backlog limit (\(configuration.streamBacklogLimit) bytes) was queued for it, "
+                + "or the node's stream output budget (\(configuration.streamOutputBudget) bytes) was spent"
+        case .writeTimeout:
+            what = "its reader took nothing for the write timeout (\(configuration.writeTimeout))"
+        case .writeFailed:
+            what = "sending to it failed (\(detail ?? "an error"))"
+        case .closed, .peerGone, .serverShutdown:
+            what = "\(reason)"
+        }
+        return "closed an event stream because \(what); counted in livelist_streams_closed_total{reason=\"\(reason.name)\"}"
+    }
+
     func endStream(_ reason: HTTPStreamCloseReason) {
         guard phase == .streaming, let stream else { return }
         let reported = stream.markEnding(reason)
@@ -39,13 +71,9 @@ extension Connection {
             for buffer in stream.takePending() { outbound.append(buffer) }
             if stream.chunked { outbound.append(ResponseEncoder.lastChunk) }
             self.stream = nil
-            loop.count {
-                $0.streamsOpen -= 1
-                if reported == .backlogExceeded { $0.streamsOverflowed += 1 }
-            }
             phase = .reading
             if !streamKeepAlive || reported != .closed { closeAfterFlush = true }
-            reportStreamEnd(reported)
+            streamClosed(reported)
             idleSince = loop.now
             stream.finish(reported)
             process()

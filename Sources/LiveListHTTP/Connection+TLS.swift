@@ -112,9 +112,14 @@ extension Connection {
                 return true
             case SSL_ERROR_SYSCALL where errno == EINTR:
                 continue
+            case SSL_ERROR_SYSCALL:
+                let code = errno
+                ERR_clear_error()
+                failSend(errno: code)
+                return false
             default:
                 ERR_clear_error()
-                close(reason: .peerGone)
+                close(reason: .writeFailed, detail: "a TLS error")
                 return false
             }
         }

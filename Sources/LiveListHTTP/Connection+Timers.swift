@@ -78,7 +78,9 @@ extension Connection {
         }
     }
 
-    func close(reason: HTTPStreamCloseReason) {
+    /// Closes the connection; a stream it holds ends for `reason` (`detail`: what failed, for the
+    /// notice of a failed send).
+    func close(reason: HTTPStreamCloseReason, detail: String? = nil) {
         guard phase != .closed else { return }
         phase = .closed
         if reason == .writeTimeout || reason == .backlogExceeded {
@@ -96,10 +98,8 @@ extension Connection {
         loop.connectionClosed(self)
         if let stream {
             self.stream = nil
-            loop.count { $0.streamsOpen -= 1 }
             let reported = stream.markEnding(reason)
-            if reported == .backlogExceeded { loop.count { $0.streamsOverflowed += 1 } }
-            reportStreamEnd(reported)
+            streamClosed(reported, detail: reported == reason ? detail : nil)
             stream.finish(reported)
         }
     }

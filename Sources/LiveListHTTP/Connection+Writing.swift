@@ -11,6 +11,10 @@ extension Connection {
     // MARK: - Writing
 
     func flush() {
+        // The write timeout runs from the last send that moved output, or from when output was queued
+        // after none waited: never from a send long before it.
+        if !outputWaiting { lastWriteProgress = loop.now }
+        defer { outputWaiting = outbound.bytes > 0 }
         if let ssl {
             guard flushTLS(ssl) else { return }
         } else {
@@ -23,7 +27,7 @@ extension Connection {
                 }
                 if sent < 0 && errno == EINTR { continue }
                 if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-                close(reason: .peerGone)
+                failSend(errno: sent < 0 ? errno : 0)
                 return
             }
         }
@@ -31,6 +35,26 @@ extension Connection {
         if outbound.bytes == 0, closeAfterFlush, phase == .reading {
             beginLingeringClose()
         }
+    }
+
+    /// Closes after a send failed with `code`: the peer's reset, a broken pipe or an unreachable
+    /// peer is the peer gone; anything else (`ENOBUFS`, `ENOMEM`) is the server's own failure.
+    func failSend(errno code: Int32) {
+        switch code {
+        case 0, ECONNRESET, EPIPE, ENOTCONN, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH:
+            close(reason: .peerGone)
+        default:
+            close(reason: .writeFailed, detail: String(cString: strerror(code)))
+        }
+    }
+
+    /// Closes after the poller reported an error on the socket: its pending error (`SO_ERROR`) tells
+    /// the peer's reset from a failure of the server's own.
+    func failSocket() {
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = 0 }
+        failSend(errno: code)
     }
 
     func beginLingeringClose() {

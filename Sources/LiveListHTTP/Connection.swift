@@ -43,6 +43,8 @@ final class Connection: @unchecked Sendable {
     var phase: Phase = .reading
     var streamKeepAlive = false
     var closeAfterFlush = false
+    /// Set while queued output waits for the socket (the write timeout runs from when it began to).
+    var outputWaiting = false
     var readEOF = false
     var currentIsHead = false
     var currentKeepAlive = true
@@ -128,7 +130,7 @@ final class Connection: @unchecked Sendable {
 
     func handle(events: IOEvents) {
         if !events.isDisjoint(with: [.error, .hangup]) && !events.contains(.readable) {
-            close(reason: .peerGone)
+            if events.contains(.error) { failSocket() } else { close(reason: .peerGone) }
             return
         }
         if handshaking {
@@ -136,7 +138,7 @@ final class Connection: @unchecked Sendable {
             return
         }
         if phase == .streaming, !events.isDisjoint(with: [.peerClosed, .hangup, .error]) {
-            close(reason: .peerGone)
+            if events.contains(.error) { failSocket() } else { close(reason: .peerGone) }
             return
         }
         if events.contains(.writable) {
@@ -395,6 +397,10 @@ final class Connection: @unchecked Sendable {
                 head.append(contentsOf: options.initialBytes)
             }
             outbound.append(head)
+            if configuration.streamSendBuffer > 0 {
+                var size = Int32(clamping: configuration.streamSendBuffer)
+                setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             let stream = HTTPStream(connection: self, chunked: chunked, heartbeatBytes: options.heartbeatBytes)
             self.stream = stream
             self.streamKeepAlive = streamKeepAlive

@@ -200,11 +200,18 @@ public struct HTTPServerConfiguration: Sendable {
     /// event boundary (counted in `streamsOverflowed`). A single event of any size written to a
     /// reader that keeps up is always accepted.
     public var streamBacklogLimit: Int = 1024 * 1024
-    /// The most bytes queued for event streams over all connections: past it, an event written to a
-    /// stream that still has output queued (a slow reader) is refused and that stream ends between
-    /// events, as past its own backlog limit, so stalled readers together cannot hold more than about
-    /// this much. A stream with nothing queued always gets its event. Default 256 MiB.
+    /// The most bytes queued for event streams over all connections: past it, a write to a stream is
+    /// refused (unless it is small and the stream has nothing queued) and the stream stays open, its
+    /// writer told to wait for it to drain (`HTTPStream.whenDrained`), so that the streams together
+    /// cannot hold more than about this much while the node is overloaded (counted in
+    /// `streamWritesDeferred`). A reader that takes nothing is closed by the write timeout. Default 256 MiB.
     public var streamOutputBudget: Int = 256 << 20
+    /// The kernel's send buffer of a connection once it holds an event stream (`SO_SNDBUF`, which
+    /// Linux doubles for its bookkeeping); 0 keeps the kernel's own, which grows to megabytes per
+    /// socket. What a slow reader leaves unsent then waits in the server, where the stream output
+    /// budget counts it and a list's fan-out skips the stream until it drains, instead of in kernel
+    /// memory that every socket shares (`tcp_mem`) and nothing here counts. Default 64 KiB.
+    public var streamSendBuffer: Int = 64 << 10
     /// The `Server` field; empty (the default) sends none.
     public var serverName: String = ""
     /// How long `shutdown()` waits for in-flight responses by default.
@@ -267,6 +274,10 @@ public struct HTTPServerStatistics: Sendable, Hashable {
     public var refusedBeforeBody = 0
     /// Streams closed because their queued output passed `streamBacklogLimit`.
     public var streamsOverflowed = 0
+    /// Writes to streams refused for the stream output budget (the streams stayed open).
+    public var streamWritesDeferred = 0
+    /// Streams ended, by reason (a reason that never ended a stream is absent).
+    public var streamsClosed: [HTTPStreamCloseReason: Int] = [:]
     /// Streams open now.
     public var streamsOpen = 0
 

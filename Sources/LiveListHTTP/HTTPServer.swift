@@ -92,6 +92,8 @@ public final class HTTPServer: @unchecked Sendable {
             total.requests += part.requests
             total.protocolErrors += part.protocolErrors
             total.streamsOverflowed += part.streamsOverflowed
+            total.streamsClosed.merge(part.streamsClosed, uniquingKeysWith: +)
+            total.streamWritesDeferred += part.streamWritesDeferred
             total.refusedBeforeBody += part.refusedBeforeBody
             total.streamsOpen += part.streamsOpen
             total.connectionsReserved += part.connectionsReserved

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Why a stream ended.
-public enum HTTPStreamCloseReason: Sendable, Hashable {
+public enum HTTPStreamCloseReason: Sendable, Hashable, CaseIterable {
     /// `close()` was called.
     case closed
     /// The peer closed the connection or reset it.
@@ -13,6 +13,31 @@ public enum HTTPStreamCloseReason: Sendable, Hashable {
     case writeTimeout
     /// The server is shutting down.
     case serverShutdown
+    /// Sending failed on the server's side: an error other than the peer's reset or broken pipe
+    /// (such as `ENOBUFS` or `ENOMEM` when the kernel is short of memory), or a TLS error.
+    case writeFailed
+
+    /// The reason's name in metrics (`livelist_streams_closed_total{reason="…"}`): `closed`,
+    /// `peer_gone`, `backlog_exceeded`, `write_timeout`, `server_shutdown` or `write_failed`.
+    public var name: String {
+        switch self {
+        case .closed: "closed"
+        case .peerGone: "peer_gone"
+        case .backlogExceeded: "backlog_exceeded"
+        case .writeTimeout: "write_timeout"
+        case .serverShutdown: "server_shutdown"
+        case .writeFailed: "write_failed"
+        }
+    }
+
+    /// Whether the server cut the stream for want of progress or resources (neither the reader
+    /// leaving, nor the stream's owner closing it, nor an orderly shutdown): such an end is logged.
+    var isServerFault: Bool {
+        switch self {
+        case .backlogExceeded, .writeTimeout, .writeFailed: true
+        case .closed, .peerGone, .serverShutdown: false
+        }
+    }
 }
 
 /// Bytes that many streams queue at once, such as an event that every viewer of a list gets: each
@@ -115,6 +140,9 @@ public final class HTTPStream: @unchecked Sendable {
         var scheduled = false
         var closeReason: HTTPStreamCloseReason?
         var finished = false
+        /// Set when a write was refused for the server's budget (the stream stays open), until one is
+        /// accepted: its drain waiters wait for room in the budget too.
+        var refused = false
 
         init(chunked: Bool) {
             self.chunked = chunked
@@ -189,10 +217,12 @@ public final class HTTPStream: @unchecked Sendable {
         self.heartbeatBytes = heartbeatBytes
     }
 
-    /// Queues bytes (for SSE: one whole event). Returns false when the stream is closed (nothing is
-    /// queued then), or when more than the backlog limit was still queued: the reader is too slow,
-    /// this write is dropped and the stream ends after what is queued. A write of any size to a
-    /// stream with less than the limit queued is accepted whole.
+    /// Queues bytes (for SSE: one whole event). Returns false when nothing was queued: when the
+    /// stream is closed; when more than the backlog limit was still queued (the reader is too slow:
+    /// the stream ends after what is queued); or when the server's stream output budget has no room
+    /// for the write (the node is overloaded: the stream stays open, and ``whenDrained(_:)`` tells
+    /// when to write what it missed). ``isClosed`` tells the cases apart. A small write to a stream
+    /// with nothing queued is always accepted.
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return !isClosed }
@@ -214,7 +244,7 @@ public final class HTTPStream: @unchecked Sendable {
     static let smallWrite = 4 << 10
 
     private func write(_ bytes: [UInt8], shared: SharedBytes?) -> Bool {
-        let (accepted, schedule, overflow) = state.withLock { state -> (Bool, Bool, Bool) in
+        let (accepted, schedule, overflow) = state.withLock { state -> (Bool, Bool, Bool?) in
             guard state.closeReason == nil else { return (false, false, false) }
             // Read only for a stream still open: every stream ends before its server goes, and a
             // writer may hold an ended one longer.
@@ -225,20 +255,32 @@ public final class HTTPStream: @unchecked Sendable {
             let sharedCount = shared?.bytes.count ?? 0
             let adding = bytes.count + 16 + (shared.map { $0.isHeld ? 0 : sharedCount } ?? 0)
             let small = held == 0 && adding <= Self.smallWrite
-            if held > backlogLimit || (!small && budget.wouldExceed(adding: adding)) {
-                // A slow reader past its own limit, or a write the streams' budget has no room for,
-                // whether the stream's queue is empty or not: cut between events, never inside one.
+            if held > backlogLimit {
+                // A slow reader past its own limit: cut between events, never inside one.
                 state.closeReason = .backlogExceeded
                 return (false, false, true)
             }
+            if !small && budget.wouldExceed(adding: adding) {
+                // The streams' budget has no room for this write, whether the stream's queue is empty
+                // or not: the node is overloaded, not this reader. The write is dropped and the stream
+                // stays open; its writer waits for it to drain and sends one catch-up then.
+                state.refused = true
+                return (false, false, nil)
+            }
+            state.refused = false
             state.queue(bytes, shared, budget: budget)
             state.settle(budget)
             let schedule = !state.scheduled
             state.scheduled = true
             return (true, schedule, false)
         }
-        if overflow {
+        if overflow == true {
             connection.loop.execute { [connection] in connection.endStream(.backlogExceeded) }
+        } else if overflow == nil {
+            connection.loop.count { $0.streamWritesDeferred += 1 }
+            connection.loop.server.notice("stream-writes-deferred", "writes to event streams are deferred: the stream output budget "
+                + "(\(connection.loop.configuration.streamOutputBudget) bytes) is spent; each stream gets one catch-up when there is room "
+                + "(counted in livelist_stream_writes_deferred_total)")
         } else if schedule {
             connection.loop.scheduleFlush(connection)
         }
@@ -260,15 +302,27 @@ public final class HTTPStream: @unchecked Sendable {
     public var isClosed: Bool { state.withLock { state in state.closeReason != nil } }
 
     /// Calls `body` once, on the event loop, when nothing is queued any more (right away if
-    /// nothing is queued now). Not called if the stream ends first.
+    /// nothing is queued now), and, after a write refused for the server's budget, when the budget
+    /// has room again. Not called if the stream ends first.
     public func whenDrained(_ body: @escaping @Sendable () -> Void) {
-        let now = state.withLock { state -> Bool in
-            if state.finished || state.closeReason != nil { return false }
-            if state.pendingBytes == 0 && state.socketQueued == 0 { return true }
+        enum When { case now, waiting, budget, never }
+        let when = state.withLock { state -> When in
+            if state.finished || state.closeReason != nil { return .never }
+            if state.pendingBytes == 0 && state.socketQueued == 0 { return state.refused ? .budget : .now }
             state.waiting.append(.drained(body))
-            return false
+            return .waiting
         }
-        if now { body() }
+        switch when {
+        case .now:
+            body()
+        case .budget:
+            // Back on the loop, never under a stream's lock (the budget calls waiters from where its
+            // bytes are given back), then as for a drain: the stream may have been written to since.
+            budget.whenRoom { [self] in connection.loop.execute { [self] in self.whenDrained(body) } }
+            state.withLock { $0.refused = false }
+        case .waiting, .never:
+            break
+        }
     }
 
     /// Calls `body` once when the stream ends, with the reason (right away if it has ended).

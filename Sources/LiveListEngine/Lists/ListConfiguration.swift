@@ -9,6 +9,10 @@ public struct ListConfiguration: Sendable {
     /// A viewer with more than this many bytes queued is not written to until its socket drains; then
     /// it gets one changeset from its last delivered version to now. Default 64 KiB.
     public var slowViewerBytes = 64 << 10
+    /// The most streams a change is written to in one turn of the list's actor. A larger audience is
+    /// written to in turns, between which writes are answered; a stream that the node has not reached
+    /// when the next change comes gets one changeset that covers both. Default 1,000.
+    public var fanOutSlice = 1_000
     /// App lists reserve versions in blocks of this size in the store, so that a restart never reuses
     /// a version without a disk write per change. Default 1,000.
     public var versionBlock = 1_000

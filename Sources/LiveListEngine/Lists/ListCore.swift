@@ -71,6 +71,11 @@ package final class ListCore {
     let perViewer: PerViewerRenderers?
     /// The list's actor, which a slow stream's drain comes back to.
     weak var owner: (any ServedList)?
+    /// The newest changeset published, encoded once, with the version it goes from: what a stream at that
+    /// version gets (``ListCore+FanOut``).
+    var latest: (from: Int, encoded: EncodedChangeset)?
+    /// The fan-out pass in progress, when an audience larger than one slice is being written to.
+    var fanOut: FanOutPass?
 
     init(name: ListName, version: Int, configuration: ListConfiguration, store: any ListStore,
          perViewer: PerViewerRenderers? = nil, waiting: [Subscription] = []) {
@@ -171,41 +176,6 @@ package final class ListCore {
                              operations: [.reset(html: rendering.html, sections: rendering.sections)])
     }
 
-    /// Logs and sends a new changeset; returns its JSON, encoded once for the log, every stream and the
-    /// writer's answer.
-    @discardableResult
-    func publish(_ changeset: ListChangeset) -> [UInt8] {
-        noteVersion()
-        let encoded = EncodedChangeset(changeset)
-        log.append(changeset, bytes: encoded.count)
-        counters.changesets += 1
-        let single = encoded.event(id: String(changeset.version))
-        for subscription in subscriptions.values {
-            if subscription.sink.isClosed {
-                drop(subscription.id)
-                continue
-            }
-            if subscription.isWaitingForDrain {
-                continue
-            }
-            if subscription.delivered != changeset.from {
-                // Behind (it was skipped while slow): catch it up from its own version.
-                catchUp(subscription)
-                continue
-            }
-            if subscription.sink.queuedBytes > configuration.slowViewerBytes {
-                waitForDrain(subscription)
-                continue
-            }
-            if subscription.multiplexed == nil {
-                write(single, version: changeset.version, isReset: changeset.isReset, to: subscription)
-            } else {
-                send(encoded, to: subscription)
-            }
-        }
-        return encoded.json
-    }
-
     /// Writes one event with the right id for the stream (the version, or the multiplexed vector);
     /// its tail is shared with every other stream that gets the same changeset.
     func send(_ encoded: EncodedChangeset, to subscription: Subscription) {
@@ -217,11 +187,12 @@ package final class ListCore {
         }
     }
 
-    private func write(_ event: ListEvent, version: Int, isReset: Bool, to subscription: Subscription) {
+    func write(_ event: ListEvent, version: Int, isReset: Bool, to subscription: Subscription) {
         wrote(subscription.sink.send(event), bytes: event.count, version: version, isReset: isReset, to: subscription)
     }
 
-    /// Counts an event queued on a stream, or drops a stream that took none.
+    /// Counts an event queued on a stream; a stream that took none is dropped when it has ended, and
+    /// otherwise (its server had no room for the event now) waits to drain, then catches up.
     private func wrote(_ sent: Bool, bytes: Int, version: Int, isReset: Bool, to subscription: Subscription) {
         if sent {
             subscription.delivered = version
@@ -230,8 +201,10 @@ package final class ListCore {
             if isReset {
                 counters.resetsSent += 1
             }
-        } else {
+        } else if subscription.sink.isClosed {
             drop(subscription.id)
+        } else {
+            waitForDrain(subscription)
         }
     }
 

@@ -12,6 +12,8 @@ package protocol ServedList: HostedList {
     func catchUpWithStore(noticed: Int?) throws(ListWriteError)
     /// A slow stream drained (``ListCore/waitForDrain(_:)``).
     func drained(_ subscription: Subscription)
+    /// Goes on with the fan-out in progress (``ListCore/continueFanOut()``).
+    func continueFanOut()
     /// The current state in snapshot form, as `viewer` sees it.
     func snapshot(for viewer: Viewer) -> ListSnapshot
     /// The snapshot's JSON with the version it shows, encoded once per version.
@@ -87,6 +89,10 @@ extension ServedList {
 
     package func drained(_ subscription: Subscription) {
         core.drained(subscription)
+    }
+
+    package func continueFanOut() {
+        core.continueFanOut()
     }
 
     public func snapshot(for viewer: Viewer) -> ListSnapshot {

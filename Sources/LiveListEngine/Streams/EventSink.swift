@@ -107,7 +107,8 @@ struct EncodedChangeset {
 /// Where a list's events go: an SSE response stream (LiveListServer adapts the HTTP layer's streams), or
 /// a fake in tests. Every method may be called from any thread.
 public protocol EventSink: AnyObject, Sendable {
-    /// Queues one event; false when the sink is closed.
+    /// Queues one event; false when nothing was queued: the sink is closed, or (when it is not) it has
+    /// no room for the event now, and its writer waits for `whenDrained`.
     @discardableResult
     func send(_ event: ListEvent) -> Bool
     /// Bytes queued and not yet taken by the peer.
@@ -252,12 +253,18 @@ public final class MultiplexedStream: Sendable {
     @discardableResult
     func send(_ encoded: EncodedChangeset, of name: String) -> Bool {
         state.withLock { state in
+            let before = state.versions[name]
             if state.names.contains(name) {
                 state.versions[name] = encoded.version
             }
             // The sink only queues (HTTPStream ends a stream on its event loop, never in here), so it
             // never calls back into this stream under its lock.
-            return sink.send(encoded.event(id: Self.vector(state.names, state.versions)))
+            let sent = sink.send(encoded.event(id: Self.vector(state.names, state.versions)))
+            if !sent, state.names.contains(name) {
+                // Refused (an overloaded server keeps the stream open): the vector stays as sent.
+                state.versions[name] = before
+            }
+            return sent
         }
     }
 

@@ -86,6 +86,7 @@ struct ServerLog: Sendable {
         case .backlogExceeded: "the client read too slowly"
         case .writeTimeout: "the client stopped reading"
         case .serverShutdown: "the server stopped"
+        case .writeFailed: "sending to the client failed"
         }
         let client = ended.remoteAddress.isEmpty ? "-" : ended.remoteAddress
         return AccessLogEntry(

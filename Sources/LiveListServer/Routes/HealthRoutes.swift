@@ -88,6 +88,14 @@ struct HealthRoutes: Sendable {
         metric("livelist_requests_total", "counter", "Requests parsed.", [("", http.requests)])
         metric("livelist_protocol_errors_total", "counter", "Requests refused by the HTTP parser.", [("", http.protocolErrors)])
         metric("livelist_streams_overflowed_total", "counter", "Streams closed for exceeding their write backlog.", [("", http.streamsOverflowed)])
+        metric("livelist_streams_closed_total", "counter",
+               "Event streams ended, by reason: closed (by the server, after what was queued), peer_gone (the client left), "
+                   + "backlog_exceeded (a reader too far behind), write_timeout (a reader that took nothing for the write timeout), "
+                   + "server_shutdown, write_failed (a send failed on the server's side).",
+               HTTPStreamCloseReason.allCases.map { ("{reason=\"\($0.name)\"}", http.streamsClosed[$0] ?? 0) })
+        metric("livelist_stream_writes_deferred_total", "counter",
+               "Writes to event streams refused while the stream output budget was spent (each stream stays open and gets one catch-up later).",
+               [("", http.streamWritesDeferred)])
         let own = metrics.snapshot
         metric("livelist_streams_open", "gauge", "Open event streams.", [("", own.streams)])
         metric("livelist_streams_total", "counter", "Event streams opened.", [("", own.streamsTotal)])
