@@ -25,7 +25,7 @@ public struct HTMLAdapter: Adapter {
     /// protocol of the LiveList module).
     public var data: [Section] = []
     /// The id of the form that the controls of the cells, headers and footers rendered belong to
-    /// (``HTMLWriter/formID``): the updater of a list sets its list's (``listFormID(_:)``).
+    /// (`HTMLWriter.formID` of the Markup module): the updater of a list sets its list's (``listFormID(_:)``).
     public var formID: String?
 
     /// The tag and classes of an element that the adapter owns.
