@@ -120,7 +120,9 @@ def exercise(directory, binary, label, checks, extra_env=None):
     return workdir
 
 
-def check_board(port):
+def caller(port):
+    """A request to the example on `port` with the given cookies (a form body when `body` is given):
+    (status, headers, text)."""
     def call(method, path, cookies=(), body=None, headers=None):
         fields = dict(headers or {})
         if cookies:
@@ -129,9 +131,16 @@ def check_board(port):
             fields.setdefault("Content-Type", "application/x-www-form-urlencoded")
         status, response_headers, data = tools.request(port, method, path, body, fields, timeout=10)
         return status, response_headers, data.decode()
+    return call
 
-    def set_cookies(headers):
-        return [value.split(";")[0] for value in headers.get_all("Set-Cookie") or []]
+
+def set_cookies(headers):
+    """The name=value pairs of a response's Set-Cookie fields."""
+    return [value.split(";")[0] for value in headers.get_all("Set-Cookie") or []]
+
+
+def check_board(port):
+    call = caller(port)
 
     # Nobody signed in: 401 for a list, whether it exists or not; a page navigation goes to /login.
     for path in ("/lists/team", "/lists/team/events", "/lists/notes-alice", "/lists/nosuch"):
@@ -198,17 +207,7 @@ def check_board(port):
 
 def check_desk(port):
     """The help desk: its pages in its own layout, a ticket a customer files reaching the agent's stream."""
-    def call(method, path, cookies=(), body=None, headers=None):
-        fields = dict(headers or {})
-        if cookies:
-            fields["Cookie"] = "; ".join(cookies)
-        if body is not None:
-            fields.setdefault("Content-Type", "application/x-www-form-urlencoded")
-        status, response_headers, data = tools.request(port, method, path, body, fields, timeout=10)
-        return status, response_headers, data.decode()
-
-    def set_cookies(headers):
-        return [value.split(";")[0] for value in headers.get_all("Set-Cookie") or []]
+    call = caller(port)
 
     def sign_in(user, password):
         status, headers, page = call("GET", "/login")
