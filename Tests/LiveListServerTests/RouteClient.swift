@@ -85,17 +85,9 @@ final class RouteClient: Sendable {
     /// percent-encoded); a target the server's parser refuses throws its `HTTPError`.
     func send(_ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
               from address: String = "127.0.0.1") async throws -> RouteResponse {
-        let decoded = try TargetDecoder.decode(Array(target.utf8), method: method).get()
-        var fields = HTTPHeaders()
-        for (name, value) in headers {
-            fields.add(name, value)
-        }
-        if !body.isEmpty && !fields.contains("Content-Length") && !fields.contains("Transfer-Encoding") {
-            fields.add("Content-Length", String(body.count))
-        }
-        var request = HTTPRequest(method: method, version: .http1_1, target: target, path: decoded.path, pathSegments: decoded.segments,
-                                  query: decoded.query, headers: fields, body: [], trailers: HTTPHeaders(), keepAlive: true, host: "localhost")
-        request.remoteAddress = address
+        var request = try HTTPRequest.inProcess(method, target, headers: headers, body: body, from: address).get()
+        request.body = []
+        let fields = request.headers
         // A request that announces a body is decided from its head first, as the connection does it.
         let chunked = fields.contains("Transfer-Encoding")
         let length = Int(fields["Content-Length"] ?? "") ?? 0
