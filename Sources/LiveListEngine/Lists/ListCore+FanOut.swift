@@ -25,7 +25,8 @@ extension ListCore {
         let encoded = EncodedChangeset(changeset)
         log.append(changeset, bytes: encoded.count)
         counters.changesets += 1
-        latest = (changeset.from, encoded)
+        // One event for every single-list stream: framed once for the transport, shared by all of them.
+        latest = (changeset.from, encoded, encoded.event(id: String(changeset.version)))
         if fanOut == nil {
             // No pass in progress: one begins. (One in progress brings every stream it reaches to this
             // version, and the pass after it the streams that it reached before.)
@@ -82,7 +83,7 @@ extension ListCore {
             return
         }
         if subscription.multiplexed == nil {
-            write(latest.encoded.event(id: String(current)), version: current, isReset: latest.encoded.isReset, to: subscription)
+            write(latest.single, version: current, isReset: latest.encoded.isReset, to: subscription)
         } else {
             send(latest.encoded, to: subscription)
         }

@@ -73,7 +73,7 @@ package final class ListCore {
     weak var owner: (any ServedList)?
     /// The newest changeset published, encoded once, with the version it goes from: what a stream at that
     /// version gets (``ListCore+FanOut``).
-    var latest: (from: Int, encoded: EncodedChangeset)?
+    var latest: (from: Int, encoded: EncodedChangeset, single: ListEvent)?
     /// The fan-out pass in progress, when an audience larger than one slice is being written to.
     var fanOut: FanOutPass?
 
