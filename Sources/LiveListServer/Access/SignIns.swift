@@ -139,15 +139,12 @@ final class SignIns: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let data = (try? encoder.encode(coded)) ?? Data()
-        return data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(data)
     }
 
     /// The identity a cookie's subject carries.
     static func identity(ofSubject subject: String) -> Identity? {
-        var base64 = subject.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let coded = try? JSONDecoder().decode(CodedIdentity.self, from: data) else { return nil }
+        guard let data = Base64URL.decode(subject), let coded = try? JSONDecoder().decode(CodedIdentity.self, from: data) else { return nil }
         return Identity(id: coded.id, name: coded.name, roles: Set(coded.roles), claims: coded.claims)
     }
 

@@ -106,8 +106,7 @@ struct FlashCookie: Sendable {
             }
             kept = cut + "…"
         }
-        let coded = Data(kept.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let coded = Base64URL.encode(kept.utf8)
         return coded + "." + hmacSHA256(key: keys.secret, message: Array("livelist-flash:\(coded)".utf8))
     }
 
@@ -118,8 +117,6 @@ struct FlashCookie: Sendable {
         let presented = Array(value[value.index(after: dot)...].utf8)
         guard keys.verifyingSecrets.contains(where: { constantTimeEqual(Array(hmacSHA256(key: $0, message: Array("livelist-flash:\(coded)".utf8)).utf8), presented) })
         else { return nil }
-        var base64 = coded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64).map { String(decoding: $0, as: UTF8.self) }
+        return Base64URL.decode(coded).map { String(decoding: $0, as: UTF8.self) }
     }
 }

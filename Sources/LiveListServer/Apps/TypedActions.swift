@@ -255,9 +255,7 @@ public func actionButton<Kind: ListActions, Payload: Encodable, Content: HTML>(
 ) -> FormControl<Content> {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    let coded = (try? encoder.encode(payload)).map {
-        ";" + $0.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    } ?? ""
+    let coded = (try? encoder.encode(payload)).map { ";" + Base64URL.encode($0) } ?? ""
     let value = action.rawValue + coded + ":" + (cell.map { String(describing: $0) } ?? "")
     return FormControl(HTMLElement(buttonTag, attributes: [.name("action"), .value(value)] + attributes, content: content()), fallbackForm: actionsFormID)
 }

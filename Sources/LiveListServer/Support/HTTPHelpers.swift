@@ -19,10 +19,8 @@ extension HeaderParsing {
     /// decode, and the action is refused 422).
     package static func actionPayload(_ type: String) -> (type: String, payload: String?) {
         guard let semicolon = type.firstIndex(of: ";") else { return (type, nil) }
-        let coded = String(type[type.index(after: semicolon)...])
-        var base64 = coded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        let json = Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) } ?? coded
+        let coded = type[type.index(after: semicolon)...]
+        let json = Base64URL.decode(coded).flatMap { String(data: $0, encoding: .utf8) } ?? String(coded)
         return (String(type[..<semicolon]), json)
     }
 
@@ -120,5 +118,20 @@ extension SessionKeys {
     /// The verified session of a request's cookie, or nil (no cookie, or one the server did not mint).
     func session(from request: HTTPRequest) -> String? {
         request.cookie(sessionCookieName).flatMap(sessionID(fromCookie:))
+    }
+}
+
+/// Base64url without padding (RFC 4648 section 5): what cookies and button values carry of bytes.
+enum Base64URL {
+    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The bytes of `text`, nil when it is not base64url.
+    static func decode(_ text: some StringProtocol) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
     }
 }
