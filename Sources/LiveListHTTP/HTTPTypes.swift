@@ -86,6 +86,24 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
     public static let serviceUnavailable = HTTPStatus(503)
     public static let gatewayTimeout = HTTPStatus(504)
     public static let httpVersionNotSupported = HTTPStatus(505)
+    public static let found = HTTPStatus(302)
+    public static let temporaryRedirect = HTTPStatus(307)
+    public static let permanentRedirect = HTTPStatus(308)
+    public static let notAcceptable = HTTPStatus(406)
+    public static let gone = HTTPStatus(410)
+    public static let badGateway = HTTPStatus(502)
+
+    // The names of RFC 9110's predecessors, which Swift users reach for first (Vapor, Hummingbird,
+    // Foundation's HTTPURLResponse documentation): the same statuses.
+
+    /// 422, named in RFC 4918: ``unprocessableContent``.
+    public static let unprocessableEntity = unprocessableContent
+    /// 413, named in RFC 7231: ``contentTooLarge``.
+    public static let payloadTooLarge = contentTooLarge
+    /// 413, named in RFC 2616: ``contentTooLarge``.
+    public static let requestEntityTooLarge = contentTooLarge
+    /// 414, named in RFC 2616: ``uriTooLong``.
+    public static let requestURITooLong = uriTooLong
 
     static func standardPhrase(_ code: Int) -> String {
         switch code {

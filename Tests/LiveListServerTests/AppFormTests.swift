@@ -25,6 +25,11 @@ import Testing
         }
     }
 
+    @Test func statusesAnswerToTheirOlderNamesToo() {
+        #expect(HTTPStatus.unprocessableEntity.code == 422 && HTTPStatus.payloadTooLarge.code == 413 && HTTPStatus.requestEntityTooLarge.code == 413)
+        #expect(HTTPStatus.requestURITooLong.code == 414 && HTTPStatus.gone.reasonPhrase == "Gone" && HTTPStatus.found.code == 302)
+    }
+
     @Test func aFormDecodesIntoItsTypeOrSaysWhatIsWrongFieldByField() {
         let good = FormDecoding.decode(NewTicket.self, from: ["title": "Printer", "priority": "urgent", "minutes": "15", "notify": "on"])
         #expect(good == .success(NewTicket(title: "Printer", priority: .urgent, minutes: 15, notify: true)))
