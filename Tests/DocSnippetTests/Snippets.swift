@@ -7,8 +7,8 @@ import LiveListServer
 import LiveListTesting
 
 extension SnippetContext {
-    /// docs/GUIDE.md:99
-    func guide_line99() async throws {
+    /// docs/GUIDE.md:111
+    func guide_line111() async throws {
         let todo = try await app.host("todo", state: [Item]()) { items in [Section(id: "items", cells: items.map(CellNode.init))] }
         Task {
             // Elsewhere in the app, at any time: stored with a new version, then sent to every page.
@@ -16,8 +16,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:149
-    func guide_line149() async throws {
+    /// docs/GUIDE.md:161
+    func guide_line161() async throws {
         let renderer = Renderer(adapter: HTMLAdapter(), updater: PatchUpdater(list: "scores"))
         let list = try await app.serve(renderer)       // an AppList: the list "scores", named after the updater
         // anywhere, from any thread or task, whenever the scores change:
@@ -27,8 +27,8 @@ extension SnippetContext {
         _ = list
     }
 
-    /// docs/GUIDE.md:181
-    func guide_line181() async throws {
+    /// docs/GUIDE.md:193
+    func guide_line193() async throws {
         let inbox = try await app.registry.hostApp(ListName("inbox")!, perViewer: { viewer in
             render(messages(for: viewer.session))   // viewer.session: the browser's session id, or nil
         })
@@ -36,16 +36,16 @@ extension SnippetContext {
         _ = try await inbox.refresh()
     }
 
-    /// docs/GUIDE.md:202
-    func guide_line202() async throws {
+    /// docs/GUIDE.md:214
+    func guide_line214() async throws {
         let desk = try await app.host("desk", state: [Item]()) { items in Section(id: "all") { items } }
         try await app.derive("mine", title: "My items", from: desk) { items, viewer in
             Section(id: "mine", cells: items.filter { _ in viewer.identity != nil }.map { CellNode($0) })
         }
     }
 
-    /// docs/GUIDE.md:219
-    func guide_line219() async throws {
+    /// docs/GUIDE.md:231
+    func guide_line231() async throws {
         let feed = ListName("feed")!
         _ = try await registry.put(feed, body: Array(#"{"sections":[{"id":"s","cells":[{"id":"r0","text":"Old"}]}]}"#.utf8))
         let (write, skipped) = try await registry.patch(feed, JSONListPatch(operations: [
@@ -56,16 +56,16 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:406
-    func guide_line406() async throws {
+    /// docs/GUIDE.md:418
+    func guide_line418() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
         _ = room
     }
 
-    /// docs/GUIDE.md:426
-    func guide_line426() async throws {
+    /// docs/GUIDE.md:438
+    func guide_line438() async throws {
         var feed = app.registry.configuration
         feed.options.windowAbove = 500              // window from 501 cells
         feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar
@@ -78,8 +78,8 @@ extension SnippetContext {
         _ = history
     }
 
-    /// docs/GUIDE.md:478
-    func guide_line478() async throws {
+    /// docs/GUIDE.md:490
+    func guide_line490() async throws {
         app.layout { page in
             document {
                 html(.lang("en")) {
@@ -111,8 +111,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:536
-    func guide_line536() async throws {
+    /// docs/GUIDE.md:548
+    func guide_line548() async throws {
         struct NewTicket: Decodable {
             var title: String
             var priority: String
@@ -134,8 +134,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:568
-    func guide_line568() async throws {
+    /// docs/GUIDE.md:580
+    func guide_line580() async throws {
         let client = TestClient(app)
         let carol = client.browser(headers: [("X-User", "carol")])
         try await carol.get("/queue")
