@@ -36,16 +36,19 @@ extension SnippetContext {
         _ = try await inbox.refresh()
     }
 
-    /// docs/GUIDE.md:214
-    func guide_line214() async throws {
+    /// docs/GUIDE.md:216
+    func guide_line216() async throws {
         let desk = try await app.host("desk", state: [Item]()) { items in Section(id: "all") { items } }
-        try await app.derive("mine", title: "My items", from: desk) { items, viewer in
+        try await app.derive("mine", title: "My items", from: desk, perViewer: { items, viewer in
             Section(id: "mine", cells: items.filter { _ in viewer.identity != nil }.map { CellNode($0) })
+        })
+        try await app.derive("count", title: "How many", from: desk) { items in
+            Section(id: "count") { Item(id: 0, title: "\(items.count) items") }
         }
     }
 
-    /// docs/GUIDE.md:231
-    func guide_line231() async throws {
+    /// docs/GUIDE.md:240
+    func guide_line240() async throws {
         let feed = ListName("feed")!
         _ = try await registry.put(feed, body: Array(#"{"sections":[{"id":"s","cells":[{"id":"r0","text":"Old"}]}]}"#.utf8))
         let (write, skipped) = try await registry.patch(feed, JSONListPatch(operations: [
@@ -56,16 +59,16 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:418
-    func guide_line418() async throws {
+    /// docs/GUIDE.md:427
+    func guide_line427() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
         _ = room
     }
 
-    /// docs/GUIDE.md:438
-    func guide_line438() async throws {
+    /// docs/GUIDE.md:447
+    func guide_line447() async throws {
         var feed = app.registry.configuration
         feed.options.windowAbove = 500              // window from 501 cells
         feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar
@@ -78,8 +81,8 @@ extension SnippetContext {
         _ = history
     }
 
-    /// docs/GUIDE.md:490
-    func guide_line490() async throws {
+    /// docs/GUIDE.md:499
+    func guide_line499() async throws {
         app.layout { page in
             document {
                 html(.lang("en")) {
@@ -111,8 +114,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:548
-    func guide_line548() async throws {
+    /// docs/GUIDE.md:557
+    func guide_line557() async throws {
         struct NewTicket: Decodable {
             var title: String
             var priority: String
@@ -134,8 +137,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:580
-    func guide_line580() async throws {
+    /// docs/GUIDE.md:589
+    func guide_line589() async throws {
         let client = TestClient(app)
         let carol = client.browser(headers: [("X-User", "carol")])
         try await carol.get("/queue")

@@ -83,9 +83,9 @@ public enum Desk {
             }
         }
         try await app.access("queue") { identity in identity?.roles.contains("agent") == true ? .all : .none }
-        try await app.derive("tickets", title: "My tickets", from: queue) { desk, viewer in
+        try await app.derive("tickets", title: "My tickets", from: queue, perViewer: { desk, viewer in
             Section(id: "mine", cells: desk.tickets.filter { $0.customer == viewer.identity?.id }.reversed().map { CellNode(CustomerRow(ticket: $0)) })
-        }
+        })
         try await app.access("tickets") { identity in identity == nil ? .none : .view }
 
         try app.route(.GET, "/") { request in
