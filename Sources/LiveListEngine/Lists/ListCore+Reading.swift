@@ -76,6 +76,15 @@ extension ListCore {
         return node.component
     }
 
+    /// The cell shown under `key` to a viewer with `identity`, and its section's key: in the viewer's
+    /// group for a list whose viewers are grouped, else in the list's rendering.
+    func findCell(_ key: String, identity: Identity?) -> (CellNode, String)? {
+        if let groups = perViewer as? GroupRenderers {
+            return groups.findCell(key, identity: identity)
+        }
+        return findCell(key)
+    }
+
     /// The cell shown under `key` and its section's key: found through ``currentPositions()``, so that an
     /// action costs the same on a list of any length (a scan of 100,000 cells per visibility report
     /// was a request costing the server hundreds of times what it cost its sender).

@@ -66,9 +66,10 @@ package final class ListCore {
     var actionHandler: (@Sendable (ListAction) async throws -> Void)?
     /// The action types of the app, when it declared them (``AppHostedList/onAction(accepting:_:)``).
     var actionTypes: (@Sendable (String) -> Bool)?
-    /// For a list rendered per viewer: each stream's own renderer. The fan-out then sends each stream
-    /// its own changesets, and readers get their own rendering.
-    let perViewer: PerViewerRenderers?
+    /// For a list rendered per viewer: each stream's own renderer (or its group's, for a list whose
+    /// viewers are grouped). The list's kind then sends each stream its own changesets, and readers get
+    /// their own rendering.
+    let perViewer: (any ViewerRenderings)?
     /// The list's actor, which a slow stream's drain comes back to.
     weak var owner: (any ServedList)?
     /// The newest changeset published, encoded once, with the version it goes from: what a stream at that
@@ -78,7 +79,7 @@ package final class ListCore {
     var fanOut: FanOutPass?
 
     init(name: ListName, version: Int, configuration: ListConfiguration, store: any ListStore,
-         perViewer: PerViewerRenderers? = nil, waiting: [Subscription] = []) {
+         perViewer: (any ViewerRenderings)? = nil, waiting: [Subscription] = []) {
         self.name = name
         self.store = store
         shared = store.asShared

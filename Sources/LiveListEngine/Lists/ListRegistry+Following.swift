@@ -168,6 +168,7 @@ extension ListRegistry {
                 }
                 let hosted = actor(for: name)
                 let following = (stored[name.rawValue] ?? 0) >= (since[name.rawValue] ?? .max)
+                _ = await hosted.prepare(for: viewer)
                 if await hosted.subscribe(stream.sink, since: since[name.rawValue], multiplexed: stream, viewer: viewer, followingStore: following) {
                     break
                 }

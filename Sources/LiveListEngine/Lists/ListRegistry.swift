@@ -227,6 +227,20 @@ public actor ListRegistry {
         }, first: { hosted in _ = try await hosted.refresh() })
     }
 
+    /// Registers a list whose viewers fall into groups that see the same thing (``PartitionedList``): a
+    /// live query's viewers with the same parameters. `group` names the group of a viewer's identity (nil: none, which
+    /// sees no cells); `render` renders a group; `prepare` makes a group's content ready before a viewer
+    /// of it reads (nil when ready, else why not). Call ``PartitionedList/refresh(_:)`` with the groups
+    /// whose content changed. `configuration` replaces the registry's for this list only.
+    public func hostApp(
+        _ name: ListName, configuration: ListConfiguration? = nil, groupedBy group: @escaping @Sendable (Identity?) -> String?,
+        prepare: @escaping @Sendable (String) async -> String?, render: @escaping @Sendable (String) -> [Section]
+    ) async throws -> PartitionedList {
+        try await hostApp(name, configuration: configuration, make: { version, configuration in
+            PartitionedList(name: name, version: version, configuration: configuration, store: store, group: group, render: render, prepare: prepare)
+        }, first: { hosted in _ = try await hosted.refresh([String]()) })
+    }
+
     /// Serves an app's own renderer as the list `name`, in Carbon's style: the app keeps its
     /// `Renderer(adapter:updater:)` and calls `renderer.render { … }` whenever its data changes, from
     /// any thread or task; each successful render becomes a write on the list's one ordered path, in

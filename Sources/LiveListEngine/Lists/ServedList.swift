@@ -41,6 +41,10 @@ package protocol ServedList: HostedList {
     func adopt(_ moved: [Subscription])
     /// Counters that `/metrics` reports.
     var counters: ListCounters { get }
+    /// Makes what `viewer` reads ready (a live query's rows for the viewer's parameters); every way a
+    /// viewer reads the list or opens a stream on it awaits it first. Nil when ready, else why the list
+    /// cannot be shown now.
+    nonisolated func prepare(for viewer: Viewer) async -> String?
 }
 
 /// What became of a browser event.
@@ -86,6 +90,10 @@ extension ServedList {
     }
 
     package func catchUpWithStore(noticed: Int?) throws(ListWriteError) {}
+
+    package nonisolated func prepare(for viewer: Viewer) async -> String? {
+        nil
+    }
 
     package func drained(_ subscription: Subscription) {
         core.drained(subscription)
@@ -199,7 +207,7 @@ extension ServedList {
             if action.type == "visible" { component.contentWillDisplay() } else { component.contentDidEndDisplay() }
             return .handled
         }
-        let found = action.cell.flatMap { core.findCell($0) }
+        let found = action.cell.flatMap { core.findCell($0, identity: action.identity) }
         if let cell = action.cell, let (node, section) = found {
             switch action.type {
             case "select":

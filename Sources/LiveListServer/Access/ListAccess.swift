@@ -27,6 +27,9 @@ struct ListAccess: Sendable {
             guard let list = registry.existingList(name) else {
                 return .failure(RefusedAnswer(missingList(name.rawValue)))
             }
+            if let problem = await list.prepare(for: Viewer(session: nil, identity: identity)) {
+                return .failure(RefusedAnswer(outOfService(name, problem)))
+            }
             return .success((list, access, identity))
         }
     }
@@ -37,6 +40,12 @@ struct ListAccess: Sendable {
             return errorResponse(.notFound, "no list named \(listName)")
         }
         return errorResponse(.notFound, "no list named \(quoted(name))")
+    }
+
+    /// A list whose content cannot be read now (a live query that fails): 503, with the cause in the log
+    /// (it may name the app's tables), not in the answer.
+    func outOfService(_ name: ListName, _ problem: String) -> HTTPResponse {
+        errorResponse(.listUnavailable, "list \(name) cannot be shown now: \(problem)")
     }
 
     /// A viewer signed in but refused: the answer of a missing list, byte for byte.

@@ -29,6 +29,7 @@ public struct EmbeddedList: HTML, Sendable {
     /// JavaScript back to `back`; starting at the cell `key` of a windowed list when given (nil when it
     /// has no such cell).
     static func rendering(_ list: any ServedList, viewer: Viewer, csrfToken: String, back: String, at key: String? = nil) async -> EmbeddedList? {
+        guard await list.prepare(for: viewer) == nil else { return nil }
         let root: String
         let version: Int
         if let key {

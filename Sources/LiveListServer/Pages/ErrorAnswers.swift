@@ -75,6 +75,8 @@ enum ErrorCode: String {
     case tooManyAttempts = "too_many_attempts"
     /// A sign-out the store could not keep (503, with `Retry-After`).
     case signOutNotKept = "sign_out_not_kept"
+    /// A list whose content cannot be read now: a live query that fails (503, the cause logged).
+    case listUnavailable = "list_unavailable"
     /// An action handler that failed (logged).
     case actionFailed = "action_failed"
     /// A route of the app's own threw an error that is not an HTTP answer.
@@ -108,6 +110,7 @@ enum ErrorCode: String {
         case .unknownAction: .unprocessableContent
         case .unknownCell: .unprocessableContent
         case .tooManyActions: .tooManyRequests
+        case .listUnavailable: .serviceUnavailable
         case .tooManyAttempts: .tooManyRequests
         case .signOutNotKept: .serviceUnavailable
         case .actionFailed: .internalServerError

@@ -41,7 +41,13 @@ struct StreamRoutes: Sendable {
         return HTTPResponse.eventStream(retry: configuration.retryMilliseconds, opening: opening, heartbeat: configuration.heartbeat) { [streamAccess] stream in
             streamAccess.trackStream(stream, request: request, identity: identity, session: session, names: [list.name], decidedAt: decidedAt,
                         source: .list(list))
-            Task { await list.subscribe(stream, since: resume, viewer: Viewer(session: session, identity: identity)) }
+            Task {
+                let viewer = Viewer(session: session, identity: identity)
+                // Ready before it subscribes (a live query's rows); a list out of service streams what it
+                // shows, and what it shows once back.
+                _ = await list.prepare(for: viewer)
+                await list.subscribe(stream, since: resume, viewer: viewer)
+            }
         }
     }
 

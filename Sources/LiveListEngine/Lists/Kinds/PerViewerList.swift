@@ -77,9 +77,20 @@ public actor PerViewerList: ServedList, AppHostedList {
     }
 }
 
+/// What a list rendered per viewer holds for its readers and streams (``ListCore/perViewer``): owned by
+/// the list's actor.
+protocol ViewerRenderings: AnyObject {
+    /// A rendering for `viewer`, at `version`.
+    func snapshot(for viewer: Viewer, list name: ListName, version: Int, configuration: ListConfiguration) -> ListSnapshot
+    /// A new stream: it gets its rendering, starting from what its viewer sees now.
+    func add(_ subscription: Subscription, list name: ListName, configuration: ListConfiguration)
+    /// A stream ended.
+    func remove(_ id: ObjectIdentifier)
+}
+
 /// The render function of a list rendered per viewer, and each viewing stream's own renderer, fed for
 /// its viewer. Owned by the list's actor (and its ``ListCore``, whose fan-out and readers use it).
-final class PerViewerRenderers {
+final class PerViewerRenderers: ViewerRenderings {
     let render: @Sendable (Viewer) -> [Section]
     private var renderers: [ObjectIdentifier: Renderer<PatchUpdater>] = [:]
 
