@@ -8,7 +8,7 @@ import Testing
 
 /// A database that cannot be used is explained in words: the server, what happened, what to do;
 /// never the client library's names for its errors, never the password.
-@Suite(.serialized) struct ConnectionFailureTests {
+@Suite(.serialized, .usesTheDatabase) struct ConnectionFailureTests {
     /// The client library's names for what these tests cause: none may reach a message.
     static let libraryNames = [
         "authMechanismRequiresPassword", "sslUnsupported", "connectionError", "serverClosedConnection", "clientClosedConnection", "PSQLError",

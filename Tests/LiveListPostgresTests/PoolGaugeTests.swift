@@ -8,7 +8,7 @@ import Testing
 
 /// A node whose pool is saturated says so: `health` (and so `/healthz` and `/readyz`) gives the
 /// connections held and the calls waiting for over a second, and the log says it once.
-@Suite(.serialized) struct PoolGaugeTests {
+@Suite(.serialized, .usesTheDatabase) struct PoolGaugeTests {
     @Test func theGaugeCountsHeldConnectionsAndLongWaits() async throws {
         let gauge = PoolGauge(capacity: 2)
         #expect(gauge.reading.description == "pool 0/2 busy")

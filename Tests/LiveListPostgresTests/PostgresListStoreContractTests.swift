@@ -112,8 +112,8 @@ enum TestDatabase {
 }
 
 /// PostgresListStore against the ListStore contract: the checks of every store, and those of a shared
-/// one. Serialized: the restart test stops the database that the others use.
-@Suite(.serialized) struct PostgresListStoreContractTests {
+/// one. The restart test stops the database that the others use: it runs alone (``DatabaseUse``).
+@Suite(.serialized, .usesTheDatabase) struct PostgresListStoreContractTests {
     static let contract = ListStoreContract(
         "PostgresListStore", keptVersions: TestDatabase.options.keptVersions,
         largestKeptContent: TestDatabase.options.largestKeptContent
@@ -143,9 +143,11 @@ enum TestDatabase {
     }
 
     /// Stops and starts the database (`LIVELIST_TEST_PGCTL`): some seconds.
-    @Test(.enabled(
-        if: TestDatabase.url != nil && TestDatabase.pgctl != nil,
-        "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PGCTL, e.g. run under Scripts/with-postgres.sh"))
+    @Test(
+        .enabled(
+            if: TestDatabase.url != nil && TestDatabase.pgctl != nil,
+            "needs LIVELIST_TEST_DATABASE_URL and LIVELIST_TEST_PGCTL, e.g. run under Scripts/with-postgres.sh"),
+        .restartsTheDatabase)
     func aRestartOfTheDatabaseIsRiddenOut() async throws {
         let pgctl = try #require(TestDatabase.pgctl)
         try await Self.contract.checkReconnection(

@@ -6,7 +6,7 @@ import Testing
 /// What a revocation costs stays bounded: recording one inserts one row and deletes nothing (a flood
 /// of sign-outs once made every insert scan the whole table), the old ones go in housekeeping passes
 /// of bounded statements, and `revocations(after:)` still tells a reader that it missed some.
-@Suite(.serialized) struct RevocationHousekeepingTests {
+@Suite(.serialized, .usesTheDatabase) struct RevocationHousekeepingTests {
     /// A store on a database of its own: the store, and the database's psql address.
     private func freshStore(_ options: PostgresListStore.Options) async throws -> (PostgresListStore, String, @Sendable () async -> Void) {
         let text = try #require(TestDatabase.url)

@@ -9,7 +9,7 @@ import Testing
 /// order, `target_session_attrs=read-write` passes over a server that takes no writes, and a node
 /// moves its pool and its listener to the next server when its own stops answering or stops taking
 /// writes. The tests of two servers need Scripts/with-postgres.sh's second (LIVELIST_TEST_PG_SECOND=1).
-@Suite(.serialized) struct ServerChoiceTests {
+@Suite(.serialized, .usesTheDatabase) struct ServerChoiceTests {
     static let hasDatabase = TestDatabase.url != nil && TestDatabase.psql != nil
     static let hasTwo = hasDatabase && Postgres.secondURL != nil && Postgres.secondPGCTL != nil
 
