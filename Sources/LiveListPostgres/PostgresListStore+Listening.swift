@@ -1,16 +1,20 @@
+import Foundation
 import LiveListEngine
 import Logging
 import PostgresNIO
 import Synchronization
 
 // The listener: LISTEN on a connection of its own, the start-up probe that finds a pooler in
-// transaction mode, the notices it receives, and reachability.
+// transaction mode, the notices it receives (other nodes' writes, and the changes to the app's watched
+// tables), and reachability.
 
 extension PostgresListStore {
-    /// Listens for other nodes' writes on a connection of its own; reconnects with backoff (0.1 s
-    /// doubling to 2 s) when the connection is lost, and after each (re)connection has every list
-    /// catch up (notices sent meanwhile are lost). Each connection chooses the server anew, in the
-    /// URL's order, and the pool follows it there (PostgresListStore+Servers.swift).
+    /// Listens for other nodes' writes, and for the changes to the app's watched tables (on
+    /// ``rowsChannel``), on a connection of its own; reconnects with backoff (0.1 s doubling to 2 s)
+    /// when the connection is lost, and after each (re)connection has every list catch up and every
+    /// stream of ``tableChanges()`` yield ``TableChange/everything`` (notifications sent meanwhile are
+    /// lost). Each connection chooses the server anew, in the URL's order, and the pool follows it
+    /// there (PostgresListStore+Servers.swift).
     func listen() async {
         var backoff = Duration.milliseconds(100)
         var id = 0
@@ -22,14 +26,30 @@ extension PostgresListStore {
                 state.withLock { $0.listener = connection }
                 defer { state.withLock { $0.listener = nil } }
                 adopt(server)
-                try await connection.listen(on: Self.channel) { notifications in
-                    state.withLock { $0.listening = true }
-                    defer { state.withLock { $0.listening = false } }
-                    setReachable(true)
-                    backoff = .milliseconds(100)
-                    noticeBox.post(.reconnected)
-                    for try await notification in notifications {
-                        received(notification.payload)
+                // The tables' channel first: once the start-up probe is heard on the other, both listen.
+                try await connection.listen(on: Self.rowsChannel) { rowNotifications in
+                    try await connection.listen(on: Self.channel) { notifications in
+                        state.withLock { $0.listening = true }
+                        defer { state.withLock { $0.listening = false } }
+                        setReachable(true)
+                        backoff = .milliseconds(100)
+                        noticeBox.post(.reconnected)
+                        tableChangeFeed.post(.everything)
+                        // Each channel in order; whichever ends first (the connection is lost) ends both.
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask { [self] in
+                                for try await notification in rowNotifications {
+                                    receivedRows(notification.payload)
+                                }
+                            }
+                            group.addTask { [self] in
+                                for try await notification in notifications {
+                                    received(notification.payload)
+                                }
+                            }
+                            try await group.next()
+                            group.cancelAll()
+                        }
                     }
                 }
                 throw StoreError(.unavailable, "the database ended the listening connection")
@@ -106,6 +126,39 @@ extension PostgresListStore {
             return
         }
         noticeBox.post(.changed(name: String(payload[..<space]), version: version))
+    }
+
+    /// A notification on ``rowsChannel``: a change of the table it names, or, when it is not one of
+    /// the function's, any change (logged once a minute at most; any role may send one).
+    func receivedRows(_ payload: String) {
+        if let change = Self.tableChange(payload) {
+            tableChangeFeed.post(change)
+            return
+        }
+        let (count, report) = state.withLock { state -> (Int, Bool) in
+            state.droppedRowNotices += 1
+            let now = ContinuousClock.now
+            guard state.lastRowDropReport.map({ now - $0 >= .seconds(60) }) ?? true else { return (state.droppedRowNotices, false) }
+            state.lastRowDropReport = now
+            return (state.droppedRowNotices, true)
+        }
+        if report {
+            logger.warning("""
+                notifications on \(Self.rowsChannel) that livelist_rows_changed() does not send (\(count) so far, the last \
+                \(Identifier.quotedForMessage(payload))): every live query runs again for each
+                """)
+        }
+        tableChangeFeed.post(.everything)
+    }
+
+    /// The change a payload of the function announces; nil when it is not one.
+    static func tableChange(_ payload: String) -> TableChange? {
+        struct Payload: Decodable {
+            var t: String
+            var k: [String: [String]]?
+        }
+        guard let decoded = try? JSONDecoder().decode(Payload.self, from: Data(payload.utf8)), !decoded.t.isEmpty else { return nil }
+        return TableChange(table: decoded.t, values: decoded.k.map { $0.mapValues(Set.init) })
     }
 
     /// Records reachability; true when it changed.

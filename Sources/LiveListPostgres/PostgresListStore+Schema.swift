@@ -105,6 +105,12 @@ extension PostgresListStore {
                 try await drained(connection.query("CREATE INDEX livelist_ended_signins_expires ON livelist_ended_signins (expires)", logger: logger))
                 try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (4)", logger: logger))
             }
+            if found < 5 {
+                // Version 5: the function that the triggers of the app's watched tables call, to announce
+                // what each statement changed to every node (live queries, PostgresListStore+Triggers.swift).
+                try await drained(connection.query(PostgresQuery(unsafeSQL: Self.rowsChangedFunction), logger: logger))
+                try await drained(connection.query("INSERT INTO livelist_schema (version) VALUES (5)", logger: logger))
+            }
         }
     }
 

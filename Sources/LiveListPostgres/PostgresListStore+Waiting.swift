@@ -1,9 +1,11 @@
 import Dispatch
 import LiveListEngine
 import PostgresNIO
+import Synchronization
 
 // The synchronous seam: each store call runs on the store's executor and is waited for within its
 // deadline; the database's errors become StoreError kinds (docs/ARCHITECTURE.md, "Several nodes").
+// And the asynchronous seam of live queries, with the same deadline and errors.
 
 extension PostgresListStore {
     /// The lock timeout of a write: what leaves the database time to answer within `deadline`
@@ -77,6 +79,68 @@ extension PostgresListStore {
             if write, Self.mayHaveBeenSent(error) {
                 throw StoreError(.outcomeUnknown, "\(what): \(explain(error)); the write may be kept")
             }
+            throw StoreError(Self.isConnectionFailure(error) || Self.isRolledBackTimeout(error) ? .unavailable : .failed, "\(what): \(explain(error))")
+        }
+    }
+
+    /// The asynchronous seam of live queries: `body` on a connection of the pool, on this store's
+    /// executor, with ``blocking(_:write:claim:_:)``'s refusals (at once while the database is
+    /// unreachable or its schema newer) and its deadline, ``Options/operationTimeout``: past it the
+    /// call stops waiting (a call that got no connection never gets one, one that did is cancelled),
+    /// and fails as unavailable. A cancelled caller stops waiting too. The database's errors become
+    /// `StoreError` in words, naming `what`.
+    func liveCall<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        let (reachable, newer) = state.withLock { ($0.reachable, $0.newerSchema) }
+        if let newer {
+            throw StoreError(.unavailable, "\(what): the database \(url) holds schema \(newer), newer than this release's \(Self.schemaVersion)")
+        }
+        guard reachable else {
+            throw StoreError(.unavailable, "\(what): the database \(url) is unreachable")
+        }
+        let claim = ConnectionClaim()
+        let outcome = FirstOutcome<T>()
+        let work = Task(executorPreference: executor) { [self] in
+            do {
+                outcome.finish(.success(try await withConnection(claim: claim, body)))
+            } catch {
+                outcome.finish(.failure(error))
+            }
+        }
+        let timeout = options.operationTimeout
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            outcome.finish(.failure(DeadlinePassed()))
+        }
+        let result = await withTaskCancellationHandler {
+            await outcome.value()
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
+        }
+        timer.cancel()
+        switch result.mapError(Self.unwrapped) {
+        case let .success(value):
+            return value
+        case let .failure(error as StoreError):
+            throw error
+        case .failure(is DeadlinePassed):
+            if claim.abandon(gauge) {
+                throw StoreError(.unavailable, """
+                    \(what): no connection of the pool to the database \(url) was free within \(timeout) (\(gauge.reading.description)); \
+                    nothing was sent
+                    """)
+            }
+            work.cancel()
+            throw StoreError(.unavailable, "\(what): the database \(url) did not answer within \(timeout)")
+        case let .failure(error) where (error as? PSQLError)?.serverInfo?[.sqlState] == Self.readOnlyState:
+            if url.targetSession == .readWrite {
+                chooseAgain()
+            }
+            throw StoreError(.unavailable, "\(what): \(explain(error))")
+        case .failure(is CancellationError):
+            _ = claim.abandon(gauge)
+            work.cancel()
+            throw StoreError(.unavailable, "\(what): cancelled")
+        case let .failure(error):
             throw StoreError(Self.isConnectionFailure(error) || Self.isRolledBackTimeout(error) ? .unavailable : .failed, "\(what): \(explain(error))")
         }
     }
@@ -194,3 +258,39 @@ final class StoreExecutor: TaskExecutor {
         queue.async { job.runSynchronously(on: executor) }
     }
 }
+
+/// The first of several outcomes of an asynchronous call (its result, its deadline, its caller's
+/// cancellation), for the one task that waits.
+private final class FirstOutcome<T: Sendable>: Sendable {
+    private struct State {
+        var result: Result<T, any Error>?
+        var waiter: CheckedContinuation<Result<T, any Error>, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// Records `result` unless one came first, and wakes the waiter.
+    func finish(_ result: Result<T, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Result<T, any Error>, Never>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    /// The first outcome, waiting for it.
+    func value() async -> Result<T, any Error> {
+        await withCheckedContinuation { continuation in
+            let result = state.withLock { state -> Result<T, any Error>? in
+                if state.result == nil { state.waiter = continuation }
+                return state.result
+            }
+            if let result { continuation.resume(returning: result) }
+        }
+    }
+}
+
+/// A live query's call outlived its deadline.
+private struct DeadlinePassed: Error {}

@@ -70,7 +70,7 @@ public final class PostgresListStore: SharedListStore, Sendable {
     }
 
     /// The schema version this release creates and understands.
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
     /// The NOTIFY channel.
     static let channel = "livelist"
 
@@ -84,6 +84,8 @@ public final class PostgresListStore: SharedListStore, Sendable {
     let gauge: PoolGauge
     let state = Mutex(SharedState())
     let noticeBox: NoticeQueue
+    /// The streams of ``tableChanges()``.
+    let tableChangeFeed = TableChangeFeed()
     let tasks = Mutex<[Task<Void, Never>]>([])
     /// The TLS of the connections this store opens itself (the listener, migrations) and of its pools.
     let connectionTLS: PostgresConnection.Configuration.TLS
@@ -102,6 +104,9 @@ public final class PostgresListStore: SharedListStore, Sendable {
         var newerSchema: Int?
         var droppedNotices = 0
         var lastDropReport: ContinuousClock.Instant?
+        /// Notifications on the channel of the app's tables that the triggers did not send.
+        var droppedRowNotices = 0
+        var lastRowDropReport: ContinuousClock.Instant?
         /// The listener's connection while it has one: closed to have it choose a server again.
         var listener: PostgresConnection?
         /// Whether the listener's connection was closed on purpose, to choose a server again.
@@ -188,7 +193,8 @@ public final class PostgresListStore: SharedListStore, Sendable {
     }
 
     /// Stops the pool, the listener, the schema watcher, the housekeeping and the leases (each lease task gives its lease
-    /// back as it ends, when the database still answers; else the lease expires).
+    /// back as it ends, when the database still answers; else the lease expires), and ends the streams of
+    /// ``tableChanges()``.
     public func close() {
         state.withLock { $0.closed = true }
         for task in tasks.withLock({ tasks in defer { tasks.removeAll() }; return tasks }) {
@@ -196,6 +202,7 @@ public final class PostgresListStore: SharedListStore, Sendable {
         }
         pool.withLock { $0.task }?.cancel()
         noticeBox.finish()
+        tableChangeFeed.finish()
     }
 
     deinit {

@@ -510,7 +510,7 @@ def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
     psql(database, f"GRANT CREATE ON SCHEMA public TO {migrator}")
     done = subprocess.run([BINARY, "migrate", "--database-url", as_role(database, migrator), "--grant-to", runtime],
                           capture_output=True, text=True, timeout=60)
-    check(done.returncode == 0 and "current (version 4)" in done.stdout, f"livelist migrate: {done.returncode} {done.stdout} {done.stderr}")
+    check(done.returncode == 0 and "current (version 5)" in done.stdout, f"livelist migrate: {done.returncode} {done.stdout} {done.stderr}")
     check(psql(database, f"SELECT tableowner FROM pg_tables WHERE tablename = 'livelist_lists'") == migrator, "the migration role does not own the tables")
     squat = subprocess.Popen([PSQL, as_role(database, squatter), "-qc",
                               "SELECT pg_advisory_lock(1281980005, 1), pg_advisory_lock(1281980005, 2), pg_sleep(20)"],
@@ -627,14 +627,14 @@ def database_from_fixture(fixture, schema):
 
 def test_a_database_of_the_previous_release_is_migrated(_):
     """Upgrades: a database that the previous release wrote (Tests/Cluster/fixtures/schema-v1.sql, schema
-    version 1) is migrated to version 4 by the first node of this release; its lists keep their content
+    version 1) is migrated to version 5 by the first node of this release; its lists keep their content
     and versions, a write continues after them, a deleted list stays deleted, and a second node finds the
     schema current."""
     database = database_from_fixture("schema-v1.sql", 1)
     nodes = []
     try:
         nodes.append(Node(database, "--no-demo"))
-        check(psql(database, "SELECT max(version) FROM livelist_schema") == "4", "the first node did not migrate to version 4")
+        check(psql(database, "SELECT max(version) FROM livelist_schema") == "5", "the first node did not migrate to version 5")
         nodes.append(Node(database, "--no-demo"))
         a, b = nodes
         status, kept = b.snapshot("kept")
@@ -656,14 +656,14 @@ def test_a_database_of_the_previous_release_is_migrated(_):
 
 def test_a_database_of_release_two_is_migrated_and_patched(_):
     """Upgrades: a database that the release before this one wrote (Tests/Cluster/fixtures/schema-v2.sql,
-    schema version 2, made by commit 2fc66d1's binary) is migrated to version 4; its lists keep their
+    schema version 2, made by commit 2fc66d1's binary) is migrated to version 5; its lists keep their
     content and versions; patches follow them on every node, the patches since the base are kept until a
     compaction, and a node started afterwards loads the base with its patches."""
     database = database_from_fixture("schema-v2.sql", 2)
     nodes = []
     try:
         nodes.append(Node(database, "--no-demo"))
-        check(psql(database, "SELECT max(version) FROM livelist_schema") == "4", "the first node did not migrate to version 4")
+        check(psql(database, "SELECT max(version) FROM livelist_schema") == "5", "the first node did not migrate to version 5")
         nodes.append(Node(database, "--no-demo"))
         a, b = nodes
         status, kept = b.snapshot("kept")
