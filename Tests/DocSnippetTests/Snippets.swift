@@ -47,8 +47,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:240
-    func guide_line240() async throws {
+    /// docs/GUIDE.md:249
+    func guide_line249() async throws {
         let feed = ListName("feed")!
         _ = try await registry.put(feed, body: Array(#"{"sections":[{"id":"s","cells":[{"id":"r0","text":"Old"}]}]}"#.utf8))
         let (write, skipped) = try await registry.patch(feed, JSONListPatch(operations: [
@@ -59,16 +59,16 @@ extension SnippetContext {
         _ = skipped
     }
 
-    /// docs/GUIDE.md:427
-    func guide_line427() async throws {
+    /// docs/GUIDE.md:436
+    func guide_line436() async throws {
         var chat = app.registry.configuration
         chat.options.stickToBottom = true          // data-stick-bottom: follow new messages at the bottom
         let room = try await app.host("chat", configuration: chat, state: Room(), render: render)
         _ = room
     }
 
-    /// docs/GUIDE.md:447
-    func guide_line447() async throws {
+    /// docs/GUIDE.md:456
+    func guide_line456() async throws {
         var feed = app.registry.configuration
         feed.options.windowAbove = 500              // window from 501 cells
         feed.options.cellHeight = 48                // every cell is 48 px (your stylesheet fixes it): exact scrollbar
@@ -81,8 +81,8 @@ extension SnippetContext {
         _ = history
     }
 
-    /// docs/GUIDE.md:499
-    func guide_line499() async throws {
+    /// docs/GUIDE.md:508
+    func guide_line508() async throws {
         app.layout { page in
             document {
                 html(.lang("en")) {
@@ -114,8 +114,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:557
-    func guide_line557() async throws {
+    /// docs/GUIDE.md:566
+    func guide_line566() async throws {
         struct NewTicket: Decodable {
             var title: String
             var priority: String
@@ -137,8 +137,8 @@ extension SnippetContext {
         }
     }
 
-    /// docs/GUIDE.md:589
-    func guide_line589() async throws {
+    /// docs/GUIDE.md:598
+    func guide_line598() async throws {
         let client = TestClient(app)
         let carol = client.browser(headers: [("X-User", "carol")])
         try await carol.get("/queue")

@@ -35,10 +35,13 @@ final class ServerServices: Sendable {
     /// The app's layout and list titles (``LiveListApp/layout(_:)``).
     let pages: AppPages
     let log: ServerLog
+    /// The app's live queries, over the store's database when it has one (``LiveListApp/liveQuery(_:title:sql:parameters:watching:limit:configuration:render:)``).
+    let liveQueries: LiveQueries
 
     init(configuration: ServerConfiguration, registry: ListRegistry, store: any ListStore) async throws {
         self.configuration = configuration
         self.registry = registry
+        liveQueries = LiveQueries(database: store as? any LiveQueryDatabase)
         pageCache = PageCache { [registry] name in registry.existingList(name) != nil }
         // The operator's secrets when given (the first signs), else the one the store keeps.
         if let secrets = configuration.sessionSecrets, let first = secrets.first {

@@ -29,6 +29,9 @@
 @_exported public import class LiveListEngine.StateList
 @_exported public import class LiveListEngine.PerViewerList
 @_exported public import class LiveListEngine.JSONList
+@_exported public import class LiveListEngine.PartitionedList
+@_exported public import protocol LiveListEngine.LiveQueryDatabase
+@_exported public import struct LiveListEngine.TableChange
 @_exported public import struct LiveListEngine.ListName
 @_exported public import struct LiveListEngine.ListConfiguration
 @_exported public import struct LiveListEngine.RegistryLimits

@@ -19,6 +19,7 @@ struct HealthRoutes: Sendable {
     let pageCache: PageCache
     let signIns: SignIns
     let trustedProxies: TrustedProxies
+    let liveQueries: LiveQueries
 
     /// `GET /healthz`: with a shared store, ``storeHealthz()``; else the plain `ok` of ``healthz()``.
     func liveness() -> HTTPResponse {
@@ -131,6 +132,15 @@ struct HealthRoutes: Sendable {
                [("{kind=\"unauthenticated\"}", access.unauthenticated), ("{kind=\"denied\"}", access.denied), ("{kind=\"paced\"}", metrics.pacedActions)])
         metric("livelist_revocations_total", "counter", "Revocations the app asked for (identity, list, session).", [("", access.revocations)])
         metric("livelist_streams_denied_total", "counter", "Lists of open streams ended by a revocation or a re-check.", [("", access.streamsDenied)])
+        let queries = liveQueries.counters
+        if !queries.isEmpty {
+            func byList(_ value: (LiveQueryCounters) -> Int) -> [(String, Int)] { queries.map { ("{list=\"\($0.list)\"}", value($0.counters)) } }
+            metric("livelist_live_query_statements_total", "counter", "Statements a live query ran, each for a batch of parameter sets.", byList(\.statements))
+            metric("livelist_live_query_failures_total", "counter", "Runs of a live query that failed (the query, or a row that did not decode).", byList(\.failures))
+            metric("livelist_live_query_changed_groups_total", "counter", "Parameter sets whose rows changed, each rendered once.", byList(\.changedGroups))
+            metric("livelist_live_query_groups", "gauge", "Parameter sets whose rows this node holds.", byList(\.groups))
+            metric("livelist_live_query_out_of_service", "gauge", "1 while a live query fails and its list answers 503.", byList(\.outOfService))
+        }
         metric("livelist_changesets_total", "counter", "Changesets published.", [("", totals.changesets)])
         metric("livelist_patches_sent_total", "counter", "Events written to streams.", [("", totals.eventsSent)])
         metric("livelist_patch_bytes_sent_total", "counter", "Bytes of changeset JSON written to streams (without the event framing).", [("", totals.bytesSent)])

@@ -27,7 +27,8 @@ struct RouteFamilies: Sendable {
                                            keys: s.keys, metrics: s.metrics, configuration: s.configuration)
         actions = ActionRoutes(listAccess: s.listAccess, keys: s.keys, sessions: s.sessions, pacing: s.pacing, actionKeys: s.actionKeys, metrics: s.metrics, log: s.log)
         health = HealthRoutes(registry: s.registry, metrics: s.metrics, server: s.server, configuration: s.configuration, sessions: s.sessions, pacing: s.pacing,
-                              actionKeys: s.actionKeys, pageCache: s.pageCache, signIns: s.signIns, trustedProxies: s.trustedProxies)
+                              actionKeys: s.actionKeys, pageCache: s.pageCache, signIns: s.signIns, trustedProxies: s.trustedProxies,
+                              liveQueries: s.liveQueries)
         tokenSignIn = TokenSignInRoutes(configuration: s.configuration, gate: s.gate, keys: s.keys, cookies: s.cookies, signIns: s.signIns, pacing: s.pacing,
                                         metrics: s.metrics, assets: s.assets, streamAccess: s.streamAccess, log: s.log)
         appOwn = AppOwnRoutes(configuration: s.configuration, gate: s.gate, keys: s.keys, cookies: s.cookies, pacing: s.pacing, trustedProxies: s.trustedProxies,

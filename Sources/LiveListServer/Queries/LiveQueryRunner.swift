@@ -1,0 +1,257 @@
+import Foundation
+import LiveListEngine
+import Synchronization
+
+/// What the app's live queries share: each hears every change committed to the watched tables.
+protocol LiveQueryFollower: Sendable {
+    var name: ListName { get }
+    /// A change was committed: the groups it may touch run again.
+    func changed(_ change: TableChange)
+    /// The query's counters, for `/metrics`.
+    var counters: LiveQueryCounters { get }
+}
+
+struct LiveQueryCounters: Sendable {
+    /// Statements run: first loads and runs after changes, each for a batch of groups.
+    var statements = 0
+    /// Statements that failed (the query, or a row that did not decode).
+    var failures = 0
+    /// Groups whose rows changed, each rendered once.
+    var changedGroups = 0
+    /// Groups held (rows kept for their viewers).
+    var groups = 0
+    /// 1 while the query fails (the list answers 503), else 0.
+    var outOfService = 0
+}
+
+/// One live query's rows for each group of viewers (a parameter set), and the one task that runs the
+/// query: loads for new groups and runs after changes go through it one at a time, so the rows a group
+/// holds only ever get newer, and each run serves every group waiting then in one statement per batch
+/// (as Hasura multiplexes its live queries). Only the groups a change may touch run again; a group
+/// whose rows came back the same costs no rendering.
+final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
+    private struct Entry {
+        var values: [String]
+        var rows: [Row]
+        var bytes: [[UInt8]]
+        var lastRead: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Groups to load or run again, with their parameter values.
+        var pending: [String: [String]] = [:]
+        var waiters: [String: [CheckedContinuation<String?, Never>]] = [:]
+        var running = false
+        /// Why the query fails, while it does.
+        var failure: String?
+        var counters = LiveQueryCounters()
+    }
+
+    let name: ListName
+    let query: LiveQueryDefinition
+    private let database: any LiveQueryDatabase
+    private let log: ServerLog
+    private let state = Mutex(State())
+    private let list = Mutex<PartitionedList?>(nil)
+    /// A group that no stream views and that no reader asked for in this long is forgotten.
+    static var idleGroupLifetime: Duration { .seconds(60) }
+    /// Groups run in one statement, at most.
+    static var batchSize: Int { 500 }
+
+    init(name: ListName, query: LiveQueryDefinition, database: any LiveQueryDatabase, log: ServerLog) {
+        self.name = name
+        self.query = query
+        self.database = database
+        self.log = log
+    }
+
+    func serve(_ list: PartitionedList) {
+        self.list.withLock { $0 = list }
+    }
+
+    var counters: LiveQueryCounters {
+        state.withLock { state in
+            var counters = state.counters
+            counters.groups = state.entries.count
+            counters.outOfService = state.failure == nil ? 0 : 1
+            return counters
+        }
+    }
+
+    /// The rows of `key`'s group: what its viewers see (none before its first load).
+    func rows(of key: String) -> [Row] {
+        state.withLock { $0.entries[key]?.rows } ?? []
+    }
+
+    /// Makes `key`'s rows ready: at once when held, else after the run that loads them. Nil when
+    /// ready, else why the list cannot be shown now (the query fails).
+    func prepare(_ key: String) async -> String? {
+        let now = ContinuousClock.now
+        let held: String?? = state.withLock { state in
+            // A group not held waits for a run even while the query fails: that run tries again.
+            guard state.entries[key] != nil else { return nil }
+            if let failure = state.failure { return .some(failure) }
+            state.entries[key]?.lastRead = now
+            return .some(nil)
+        }
+        if let held { return held }
+        guard let values = LiveQueryDefinition.values(ofGroup: key) else { return "its viewer's parameters are not valid" }
+        return await withCheckedContinuation { (waiter: CheckedContinuation<String?, Never>) in
+            let start = state.withLock { state -> Bool? in
+                if state.entries[key] != nil { return nil }
+                state.waiters[key, default: []].append(waiter)
+                state.pending[key] = values
+                guard !state.running else { return false }
+                state.running = true
+                return true
+            }
+            switch start {
+            case nil: waiter.resume(returning: nil)
+            case true?: Task { await run() }
+            case false?: break
+            }
+        }
+    }
+
+    func changed(_ change: TableChange) {
+        let start = state.withLock { state -> Bool in
+            for (key, entry) in state.entries where query.isTouched(by: change, values: entry.values) {
+                state.pending[key] = entry.values
+            }
+            guard !state.pending.isEmpty, !state.running else { return false }
+            state.running = true
+            return true
+        }
+        if start {
+            Task { await run() }
+        }
+    }
+
+    /// Runs the query for every pending group, batch by batch, until none is pending.
+    private func run() async {
+        var retry = Duration.milliseconds(250)
+        while true {
+            let batch = state.withLock { state -> [(key: String, values: [String])] in
+                defer { state.pending = [:] }
+                if state.pending.isEmpty { state.running = false }
+                return state.pending.map { ($0.key, $0.value) }
+            }
+            if batch.isEmpty { return }
+            do {
+                var changed: [String] = []
+                var loaded: [String] = []
+                for start in stride(from: 0, to: batch.count, by: Self.batchSize) {
+                    let (more, new) = try await load(Array(batch[start ..< min(start + Self.batchSize, batch.count)]))
+                    changed += more
+                    loaded += new
+                }
+                retry = .milliseconds(250)
+                if let list = list.withLock({ $0 }) {
+                    do {
+                        if !changed.isEmpty { try await list.refresh(changed) }
+                        // Rows new to this node: no page showed others, but a stream that opened while the
+                        // query failed shows none yet.
+                        if !loaded.isEmpty { try await list.refresh(loaded, always: false) }
+                    } catch {
+                        log.error("\(name): the rows of a live query could not be rendered: \(error)")
+                    }
+                }
+                await forgetIdleGroups()
+            } catch {
+                failed(batch, error)
+                // Runs again after a while: the groups it held wait for their rows to come back.
+                try? await Task.sleep(for: retry)
+                retry = min(retry * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// Runs one batch, keeps each group's rows, wakes the readers that waited for them: the groups whose
+    /// rows changed, and those whose rows are new to this node.
+    private func load(_ batch: [(key: String, values: [String])]) async throws -> (changed: [String], loaded: [String]) {
+        let results: [[[UInt8]]]
+        do {
+            results = try await database.rows(of: query.sql, names: query.names, sets: batch.map(\.values), limit: query.limit)
+        } catch {
+            throw LiveQueryFailure(detail: "the query failed: \(error)")
+        }
+        guard results.count == batch.count else {
+            throw LiveQueryFailure(detail: "the database answered \(results.count) parameter sets for \(batch.count)")
+        }
+        let decoder = JSONDecoder()
+        var decoded: [[Row]] = []
+        for rows in results {
+            do {
+                decoded.append(try rows.map { try decoder.decode(Row.self, from: Data($0)) })
+            } catch {
+                throw LiveQueryFailure(detail: "a row does not decode as \(Row.self): \(error)")
+            }
+        }
+        let now = ContinuousClock.now
+        let (changed, loaded, waiters, recovered) = state.withLock { state in
+            var changed: [String] = []
+            var loaded: [String] = []
+            var waiters: [CheckedContinuation<String?, Never>] = []
+            state.counters.statements += 1
+            for (index, (key, values)) in batch.enumerated() {
+                waiters += state.waiters.removeValue(forKey: key) ?? []
+                if let held = state.entries[key] {
+                    guard held.bytes != results[index] else { continue }
+                    changed.append(key)
+                    state.entries[key] = Entry(values: values, rows: decoded[index], bytes: results[index], lastRead: held.lastRead)
+                } else {
+                    loaded.append(key)
+                    state.entries[key] = Entry(values: values, rows: decoded[index], bytes: results[index], lastRead: now)
+                }
+            }
+            state.counters.changedGroups += changed.count
+            defer { state.failure = nil }
+            return (changed, loaded, waiters, state.failure != nil)
+        }
+        if recovered {
+            log.warning("\(name): its live query runs again; the list is served again")
+        }
+        for waiter in waiters {
+            waiter.resume(returning: nil)
+        }
+        return (changed, loaded)
+    }
+
+    /// The query failed: the list is out of service until a run succeeds; readers that waited hear
+    /// why; the batch's groups are run again later (a stream may have opened on one meanwhile).
+    private func failed(_ batch: [(key: String, values: [String])], _ error: any Error) {
+        let detail = (error as? LiveQueryFailure)?.detail ?? "\(error)"
+        let (waiters, first) = state.withLock { state in
+            var waiters: [CheckedContinuation<String?, Never>] = []
+            for (key, values) in batch {
+                waiters += state.waiters.removeValue(forKey: key) ?? []
+                state.pending[key] = values
+            }
+            state.counters.failures += 1
+            defer { state.failure = "its query fails; the node's log says why" }
+            return (waiters, state.failure == nil)
+        }
+        if first {
+            log.error("\(name): the list is out of service: \(detail)")
+        }
+        for waiter in waiters {
+            waiter.resume(returning: "its query fails; the node's log says why")
+        }
+    }
+
+    /// Forgets the rows of groups that no stream views and no reader asked for lately.
+    private func forgetIdleGroups() async {
+        guard let list = list.withLock({ $0 }) else { return }
+        let viewed = await list.viewedGroups
+        let oldest = ContinuousClock.now - Self.idleGroupLifetime
+        state.withLock { state in
+            state.entries = state.entries.filter { key, entry in viewed[key] != nil || entry.lastRead > oldest || state.waiters[key] != nil }
+        }
+    }
+}
+
+/// Why a live query's run failed, for the log.
+struct LiveQueryFailure: Error {
+    let detail: String
+}
