@@ -1,10 +1,8 @@
 import Foundation
 import LiveListServer
-import Synchronization
 
 // A help desk: customers file tickets and see their own live; agents see a queue of every open ticket in
-// sections by priority, and close or re-prioritise them. One stored list (`queue`) holds the desk; each
-// customer's tickets are a list derived from it, right on whichever node serves them.
+// sections by priority, and close or re-prioritise them, on one node or on several over PostgreSQL.
 
 public enum Priority: String, Codable, CaseIterable, Sendable { case urgent, normal, low }
 
@@ -69,23 +67,10 @@ public enum Desk {
         }
         app.layout { page in DeskLayout(page: page) }
 
-        let queue = try await app.host("queue", title: "Open tickets", state: DeskState()) { desk in
-            for priority in Priority.allCases {
-                Section(id: priority.rawValue, header: Header(priority.rawValue.capitalized),
-                        cells: desk.tickets.filter { $0.isOpen && $0.priority == priority }.map { CellNode(QueueRow(ticket: $0)) })
-            }
-        }
-        await queue.onAction(DeskAction.self, changing: DeskState.self) { action, desk in
-            guard let index = desk.tickets.firstIndex(where: { $0.id == action.cell(as: Int.self) }) else { return }
-            switch action.kind {
-            case .close: desk.tickets[index].isOpen = false
-            case .setPriority: desk.tickets[index].priority = try action.payload(as: Priority.self)
-            }
-        }
+        // On PostgreSQL the tickets are a table of the desk's own, which any program may write; on one node
+        // they are a stored list's state (Lists.swift).
+        let file = if let database = app.database { try await tickets(in: database, app) } else { try await tickets(in: app) }
         try await app.access("queue") { identity in identity?.roles.contains("agent") == true ? .all : .none }
-        try await app.derive("tickets", title: "My tickets", from: queue, perViewer: { desk, viewer in
-            Section(id: "mine", cells: desk.tickets.filter { $0.customer == viewer.identity?.id }.reversed().map { CellNode(CustomerRow(ticket: $0)) })
-        })
         try await app.access("tickets") { identity in identity == nil ? .none : .view }
 
         try app.route(.GET, "/") { request in
@@ -127,13 +112,8 @@ public enum Desk {
             case let .success(new) where new.title.count > 200:
                 return ticketForm(request, FormErrors(["title": "At most 200 characters."]))
             case let .success(new):
-                let filed = Mutex(0)
-                try await queue.updateState { desk in
-                    filed.withLock { $0 = desk.nextID }
-                    desk.tickets.append(Ticket(id: desk.nextID, customer: customer, title: new.title, priority: new.priority))
-                    desk.nextID += 1
-                }
-                return request.redirect(to: "/tickets", flash: "Ticket #\(filed.withLock { $0 }) filed.")
+                let filed = try await file(customer, new)
+                return request.redirect(to: "/tickets", flash: "Ticket #\(filed) filed.")
             }
         }
     }
