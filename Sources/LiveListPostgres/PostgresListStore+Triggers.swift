@@ -22,9 +22,10 @@ extension PostgresListStore {
     /// failing the app's write). A statement that changed no row sends nothing. It reads nothing but
     /// the transition tables and the catalog, and `pg_notify` needs no right: a role with only
     /// INSERT, UPDATE or DELETE on the table writes through it. At most 2,000 values a column are
-    /// read: that many never fit.
+    /// read: that many never fit. Its search path is `pg_catalog` alone, so that a writer's own
+    /// search path cannot put another `pg_notify` (one that tells no node) in front of it.
     static let rowsChangedFunction = """
-        CREATE OR REPLACE FUNCTION livelist_rows_changed() RETURNS trigger LANGUAGE plpgsql AS $function$
+        CREATE OR REPLACE FUNCTION livelist_rows_changed() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $function$
         DECLARE
             whole text := jsonb_build_object('t', TG_ARGV[0])::text;
             changed_rows text;
