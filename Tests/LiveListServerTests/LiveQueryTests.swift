@@ -116,7 +116,7 @@ struct TicketRow: IdentifiableComponent, Equatable {
 
     @Test func eachViewerSeesTheirOwnRowsOnEveryWayIn() async throws {
         let tables = FakeTables(Self.tickets)
-        let (_, client) = try await Self.desk(tables)
+        let (server, client) = try await Self.desk(tables)
         #expect(tables.watched == ["tickets": ["customer"]], "the table is watched with the columns that route its changes")
         let alice = client.browser(headers: [("X-User", "alice")])
         let bob = client.browser(headers: [("X-User", "bob")])
@@ -132,6 +132,17 @@ struct TicketRow: IdentifiableComponent, Equatable {
         #expect(changes.status == 200 && changes.text.contains("Printer") && !changes.text.contains("VPN"))
         #expect(try await bob.get("/lists/mine").text.contains("bob: VPN"))
         #expect(try await !bob.get("/lists/mine").text.contains("Printer"))
+
+        // A page of the app's own that embeds the list: the viewer's own rows, in the same one script
+        // and stream as any page.
+        try server.app.route(.GET, "/home") { request in
+            let mine = await request.embed("mine")
+            return request.page(title: "Home") { mine }
+        }
+        let home = try await alice.get("/home")
+        #expect(home.status == 200 && home.text.contains("alice: Printer") && !home.text.contains("VPN"))
+        #expect(try await bob.get("/home").text.contains("bob: VPN"))
+        #expect(try await !bob.get("/home").text.contains("Printer"))
 
         // The queue: agents only; the list's own rule decides who opens it.
         #expect(try await alice.get("/lists/queue").status == 404)
