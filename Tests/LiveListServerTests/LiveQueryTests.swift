@@ -38,11 +38,15 @@ final class FakeTables: ListStore, LiveQueryDatabase, Sendable {
         state.withLock { $0.watched[table] = columns }
     }
 
+    /// How long a statement takes after it read its snapshot.
+    let delay = Mutex(Duration.zero)
+
     func rows(of query: String, names: [String], sets: [[String]], limit: Int) async throws -> [[[UInt8]]] {
         let (tickets, failing) = state.withLock { state in
             state.statements.append(sets)
             return (state.tickets, state.failing)
         }
+        try await Task.sleep(for: delay.withLock { $0 })
         if failing { throw StoreError("column \"title\" does not exist") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -168,6 +172,10 @@ struct TicketRow: IdentifiableComponent, Equatable {
         #expect(await eventually { tables.statements.count > before })
         let rerun = tables.statements[before...].flatMap { $0 }
         #expect(rerun.contains(["bob"]) && !rerun.contains(["alice"]), "only bob's set runs again: \(rerun)")
+        // The statement is counted when it starts: its rows reach bob's group a moment later.
+        #expect(await eventually {
+            (try? await bob.send(.GET, "/lists/mine", extra: [("Accept", "application/json")]).text.contains("Monitor")) == true
+        })
         #expect(try await bob.changes("mine")?.mentions("Monitor") == true)
         #expect(try await alice.changes("mine")?.mentions("Monitor") != true, "alice's group did not change")
 
@@ -224,6 +232,20 @@ struct TicketRow: IdentifiableComponent, Equatable {
         _ = await list.subscribe(stream, since: await list.version, multiplexed: nil, viewer: viewer)
         tables.fail(false)
         #expect(await eventually { stream.events.contains { $0.data.contains("alice: Printer") } }, "the run after the failure brings the rows")
+    }
+
+    @Test func aChangeHeardWhileAGroupsFirstLoadRunsIsNotMissed() async throws {
+        let tables = FakeTables(Self.tickets)
+        let (_, client) = try await Self.desk(tables)
+        let alice = client.browser(headers: [("X-User", "alice")])
+        tables.delay.withLock { $0 = .milliseconds(300) }
+        // The first load reads its snapshot, then takes 300 ms; a change commits and is heard meanwhile.
+        let page = Task { try await alice.get("/lists/mine") }
+        #expect(await eventually { !tables.statements.isEmpty })
+        tables.commit(touching: ["alice"]) { $0.append(FakeTables.Ticket(id: 9, customer: "alice", title: "During the load")) }
+        _ = try await page.value
+        tables.delay.withLock { $0 = .zero }
+        #expect(await eventually { (try? await alice.get("/lists/mine").text.contains("During the load")) == true })
     }
 
     @Test func aLiveQueryNeedsTheDatabaseAndPlainParameters() async throws {

@@ -43,6 +43,9 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         var pending: [String: [String]] = [:]
         var waiters: [String: [CheckedContinuation<String?, Never>]] = [:]
         var running = false
+        /// The groups of the run in flight, with their values: a change heard while their rows are read
+        /// may come after the statement's snapshot, so it runs them again.
+        var inFlight: [String: [String]] = [:]
         /// Why the query fails, while it does.
         var failure: String?
         var counters = LiveQueryCounters()
@@ -119,6 +122,9 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
             for (key, entry) in state.entries where query.isTouched(by: change, values: entry.values) {
                 state.pending[key] = entry.values
             }
+            for (key, values) in state.inFlight where query.isTouched(by: change, values: values) {
+                state.pending[key] = values
+            }
             guard !state.pending.isEmpty, !state.running else { return false }
             state.running = true
             return true
@@ -135,35 +141,49 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
             let batch = state.withLock { state -> [(key: String, values: [String])] in
                 defer { state.pending = [:] }
                 if state.pending.isEmpty { state.running = false }
+                state.inFlight = state.pending
                 return state.pending.map { ($0.key, $0.value) }
             }
             if batch.isEmpty { return }
-            do {
-                var changed: [String] = []
-                var loaded: [String] = []
-                for start in stride(from: 0, to: batch.count, by: Self.batchSize) {
+            var changed: [String] = []
+            var loaded: [String] = []
+            var failure: (any Error)?
+            for start in stride(from: 0, to: batch.count, by: Self.batchSize) {
+                do {
                     let (more, new) = try await load(Array(batch[start ..< min(start + Self.batchSize, batch.count)]))
                     changed += more
                     loaded += new
+                } catch {
+                    failure = error
+                    break
                 }
-                retry = .milliseconds(250)
-                if let list = list.withLock({ $0 }) {
-                    do {
-                        if !changed.isEmpty { try await list.refresh(changed) }
-                        // Rows new to this node: no page showed others, but a stream that opened while the
-                        // query failed shows none yet.
-                        if !loaded.isEmpty { try await list.refresh(loaded, always: false) }
-                    } catch {
-                        log.error("\(name): the rows of a live query could not be rendered: \(error)")
-                    }
-                }
-                await forgetIdleGroups()
-            } catch {
-                failed(batch, error)
-                // Runs again after a while: the groups it held wait for their rows to come back.
-                try? await Task.sleep(for: retry)
-                retry = min(retry * 2, .seconds(5))
             }
+            // What the batches read before one failed is shown all the same: their rows are kept, and
+            // would compare equal when run again.
+            await show(changed: changed, loaded: loaded)
+            if let failure {
+                failed(batch, failure)
+                // Runs again after a while (at most a second: a database back after a restart serves
+                // again soon); the groups it held wait for their rows to come back.
+                try? await Task.sleep(for: retry)
+                retry = min(retry * 2, .seconds(1))
+            } else {
+                retry = .milliseconds(250)
+                await forgetIdleGroups()
+            }
+        }
+    }
+
+    /// Renders the groups whose rows changed, and those new to this node (no page showed others, but a
+    /// stream that opened while the query failed shows none yet).
+    private func show(changed: [String], loaded: [String]) async {
+        state.withLock { $0.inFlight = [:] }
+        guard let list = list.withLock({ $0 }) else { return }
+        do {
+            if !changed.isEmpty { try await list.refresh(changed) }
+            if !loaded.isEmpty { try await list.refresh(loaded, always: false) }
+        } catch {
+            log.error("\(name): the rows of a live query could not be rendered: \(error)")
         }
     }
 
