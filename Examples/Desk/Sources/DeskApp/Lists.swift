@@ -52,6 +52,8 @@ extension Desk {
                 priority text NOT NULL CHECK (priority IN ('low', 'normal', 'urgent')), status text NOT NULL CHECK (status IN ('open', 'closed')))
             """,
             "CREATE SEQUENCE IF NOT EXISTS desk_ticket_ids",
+            // Each customer's live query reads their rows alone.
+            "CREATE INDEX IF NOT EXISTS tickets_customer ON tickets (customer)",
         ] {
             _ = try await database.execute(statement, parameters: [])
         }
