@@ -105,7 +105,13 @@ extension ListCore {
         if let cellPositions, cellPositions.version == renderer.updater.version {
             return cellPositions.positions
         }
-        let data = renderer.data
+        let positions = Self.cellPositions(of: renderer.data)
+        cellPositions = (renderer.updater.version, positions)
+        return positions
+    }
+
+    /// Where each cell of `data` is (section and cell index), by key.
+    static func cellPositions(of data: [Section]) -> [ByteKey: (section: Int, cell: Int)] {
         var positions: [ByteKey: (section: Int, cell: Int)] = [:]
         positions.reserveCapacity(data.reduce(0) { $0 + $1.cells.count })
         for (sectionIndex, section) in data.enumerated() {
@@ -113,7 +119,6 @@ extension ListCore {
                 positions[ByteKey(node.id.key)] = (sectionIndex, cellIndex)
             }
         }
-        cellPositions = (renderer.updater.version, positions)
         return positions
     }
 }

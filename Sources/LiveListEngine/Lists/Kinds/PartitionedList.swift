@@ -149,9 +149,7 @@ final class GroupRenderers: ViewerRenderings {
             // The group's rendering is current: it is rendered again whenever its content changes.
             return ListSnapshot(list: name.rawValue, version: version, rendering: viewed.renderer.updater.rendering)
         }
-        var updater = PatchUpdater(list: name.rawValue, version: 0, options: configuration.options)
-        let rendered = (try? updater.performUpdates(adapter: configuration.adapter, from: [], to: render(key))) != nil
-        return ListSnapshot(list: name.rawValue, version: version, rendering: rendered ? updater.rendering : RenderedList())
+        return PerViewerRenderers.freshSnapshot(of: render(key), list: name, version: version, configuration: configuration)
     }
 
     func add(_ subscription: Subscription, list name: ListName, configuration: ListConfiguration) {
@@ -189,18 +187,8 @@ final class GroupRenderers: ViewerRenderings {
             return nil
         }
         let data = viewed.renderer.data
-        let places =
-            positions[group]
-            ?? {
-                var places: [ByteKey: (section: Int, cell: Int)] = [:]
-                for (sectionIndex, section) in data.enumerated() {
-                    for (cellIndex, node) in section.cells.enumerated() {
-                        places[ByteKey(node.id.key)] = (sectionIndex, cellIndex)
-                    }
-                }
-                positions[group] = places
-                return places
-            }()
+        let places = positions[group] ?? ListCore.cellPositions(of: data)
+        positions[group] = places
         guard let (sectionIndex, cellIndex) = places[ByteKey(key)], sectionIndex < data.count, cellIndex < data[sectionIndex].cells.count else { return nil }
         return (data[sectionIndex].cells[cellIndex], data[sectionIndex].id.key)
     }

@@ -100,8 +100,13 @@ final class PerViewerRenderers: ViewerRenderings {
 
     /// A fresh rendering for `viewer`, at `version`.
     func snapshot(for viewer: Viewer, list name: ListName, version: Int, configuration: ListConfiguration) -> ListSnapshot {
+        Self.freshSnapshot(of: render(viewer), list: name, version: version, configuration: configuration)
+    }
+
+    /// `sections` rendered anew, at `version` (no cells when they cannot be rendered).
+    static func freshSnapshot(of sections: [Section], list name: ListName, version: Int, configuration: ListConfiguration) -> ListSnapshot {
         var updater = PatchUpdater(list: name.rawValue, version: 0, options: configuration.options)
-        let rendered = (try? updater.performUpdates(adapter: configuration.adapter, from: [], to: render(viewer))) != nil
+        let rendered = (try? updater.performUpdates(adapter: configuration.adapter, from: [], to: sections)) != nil
         return ListSnapshot(list: name.rawValue, version: version, rendering: rendered ? updater.rendering : RenderedList())
     }
 
