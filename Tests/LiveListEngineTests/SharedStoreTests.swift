@@ -348,4 +348,31 @@ final class SharedMemoryStore: SharedListStore, Sendable {
         #expect(await eventually { await b.existingList(listName("real"))?.version == 2 })
         #expect(b.existingList(listName("made-up-7")) == nil, "no list was made up")
     }
+    /// A list created on one node a moment ago, asked for on another before that node heard of it:
+    /// the second node looks in the store rather than answer that no such list exists. Names nobody
+    /// created, asked for together, are looked up together.
+    @Test func aListCreatedOnAnotherNodeIsFoundBeforeItsNoticeArrives() async throws {
+        let database = SharedMemoryDatabase()
+        let (registries, followers) = try await nodes(2, database: database)
+        defer { followers.forEach { $0.cancel() }; database.close() }
+        let (a, b) = (registries[0], registries[1])
+        followers[1].cancel()
+        try await Task.sleep(for: .milliseconds(50))
+        _ = try await a.put(listName("fresh"), body: jsonBody(["1", "2"]), ifMatch: nil)
+        #expect(b.existingList(listName("fresh")) == nil, "b has not heard of it (its notices are not followed)")
+        let found = await b.storedList(listName("fresh"))
+        #expect(await found?.version == 1)
+
+        let before = database.versionQueries.load(ordering: .relaxed)
+        let missing = await withTaskGroup(of: Bool.self) { group in
+            for index in 0 ..< 200 {
+                group.addTask { await b.storedList(listName("nobody-\(index)")) == nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(missing == 200)
+        let spent = database.versionQueries.load(ordering: .relaxed) - before
+        print("200 lookups of names nobody created cost \(spent) queries")
+        #expect(spent <= 5, "\(spent) queries for 200 names asked for together")
+    }
 }

@@ -28,6 +28,7 @@ extension ListRegistry {
     /// the store holds is followed. A catch-up of every list runs at most once a second.
     public func followStore(log: @escaping @Sendable (String) -> Void = { _ in }) async {
         guard let shared else { return }
+        following.log = log
         for await notice in shared.notices() {
             switch notice {
             case let .changed(name, version):
@@ -37,6 +38,21 @@ extension ListRegistry {
             }
         }
         following.pendingCheck?.cancel()
+    }
+
+    /// The list named `name`, if it exists. With a shared store, a name this process holds no list of
+    /// may be a list another process created a moment ago (its notice not yet checked): the name joins
+    /// the next check of unchecked names (one query for all of them, at most every
+    /// ``StoreFollowing/checkInterval``), and the answer waits for it. A request for a list that exists
+    /// is never told it does not because it came to the wrong node first; requests for names nobody
+    /// created cost no more than notices do.
+    package func storedList(_ name: ListName) async -> (any ServedList)? {
+        if let hosted = existingList(name) { return hosted }
+        guard shared != nil else { return nil }
+        following.note(name)
+        scheduleCheck(log: following.log)
+        await following.pendingCheck?.value
+        return existingList(name)
     }
 
     /// Another process wrote `name` at `version`, or says so.
@@ -237,6 +253,8 @@ struct StoreFollowing {
     static let largestCheck = 256
 
     var lastCatchUp: ContinuousClock.Instant?
+    /// Where failures to follow are told (given to ``ListRegistry/followStore(log:)``).
+    var log: @Sendable (String) -> Void = { _ in }
     var lastCheck: ContinuousClock.Instant?
     var pendingCheck: Task<Void, Never>?
     /// Names noticed but not yet checked, at most ``largestCheck``; past that, only that there were more.

@@ -24,7 +24,7 @@ struct ListAccess: Sendable {
         case let .denied(rule):
             return .failure(RefusedAnswer(deniedAnswer(request, name, rule: rule)))
         case let .allowed(access, identity):
-            guard let list = registry.existingList(name) else {
+            guard let list = await registry.storedList(name) else {
                 return .failure(RefusedAnswer(missingList(name.rawValue)))
             }
             if let problem = await list.prepare(for: Viewer(session: nil, identity: identity)) {

@@ -67,7 +67,7 @@ extension AppRequest {
     ///     return request.page(title: "Queue") { queue }
     public func embed(_ name: String) async -> EmbeddedList {
         guard let listName = ListName(name) else { return .hidden(name) }
-        guard case .allowed = await pages.gate.decide(subject, listName), let list = pages.registry.existingList(listName) else {
+        guard case .allowed = await pages.gate.decide(subject, listName), let list = await pages.registry.storedList(listName) else {
             return .hidden(name)
         }
         // A form posted without JavaScript comes back to this page; a page answered to a post (a form
