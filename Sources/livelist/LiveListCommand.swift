@@ -116,6 +116,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "JSON-driven lists of more cells than this are windowed in the browser (docs/PROTOCOL.md, \"Windowed lists\"); 0 never windows them.")
     var windowAbove = 1_000
 
+    @Option(help: "The most event streams one change is written to before the list answers other work; a stream not yet reached when the next change comes gets one changeset for both (env LIVELIST_FAN_OUT_SLICE; default 1000).")
+    var fanOutSlice: String?
+
+    @Option(help: "The kernel's send buffer of an event stream's socket in bytes; 0 keeps the kernel's own (env LIVELIST_STREAM_SEND_BUFFER; default 65536).")
+    var streamSendBuffer: String?
+
+    @Option(help: "The most bytes queued for all event streams together; past it streams are written to as they drain (env LIVELIST_STREAM_OUTPUT_BUDGET; default 268435456).")
+    var streamOutputBudget: String?
+
     @Flag(help: "Serve only JSON lists, without the demo lists.")
     var noDemo = false
 
@@ -171,7 +180,7 @@ struct ServeCommand: AsyncParsableCommand {
             (metricsToken != nil, "LIVELIST_METRICS_TOKEN"), (accessRecheck != nil, "LIVELIST_ACCESS_RECHECK"),
             (eventLoops != nil, "LIVELIST_EVENT_LOOPS"), (tlsCert != nil, "LIVELIST_TLS_CERT"), (tlsKey != nil, "LIVELIST_TLS_KEY"),
             (actionRate != nil || actionBurst != nil, "LIVELIST_ACTION_RATE"), (actionRate != nil || actionBurst != nil, "LIVELIST_ACTION_BURST"),
-        ]
+        ] + sizing.map { (given: $0.text != nil, variable: $0.setting.variable) }
         for (given, variable) in flagged where given {
             environment[variable] = nil
         }
@@ -239,7 +248,17 @@ struct ServeCommand: AsyncParsableCommand {
             throw StartupError("--tls-cert and --tls-key (LIVELIST_TLS_CERT and LIVELIST_TLS_KEY) go together")
         }
         configuration.trustedProxies.formUnion(trustedProxy)
+        for (setting, text) in sizing {
+            if let text {
+                try setting.apply(text, to: &configuration, name: "\(setting.flag) (\(setting.variable))")
+            }
+        }
         return configuration
+    }
+
+    /// The flags that size a node for a large audience, with their texts.
+    private var sizing: [(setting: ServerConfiguration.Sizing, text: String?)] {
+        [(.fanOutSlice, fanOutSlice), (.streamSendBuffer, streamSendBuffer), (.streamOutputBudget, streamOutputBudget)]
     }
 
     /// Serves with `configuration`: its logs, the store (PostgreSQL with a database URL), the demo lists.

@@ -40,6 +40,14 @@ import Testing
             // The flag wins over the variable.
             let flagged = try run(["LIVELIST_PORT=abc"], ["--data", data, "--no-demo", "--port", "0"])
             #expect(flagged.status == nil && flagged.errors.contains("serving on http://127.0.0.1:"), "\(flagged.errors)")
+            // The settings that size a node: a variable out of range stops start-up, a flag wins over it.
+            let slice = try run(["LIVELIST_FAN_OUT_SLICE=0"], ["--data", data, "--no-demo", "--port", "0"])
+            #expect(slice.status != nil && slice.status != 0 && slice.errors.contains("LIVELIST_FAN_OUT_SLICE: 0 is not a number of streams"), "\(slice.errors)")
+            let buffer = try run([], ["--data", data, "--no-demo", "--port", "0", "--stream-send-buffer", "100"])
+            #expect(buffer.status != nil && buffer.status != 0 && buffer.errors.contains("--stream-send-buffer"), "\(buffer.errors)")
+            let sized = try run(["LIVELIST_FAN_OUT_SLICE=0", "LIVELIST_STREAM_OUTPUT_BUDGET=33554432"],
+                                ["--data", data, "--no-demo", "--port", "0", "--fan-out-slice", "250", "--stream-send-buffer", "0"])
+            #expect(sized.status == nil && sized.errors.contains("serving on http://127.0.0.1:"), "\(sized.errors)")
             let probe = try run(["LIVELIST_PORT=abc"], ["healthcheck"])
             #expect(probe.status != nil && probe.status != 0 && probe.errors.contains("LIVELIST_PORT: abc"), "\(probe.errors)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveListEngine
 @testable import LiveListServer
 import Testing
 
@@ -10,6 +11,25 @@ import Testing
         for refused in ["0", "0.5", "-3", "86401", "nan", "inf", "soon"] {
             #expect(throws: StartupError.self, "\(refused)") { try ServerConfiguration.fromEnvironment(["LIVELIST_ACCESS_RECHECK": refused]) }
         }
+    }
+
+    @Test func theSettingsThatSizeANodeComeFromTheEnvironmentInRange() async throws {
+        let standard = try ServerConfiguration.fromEnvironment([:])
+        #expect(standard.lists.fanOutSlice == 1_000 && standard.streamSendBufferBytes == 64 << 10 && standard.streamOutputBudgetBytes == 256 << 20)
+        let sized = try ServerConfiguration.fromEnvironment([
+            "LIVELIST_FAN_OUT_SLICE": "250", "LIVELIST_STREAM_SEND_BUFFER": "0", "LIVELIST_STREAM_OUTPUT_BUDGET": "\(32 << 20)",
+        ])
+        #expect(sized.lists.fanOutSlice == 250 && sized.streamSendBufferBytes == 0 && sized.streamOutputBudgetBytes == 32 << 20)
+        let refusals = [("LIVELIST_FAN_OUT_SLICE", ["0", "-1", "1000001", "many"]), ("LIVELIST_STREAM_SEND_BUFFER", ["100", "-1", "67108865", "64k"]),
+                        ("LIVELIST_STREAM_OUTPUT_BUDGET", ["0", "1048575", "big"])]
+        for (name, texts) in refusals {
+            for text in texts {
+                #expect(throws: StartupError.self, "\(name)=\(text)") { try ServerConfiguration.fromEnvironment([name: text]) }
+            }
+        }
+        // The HTTP server gets what the configuration says.
+        let app = try await LiveListApp(configuration: sized, store: MemoryListStore())
+        #expect(app.httpConfiguration.streamSendBuffer == 0 && app.httpConfiguration.streamOutputBudget == 32 << 20)
     }
 
     @Test func anAppConfiguredFromTheEnvironmentLogsItsFailures() throws {

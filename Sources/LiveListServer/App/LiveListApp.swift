@@ -165,6 +165,8 @@ public final class LiveListApp: Sendable {
         http.requestBodyBudget = configuration.bodyBudgetBytes
         http.maxConnections = configuration.maximumConnections
         http.reservedConnections = configuration.reservedConnections
+        http.streamSendBuffer = configuration.streamSendBufferBytes
+        http.streamOutputBudget = configuration.streamOutputBudgetBytes
         let log = services.log
         http.notice = { line in log.warning(line) }
         if log.takesAccess {

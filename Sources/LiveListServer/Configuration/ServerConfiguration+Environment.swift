@@ -11,7 +11,9 @@ extension ServerConfiguration {
     /// `LIVELIST_SESSION_SECRETS_FILE` (``sessionSecrets``), `LIVELIST_SECURE_COOKIES=1`, `LIVELIST_TLS_CERT`
     /// and `LIVELIST_TLS_KEY`, `LIVELIST_TRUSTED_PROXIES` (comma-separated), `LIVELIST_EVENT_LOOPS`,
     /// `LIVELIST_ACTION_RATE` and `LIVELIST_ACTION_BURST` (the actions' pace; a rate of 0 sets none),
-    /// `LIVELIST_ACCESS_RECHECK` (seconds between re-checks of open streams' access).
+    /// `LIVELIST_ACCESS_RECHECK` (seconds between re-checks of open streams' access), and for large
+    /// audiences `LIVELIST_FAN_OUT_SLICE`, `LIVELIST_STREAM_SEND_BUFFER` and `LIVELIST_STREAM_OUTPUT_BUDGET`
+    /// (``Sizing``).
     /// An unset or empty variable leaves its default. The server's failures (``errorLog``) go to the
     /// standard error, one line each.
     ///
@@ -41,6 +43,11 @@ extension ServerConfiguration {
         configuration.actionPace = try actionPace(rate: value("LIVELIST_ACTION_RATE"), burst: value("LIVELIST_ACTION_BURST"))
         if let text = value("LIVELIST_ACCESS_RECHECK") {
             configuration.accessRecheckInterval = try accessRecheckInterval(text)
+        }
+        for setting in Sizing.allCases {
+            if let text = value(setting.variable) {
+                try setting.apply(text, to: &configuration)
+            }
         }
         if let data = value("LIVELIST_DATA") { configuration.dataDirectory = data }
         configuration.publicDirectory = value("LIVELIST_PUBLIC")
@@ -128,6 +135,60 @@ extension ServerConfiguration {
             throw StartupError("\(name): \(text) is not a number of seconds from 1 to 86400")
         }
         return .milliseconds(Int(seconds * 1000))
+    }
+
+    /// The settings that size a node for a large audience (docs/DEPLOYMENT.md, "Sizing nodes"), each
+    /// a flag of `livelist serve` and a variable.
+    package enum Sizing: CaseIterable, Sendable {
+        /// ``ListConfiguration/fanOutSlice``: 1 to 1,000,000 streams.
+        case fanOutSlice
+        /// ``streamSendBufferBytes``: 0 (the kernel's own), or 4 KiB to 64 MiB.
+        case streamSendBuffer
+        /// ``streamOutputBudgetBytes``: 1 MiB to 64 GiB.
+        case streamOutputBudget
+
+        /// The environment variable.
+        package var variable: String {
+            switch self {
+            case .fanOutSlice: "LIVELIST_FAN_OUT_SLICE"
+            case .streamSendBuffer: "LIVELIST_STREAM_SEND_BUFFER"
+            case .streamOutputBudget: "LIVELIST_STREAM_OUTPUT_BUDGET"
+            }
+        }
+
+        /// The flag of `livelist serve`.
+        package var flag: String {
+            switch self {
+            case .fanOutSlice: "--fan-out-slice"
+            case .streamSendBuffer: "--stream-send-buffer"
+            case .streamOutputBudget: "--stream-output-budget"
+            }
+        }
+
+        /// Sets this setting of `configuration` from `text`, a whole number in range.
+        ///
+        /// - Throws: `StartupError` naming `name` (the variable when nil) and the range.
+        package func apply(_ text: String, to configuration: inout ServerConfiguration, name: String? = nil) throws(StartupError) {
+            let name = name ?? variable
+            func number(_ range: ClosedRange<Int>, _ what: String) throws(StartupError) -> Int {
+                guard let number = Int(text), range.contains(number) else {
+                    throw StartupError("\(name): \(text) is not a number of \(what) from \(range.lowerBound) to \(range.upperBound)")
+                }
+                return number
+            }
+            switch self {
+            case .fanOutSlice:
+                configuration.lists.fanOutSlice = try number(1 ... 1_000_000, "streams")
+            case .streamSendBuffer:
+                let bytes = try number(0 ... 64 << 20, "bytes")
+                guard bytes == 0 || bytes >= 4 << 10 else {
+                    throw StartupError("\(name): \(text) bytes is too small a send buffer; give 4096 or more, or 0 for the kernel's own")
+                }
+                configuration.streamSendBufferBytes = bytes
+            case .streamOutputBudget:
+                configuration.streamOutputBudgetBytes = try number(1 << 20 ... 64 << 30, "bytes")
+            }
+        }
     }
 
     /// The actions' pace from the text of a rate (per second; 0 for none) and a burst, each nil for

@@ -97,7 +97,15 @@ public struct ServerConfiguration: Sendable {
     /// Peers whose `X-Forwarded-For` is believed (a reverse proxy's address, such as 127.0.0.1 for nginx
     /// on the same host). A header from anyone else is logged as what it is: a claim.
     public var trustedProxies: Set<String> = []
-    /// Settings of every hosted list.
+    /// The kernel's send buffer of a connection once it holds an event stream (`SO_SNDBUF`), in bytes;
+    /// 0 keeps the kernel's own, which grows to megabytes per socket. What a slow reader leaves unsent
+    /// then waits in the server, where ``streamOutputBudgetBytes`` counts it. Default 64 KiB.
+    public var streamSendBufferBytes = 64 << 10
+    /// The most bytes queued for event streams over all connections: past it, streams are written to
+    /// as they drain, and a stream that falls behind gets one changeset that covers what it missed.
+    /// Default 256 MiB.
+    public var streamOutputBudgetBytes = 256 << 20
+    /// Settings of every hosted list (``ListConfiguration/fanOutSlice`` among them).
     public var lists = ListConfiguration()
     /// Limits on JSON-driven lists.
     public var limits = RegistryLimits()
