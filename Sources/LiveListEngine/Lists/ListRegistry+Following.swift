@@ -46,9 +46,15 @@ extension ListRegistry {
     /// ``StoreFollowing/checkInterval``), and the answer waits for it. A request for a list that exists
     /// is never told it does not because it came to the wrong node first; requests for names nobody
     /// created cost no more than notices do.
-    package func storedList(_ name: ListName) async -> (any ServedList)? {
+    /// A list this process holds is found without awaiting the registry, as ``existingList(_:)`` does.
+    package nonisolated func storedList(_ name: ListName) async -> (any ServedList)? {
         if let hosted = existingList(name) { return hosted }
         guard shared != nil else { return nil }
+        return await lookUpInStore(name)
+    }
+
+    /// The miss of ``storedList(_:)`` with a shared store: `name` waits for the next check.
+    private func lookUpInStore(_ name: ListName) async -> (any ServedList)? {
         following.note(name)
         scheduleCheck(log: following.log)
         await following.pendingCheck?.value
