@@ -18,7 +18,7 @@ final class FakeTables: ListStore, LiveQueryDatabase, Sendable {
     }
 
     private let memory = MemoryListStore()
-    private let state = Mutex<(tickets: [Ticket], statements: [[[String]]], failing: Bool, watched: [String: [String]])>(([], [], false, [:]))
+    private let state = Mutex<(tickets: [Ticket], statements: [[[String]]], failing: StoreError?, watched: [String: [String]])>(([], [], nil, [:]))
     private let listeners = Mutex<[AsyncStream<TableChange>.Continuation]>([])
 
     init(_ tickets: [Ticket]) {
@@ -47,7 +47,7 @@ final class FakeTables: ListStore, LiveQueryDatabase, Sendable {
             return (state.tickets, state.failing)
         }
         try await Task.sleep(for: delay.withLock { $0 })
-        if failing { throw StoreError("column \"title\" does not exist") }
+        if let failing { throw failing }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return try sets.map { values in
@@ -82,8 +82,14 @@ final class FakeTables: ListStore, LiveQueryDatabase, Sendable {
     var statements: [[[String]]] { state.withLock { $0.statements } }
     var watched: [String: [String]] { state.withLock { $0.watched } }
 
+    /// Makes every statement fail as a query that no longer fits its table does.
     func fail(_ failing: Bool) {
-        state.withLock { $0.failing = failing }
+        state.withLock { $0.failing = failing ? StoreError("column \"title\" does not exist") : nil }
+    }
+
+    /// Makes every statement fail as a database that cannot be reached does.
+    func unreachable(_ unreachable: Bool) {
+        state.withLock { $0.failing = unreachable ? StoreError(.unavailable, "the database 127.0.0.1:5432 is unreachable") : nil }
     }
 }
 
@@ -219,6 +225,30 @@ struct TicketRow: IdentifiableComponent, Equatable {
         #expect(metrics.text.contains(#"livelist_live_query_out_of_service{list="mine"} 1"#))
         tables.fail(false)
         #expect(await eventually { (try? await alice.get("/lists/mine").status) == 200 })
+    }
+
+    /// A database restart is not the query's fault: a group held keeps its rows on its page and
+    /// stream (no 503, no out-of-service metric); a group not held cannot be read and is refused; once
+    /// the database answers, what changed meanwhile arrives.
+    @Test func whileTheDatabaseCannotBeReachedTheRowsHeldAreStillShown() async throws {
+        let tables = FakeTables(Self.tickets)
+        let (server, client) = try await Self.desk(tables)
+        let alice = client.browser(headers: [("X-User", "alice")])
+        let bob = client.browser(headers: [("X-User", "bob")])
+        _ = try await alice.get("/lists/mine")
+        let failures = { server.app.services.liveQueries.counters.first { $0.list == "mine" }?.counters.failures ?? 0 }
+        tables.unreachable(true)
+        tables.announce(.everything)
+        #expect(await eventually { failures() > 0 }, "the run after the announcement failed")
+        let page = try await alice.get("/lists/mine")
+        #expect(page.status == 200 && page.text.contains("alice: Printer"), "the rows held are shown")
+        #expect(try await bob.get("/lists/mine").status == 503, "a group not held cannot be read")
+        let metrics = try await server.get("/metrics")
+        #expect(metrics.text.contains(#"livelist_live_query_out_of_service{list="mine"} 0"#), "not out of service")
+        tables.unreachable(false)
+        tables.commit(touching: ["alice"]) { $0.append(FakeTables.Ticket(id: 9, customer: "alice", title: "While it was away")) }
+        #expect(await eventually { (try? await alice.get("/lists/mine").text.contains("While it was away")) == true })
+        #expect(try await bob.get("/lists/mine").status == 200)
     }
 
     @Test func aStreamOpenedWhileTheQueryFailsGetsTheRowsOnceItRuns() async throws {

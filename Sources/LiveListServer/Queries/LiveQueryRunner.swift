@@ -48,6 +48,9 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         var inFlight: [String: [String]] = [:]
         /// Why the query fails, while it does.
         var failure: String?
+        /// Whether the database cannot be reached now (its last run failed to reach it): the groups held
+        /// are still shown, as they were when it last answered.
+        var unreachable = false
         var counters = LiveQueryCounters()
     }
 
@@ -88,12 +91,16 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
     }
 
     /// Makes `key`'s rows ready: at once when held, else after the run that loads them. Nil when
-    /// ready, else why the list cannot be shown now (the query fails).
+    /// ready, else why the list cannot be shown now (the query fails; or, for a group not held, the
+    /// database cannot be reached). While the database cannot be reached, a group held is ready: its
+    /// viewers see the rows it last read, and the run that reaches the database again brings what
+    /// changed meanwhile.
     func prepare(_ key: String) async -> String? {
         let now = ContinuousClock.now
         let held: String?? = state.withLock { state in
             // A group not held waits for a run even while the query fails: that run tries again.
             guard state.entries[key] != nil else { return nil }
+            // (A database that cannot be reached is no failure of the query: it never sets `failure`.)
             if let failure = state.failure { return .some(failure) }
             state.entries[key]?.lastRead = now
             return .some(nil)
@@ -194,7 +201,8 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         do {
             results = try await database.rows(of: query.sql, names: query.names, sets: batch.map(\.values), limit: query.limit)
         } catch {
-            throw LiveQueryFailure(detail: "the query failed: \(error)")
+            let unreachable = (error as? StoreError)?.kind == .unavailable
+            throw LiveQueryFailure(detail: "the query failed: \(error)", unreachable: unreachable)
         }
         guard results.count == batch.count else {
             throw LiveQueryFailure(detail: "the database answered \(results.count) parameter sets for \(batch.count)")
@@ -226,11 +234,13 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
                 }
             }
             state.counters.changedGroups += changed.count
-            defer { state.failure = nil }
-            return (changed, loaded, waiters, state.failure != nil)
+            defer { (state.failure, state.unreachable) = (nil, false) }
+            return (changed, loaded, waiters, (failed: state.failure != nil, unreachable: state.unreachable))
         }
-        if recovered {
+        if recovered.failed {
             log.warning("\(name): its live query runs again; the list is served again")
+        } else if recovered.unreachable {
+            log.warning("\(name): the database answers its live query again")
         }
         for waiter in waiters {
             waiter.resume(returning: nil)
@@ -239,9 +249,15 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
     }
 
     /// The query failed: the list is out of service until a run succeeds; readers that waited hear
-    /// why; the batch's groups are run again later (a stream may have opened on one meanwhile).
+    /// why; the batch's groups are run again later (a stream may have opened on one meanwhile). When
+    /// the database could not be reached (``StoreError/Kind/unavailable``: down, restarting, the
+    /// connection lost), the query is not at fault: the groups held stay in service with the rows they
+    /// last read, and only readers of groups not held are refused.
     private func failed(_ batch: [(key: String, values: [String])], _ error: any Error) {
-        let detail = (error as? LiveQueryFailure)?.detail ?? "\(error)"
+        let failure = error as? LiveQueryFailure
+        let detail = failure?.detail ?? "\(error)"
+        let unreachable = failure?.unreachable ?? false
+        let reason = unreachable ? "the database cannot be reached now" : "its query fails; the node's log says why"
         let (waiters, first) = state.withLock { state in
             var waiters: [CheckedContinuation<String?, Never>] = []
             for (key, values) in batch {
@@ -249,14 +265,22 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
                 state.pending[key] = values
             }
             state.counters.failures += 1
-            defer { state.failure = "its query fails; the node's log says why" }
-            return (waiters, state.failure == nil)
+            // Logged once when the list goes out of service, and once when the database is first lost.
+            let first = state.failure == nil && (!unreachable || !state.unreachable)
+            if unreachable {
+                state.unreachable = true
+            } else {
+                state.failure = reason
+            }
+            return (waiters, first)
         }
         if first {
-            log.error("\(name): the list is out of service: \(detail)")
+            log.error(unreachable
+                ? "\(name): the database cannot be reached; viewers keep the rows they have: \(detail)"
+                : "\(name): the list is out of service: \(detail)")
         }
         for waiter in waiters {
-            waiter.resume(returning: "its query fails; the node's log says why")
+            waiter.resume(returning: reason)
         }
     }
 
@@ -274,4 +298,6 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
 /// Why a live query's run failed, for the log.
 struct LiveQueryFailure: Error {
     let detail: String
+    /// The database could not be reached: not the query's fault.
+    var unreachable = false
 }
