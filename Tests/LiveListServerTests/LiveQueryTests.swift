@@ -251,6 +251,24 @@ struct TicketRow: IdentifiableComponent, Equatable {
         #expect(try await bob.get("/lists/mine").status == 200)
     }
 
+    /// A change to one row of a group (whose other rows keep their bytes, and are not decoded again)
+    /// shows that row's new value among the others, in the query's order.
+    @Test func aChangedRowIsShownAmongTheRowsBesideIt() async throws {
+        let more = [FakeTables.Ticket(id: 5, customer: "alice", title: "Desk"), FakeTables.Ticket(id: 6, customer: "alice", title: "Lamp")]
+        let tables = FakeTables(Self.tickets + more)
+        let (_, client) = try await Self.desk(tables)
+        let alice = client.browser(headers: [("X-User", "alice")])
+        _ = try await alice.get("/lists/mine")
+        tables.commit(touching: ["alice"]) { tickets in
+            if let index = tickets.firstIndex(where: { $0.id == 5 }) { tickets[index].title = "Standing desk" }
+        }
+        #expect(await eventually { (try? await alice.get("/lists/mine").text.contains("alice: Standing desk")) == true })
+        let page = try await alice.get("/lists/mine").text
+        let positions = ["alice: Printer", "alice: Standing desk", "alice: Lamp"].compactMap { page.range(of: $0)?.lowerBound }
+        #expect(positions.count == 3 && positions == positions.sorted(), "every row, in order")
+        #expect(!page.contains("alice: Desk<"), "the old value is gone")
+    }
+
     @Test func aStreamOpenedWhileTheQueryFailsGetsTheRowsOnceItRuns() async throws {
         let tables = FakeTables(Self.tickets)
         let (server, _) = try await Self.desk(tables)

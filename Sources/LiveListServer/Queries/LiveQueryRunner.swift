@@ -207,11 +207,21 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         guard results.count == batch.count else {
             throw LiveQueryFailure(detail: "the database answered \(results.count) parameter sets for \(batch.count)")
         }
+        // A row whose bytes a group held already is not decoded again: a change to one row of a group
+        // decodes that row, not the group (a row's value is decided by its bytes alone).
+        let held = state.withLock { state in batch.map { state.entries[$0.key] } }
         let decoder = JSONDecoder()
         var decoded: [[Row]] = []
-        for rows in results {
+        for (index, rows) in results.enumerated() {
+            var known: [[UInt8]: Row] = [:]
+            if let entry = held[index] {
+                known.reserveCapacity(entry.bytes.count)
+                for (bytes, row) in zip(entry.bytes, entry.rows) {
+                    known[bytes] = row
+                }
+            }
             do {
-                decoded.append(try rows.map { try decoder.decode(Row.self, from: Data($0)) })
+                decoded.append(try rows.map { bytes in try known[bytes] ?? decoder.decode(Row.self, from: Data(bytes)) })
             } catch {
                 throw LiveQueryFailure(detail: "a row does not decode as \(Row.self): \(error)")
             }
