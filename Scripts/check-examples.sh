@@ -10,8 +10,7 @@
 #   Scripts/check-examples.sh             builds under the machine-wide build lock (never two builds at once)
 #   Scripts/check-examples.sh --no-lock   when the caller already holds that lock (Scripts/test under .ci/run)
 #
-# The examples share one build folder (Scripts/link-example-builds.sh): the first build takes about nine
-# minutes on 2 cores (SwiftNIO and BoringSSL, for Board and Desk), the others seconds to a minute.
+# Each example has its own .build: the first build of one takes a few minutes.
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
@@ -30,7 +29,6 @@ declare -A action=(
 # docs/GUIDE.md shows Examples/Todo's main.swift whole, and says how many lines it has (at most thirty).
 python3 -m livelist_tools.checks.examples guide
 
-Scripts/link-example-builds.sh
 for dir in Examples/*/; do
     dir=${dir%/}
     name=$(basename "$dir" | tr '[:upper:]' '[:lower:]')

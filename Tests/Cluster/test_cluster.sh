@@ -13,8 +13,6 @@
 #   Tests/Cluster/test_cluster.sh [TEST-NAME-PART...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# Board and Desk share one build folder (Scripts/link-example-builds.sh).
-Scripts/link-example-builds.sh
 if [ -z "${LIVELIST_BOARD_BINARY:-}" ]; then
     swift build --package-path Examples/Board --product board
 fi
