@@ -39,6 +39,10 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
 
     private struct State {
         var entries: [String: Entry] = [:]
+        /// The held groups by their parameters' values (those of `entries`).
+        var index: GroupIndex
+        /// When idle groups were last looked for.
+        var lastSweep: ContinuousClock.Instant?
         /// Groups to load or run again, with their parameter values.
         var pending: [String: [String]] = [:]
         var waiters: [String: [CheckedContinuation<String?, Never>]] = [:]
@@ -52,16 +56,22 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         /// are still shown, as they were when it last answered.
         var unreachable = false
         var counters = LiveQueryCounters()
+
+        init(parameters: Int) {
+            index = GroupIndex(parameters: parameters)
+        }
     }
 
     let name: ListName
     let query: LiveQueryDefinition
     private let database: any LiveQueryDatabase
     private let log: ServerLog
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let list = Mutex<PartitionedList?>(nil)
     /// A group that no stream views and that no reader asked for in this long is forgotten.
     static var idleGroupLifetime: Duration { .seconds(60) }
+    /// Idle groups are looked for at most this often (not after every run: that visits every group).
+    static var sweepInterval: Duration { .seconds(10) }
     /// Groups run in one statement, at most.
     static var batchSize: Int { 500 }
 
@@ -70,6 +80,7 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         self.query = query
         self.database = database
         self.log = log
+        state = Mutex(State(parameters: query.names.count))
     }
 
     func serve(_ list: PartitionedList) {
@@ -126,8 +137,21 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
 
     func changed(_ change: TableChange) {
         let start = state.withLock { state -> Bool in
-            for (key, entry) in state.entries where query.isTouched(by: change, values: entry.values) {
-                state.pending[key] = entry.values
+            // The groups the change may touch, found by value; all of them only for a change that may
+            // touch any (a statement of thousands of rows, a reconnection).
+            let candidates: [String]
+            if let probes = query.probes(for: change) {
+                var found = Set<String>()
+                for probe in probes {
+                    found.formUnion(state.index.groups(at: probe.position, amongValues: probe.values))
+                }
+                candidates = Array(found)
+            } else {
+                candidates = Array(state.entries.keys)
+            }
+            for key in candidates {
+                guard let values = state.entries[key]?.values, query.isTouched(by: change, values: values) else { continue }
+                state.pending[key] = values
             }
             for (key, values) in state.inFlight where query.isTouched(by: change, values: values) {
                 state.pending[key] = values
@@ -213,15 +237,15 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         let decoder = JSONDecoder()
         var decoded: [[Row]] = []
         for (index, rows) in results.enumerated() {
-            var known: [[UInt8]: Row] = [:]
+            var known: [RowBytes: Row] = [:]
             if let entry = held[index] {
                 known.reserveCapacity(entry.bytes.count)
                 for (bytes, row) in zip(entry.bytes, entry.rows) {
-                    known[bytes] = row
+                    known[RowBytes(bytes: bytes)] = row
                 }
             }
             do {
-                decoded.append(try rows.map { bytes in try known[bytes] ?? decoder.decode(Row.self, from: Data(bytes)) })
+                decoded.append(try rows.map { bytes in try known[RowBytes(bytes: bytes)] ?? decoder.decode(Row.self, from: Data(bytes)) })
             } catch {
                 throw LiveQueryFailure(detail: "a row does not decode as \(Row.self): \(error)")
             }
@@ -241,6 +265,7 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
                 } else {
                     loaded.append(key)
                     state.entries[key] = Entry(values: values, rows: decoded[index], bytes: results[index], lastRead: now)
+                    state.index.insert(key, values: values)
                 }
             }
             state.counters.changedGroups += changed.count
@@ -294,14 +319,34 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         }
     }
 
-    /// Forgets the rows of groups that no stream views and no reader asked for lately.
+    /// Forgets the rows of groups that no stream views and no reader asked for lately; at most every
+    /// ``sweepInterval``.
     private func forgetIdleGroups() async {
-        guard let list = list.withLock({ $0 }) else { return }
-        let viewed = await list.viewedGroups
-        let oldest = ContinuousClock.now - Self.idleGroupLifetime
-        state.withLock { state in
-            state.entries = state.entries.filter { key, entry in viewed[key] != nil || entry.lastRead > oldest || state.waiters[key] != nil }
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> Bool in
+            if let last = state.lastSweep, now - last < Self.sweepInterval { return false }
+            state.lastSweep = now
+            return true
         }
+        guard due, let list = list.withLock({ $0 }) else { return }
+        let viewed = await list.viewedGroups
+        let oldest = now - Self.idleGroupLifetime
+        state.withLock { state in
+            let idle = state.entries.filter { key, entry in viewed[key] == nil && entry.lastRead <= oldest && state.waiters[key] == nil }
+            for (key, entry) in idle {
+                state.entries.removeValue(forKey: key)
+                state.index.remove(key, values: entry.values)
+            }
+        }
+    }
+}
+
+/// A row's bytes as a dictionary key, hashed as one buffer (an array of bytes hashes byte by byte).
+private struct RowBytes: Hashable {
+    let bytes: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 
