@@ -15,12 +15,7 @@ import Testing
 
     /// The groups `change` touches, found through the index (or all, when it may touch any).
     static func touched(_ change: TableChange, groups: [String: [String]], index: GroupIndex) -> Set<String> {
-        let candidates: Set<String>
-        if let probes = query.probes(for: change) {
-            candidates = probes.reduce(into: Set<String>()) { $0.formUnion(index.groups(at: $1.position, amongValues: $1.values)) }
-        } else {
-            candidates = Set(groups.keys)
-        }
+        let candidates = index.candidates(for: change, of: query) ?? Set(groups.keys)
         return candidates.filter { query.isTouched(by: change, values: groups[$0]!) }
     }
 

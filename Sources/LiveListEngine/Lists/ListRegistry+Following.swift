@@ -45,8 +45,8 @@ extension ListRegistry {
     /// the next check of unchecked names (one query for all of them, at most every
     /// ``StoreFollowing/checkInterval``), and the answer waits for it. A request for a list that exists
     /// is never told it does not because it came to the wrong node first; requests for names nobody
-    /// created cost no more than notices do.
-    /// A list this process holds is found without awaiting the registry, as ``existingList(_:)`` does.
+    /// created cost no more than notices do. A list this process holds is found without awaiting the
+    /// registry, as ``existingList(_:)`` does.
     package nonisolated func storedList(_ name: ListName) async -> (any ServedList)? {
         if let hosted = existingList(name) { return hosted }
         guard shared != nil else { return nil }

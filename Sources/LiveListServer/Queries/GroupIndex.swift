@@ -37,6 +37,17 @@ struct GroupIndex {
         }
         return found
     }
+
+    /// The groups that `change` may touch, found by value: every group that
+    /// ``LiveQueryDefinition/isTouched(by:values:)`` accepts is among them. Nil when any group may be.
+    func candidates(for change: TableChange, of query: LiveQueryDefinition) -> Set<String>? {
+        guard let probes = query.probes(for: change) else { return nil }
+        var found = Set<String>()
+        for probe in probes {
+            found.formUnion(groups(at: probe.position, amongValues: probe.values))
+        }
+        return found
+    }
 }
 
 extension LiveQueryDefinition {

@@ -139,16 +139,7 @@ final class LiveQueryRunner<Row: Decodable & Sendable>: LiveQueryFollower {
         let start = state.withLock { state -> Bool in
             // The groups the change may touch, found by value; all of them only for a change that may
             // touch any (a statement of thousands of rows, a reconnection).
-            let candidates: [String]
-            if let probes = query.probes(for: change) {
-                var found = Set<String>()
-                for probe in probes {
-                    found.formUnion(state.index.groups(at: probe.position, amongValues: probe.values))
-                }
-                candidates = Array(found)
-            } else {
-                candidates = Array(state.entries.keys)
-            }
+            let candidates = state.index.candidates(for: change, of: query).map(Array.init) ?? Array(state.entries.keys)
             for key in candidates {
                 guard let values = state.entries[key]?.values, query.isTouched(by: change, values: values) else { continue }
                 state.pending[key] = values
