@@ -31,6 +31,25 @@ func race<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) -> 
     return results.withLock { results in (0 ..< count).map { results[$0]! } }
 }
 
+/// How many writes racing threads have had acknowledged, for a kill that lands after a given number
+/// of them rather than after a fixed time (which, on a loaded machine, may come before any).
+final class ProgressCounter: Sendable {
+    private let count = Atomic<Int>(0)
+
+    func increment() { count.add(1, ordering: .releasing) }
+
+    /// Kills `server` with SIGKILL, on a thread of its own, once `threshold` writes were acknowledged
+    /// (or after a minute, when the writers stopped first).
+    func kill(_ server: LiveServer, after threshold: Int) {
+        let killer = Thread { [self] in
+            let deadline = Date().addingTimeInterval(60)
+            while count.load(ordering: .acquiring) < threshold, Date() < deadline { usleep(500) }
+            server.stop(kill: true)
+        }
+        killer.start()
+    }
+}
+
 /// A PUT body with one section of `ids`, each cell's text saying who wrote it.
 private func state(_ ids: [String], writer: String) -> String {
     #"{"sections":[{"id":"s","cells":["# + ids.map { #"{"id":"\#($0)","text":"\#(writer)"}"# }.joined(separator: ",") + "]}]}"
@@ -202,9 +221,10 @@ private func normalized(_ json: String) throws -> String {
             for round in 0 ..< 3 {
                 let server = try LiveServer(dataDirectory: data)
                 let port = server.port
-                let deadline = Date().addingTimeInterval(0.4)
-                let killer = Thread { while Date() < deadline { usleep(1_000) }; server.stop(kill: true) }
-                killer.start()
+                let acknowledgedThisRound = ProgressCounter()
+                let threshold = Int.random(in: 10 ... 40)
+                print("RaceTests: round \(round) kills after \(threshold) acknowledged writes")
+                acknowledgedThisRound.kill(server, after: threshold)
                 let answers = race(6) { writer in
                     var seen: [(String, Int)] = []
                     for step in 0 ..< 500 {
@@ -213,6 +233,7 @@ private func normalized(_ json: String) throws -> String {
                             response.status < 300, let version = try? decodeChangeset(response.body).version
                         else { break }
                         seen.append((name, version))
+                        acknowledgedThisRound.increment()
                     }
                     return seen.map { "\($0.0) \($0.1)" }
                 }
