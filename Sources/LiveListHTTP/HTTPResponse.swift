@@ -140,9 +140,13 @@ public struct HTTPResponse: Sendable {
         } else {
             initial = retry.map { Array("retry: \($0)\n\n".utf8) } ?? Array(": open\n\n".utf8)
         }
-        let options = StreamOptions(initialBytes: initial, heartbeatInterval: heartbeat, heartbeatBytes: Array(": ping\n".utf8))
+        let options = StreamOptions(initialBytes: initial, heartbeatInterval: heartbeat, heartbeatBytes: ping)
         return HTTPResponse(status: .ok, headers: headers, options: options, stream: start)
     }
+
+    /// An event stream's heartbeat, one buffer that every stream's refers to (an idle stream holds
+    /// no copy of its own).
+    private static let ping = Array(": ping\n".utf8)
 }
 
 /// One Server-Sent Event. Encoding splits `data` into one `data:` line per line and removes
