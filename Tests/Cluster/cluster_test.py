@@ -565,6 +565,45 @@ def test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks(_):
             node.close()
 
 
+def test_migrate_makes_the_triggers_of_a_table_the_migration_role_owns(_):
+    """`livelist migrate --watch TABLE:COLUMNS`, run as the role that owns the app's table, makes the
+    triggers that announce its changes (docs/LIVE-QUERIES.md), so that nodes whose role may only read
+    the table find them made. A role that does not own the table is refused with the statements to run;
+    a malformed --watch or a column the table lacks stops it too, naming what is wrong."""
+    database = make_database()
+    tag = f"{os.getpid()}_{random.randrange(1 << 30)}"
+    migrator, runtime = f"migrate_{tag}", f"runtime_{tag}"
+    for role in (migrator, runtime):
+        psql(database, f"CREATE ROLE {role} LOGIN")
+    psql(database, f"GRANT CREATE ON SCHEMA public TO {migrator}")
+    psql(as_role(database, migrator), f"CREATE TABLE orders (id bigint PRIMARY KEY, customer text); GRANT SELECT, INSERT ON orders TO {runtime}")
+
+    def migrate(role, *extra):
+        return subprocess.run([BINARY, "migrate", "--database-url", as_role(database, role), *extra],
+                              capture_output=True, text=True, timeout=60)
+
+    for bad, why in ((":customer", "give TABLE or TABLE:COLUMN"), ("orders:", "give TABLE or TABLE:COLUMN"),
+                     ("orders:customer,", "give TABLE or TABLE:COLUMN"), ("orders:nosuch", "has no column nosuch")):
+        done = migrate(migrator, "--watch", bad)
+        check(done.returncode != 0 and why in done.stdout + done.stderr, f"--watch {bad}: {done.returncode} {done.stdout} {done.stderr}")
+    done = migrate(migrator, "--grant-to", runtime, "--watch", "orders:customer")
+    check(done.returncode == 0 and "the changes to orders are announced to live queries by customer" in done.stdout,
+          f"livelist migrate --watch: {done.returncode} {done.stdout} {done.stderr}")
+    made = psql(database, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'orders'::regclass AND tgname LIKE 'livelist_rows_%'")
+    check(made == "4", f"{made} triggers on orders, not 4")
+    # Run again, it finds them made; run by a role that does not own the table, for one more column,
+    # it is refused with what the owner is to run.
+    again = migrate(migrator, "--watch", "orders:customer")
+    check(again.returncode == 0, f"a second run: {again.stdout} {again.stderr}")
+    refused = migrate(runtime, "--watch", "orders:customer,id")
+    check(refused.returncode != 0 and migrator in refused.stdout and "CREATE TRIGGER" in refused.stdout,
+          f"a role that does not own the table: {refused.returncode} {refused.stdout} {refused.stderr}")
+    # The triggers announce a write by a role with no right beyond INSERT.
+    heard = subprocess.run([PSQL, as_role(database, runtime), "-c", "LISTEN livelist_rows", "-c", "INSERT INTO orders VALUES (1, 'alice')",
+                            "-c", "SELECT 1"], capture_output=True, text=True, timeout=60)
+    check('"customer": ["alice"]' in heard.stdout, f"no announcement of the insert: {heard.stdout} {heard.stderr}")
+
+
 def database_processes():
     """The PIDs of the test PostgreSQL: its postmaster (data/postmaster.pid beside LIVELIST_TEST_PGCTL)
     and every process it started."""
@@ -833,6 +872,7 @@ PARALLEL = [
     test_tls_setups_that_cannot_be_trusted_stop_start_up,
     test_a_notice_flood_from_a_role_without_grants_costs_bounded_work,
     test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
+    test_migrate_makes_the_triggers_of_a_table_the_migration_role_owns,
     test_a_database_of_the_previous_release_is_migrated,
     test_a_database_of_release_two_is_migrated_and_patched,
     test_one_stream_request_naming_32_lists_costs_one_round_trip,
@@ -840,6 +880,7 @@ PARALLEL = [
 # Tests that start nodes of their own (no Cluster of livelist nodes).
 OWN_NODES = (test_demo_timers_run_on_one_node_and_the_todo_list_is_shared, test_a_sign_out_on_one_node_closes_that_identitys_streams_on_every_node,
              test_tls_setups_that_cannot_be_trusted_stop_start_up, test_nodes_run_as_a_runtime_role_and_no_other_role_can_hold_their_locks,
+             test_migrate_makes_the_triggers_of_a_table_the_migration_role_owns,
              test_a_database_of_the_previous_release_is_migrated, test_a_database_of_release_two_is_migrated_and_patched)
 ALONE = [test_database_restart_is_survived, test_a_write_in_flight_while_the_database_stalls_is_never_a_503]
 
