@@ -316,6 +316,14 @@ final class Connection: @unchecked Sendable {
         currentIsHead = request.method == .HEAD
         currentVersion = request.version
         currentKeepAlive = request.keepAlive && !loop.isDraining
+        // An event stream asked for on the reserve is refused from its head, its handler never run: a
+        // stream that cannot be held costs the reserve neither its route's work (authentication, a
+        // list's lookup) nor the slot for that long. (A stream the head does not announce is refused
+        // when its handler answers.)
+        if isReserve, request.method == .GET, request.headers["Accept"]?.lowercased().contains("text/event-stream") == true {
+            send(streamRefusal())
+            return
+        }
         switch loop.handler.outcome(&request) {
         case .response(let response):
             send(response)
@@ -327,6 +335,17 @@ final class Connection: @unchecked Sendable {
                 loop.execute { self.asyncCompleted(response) }
             }
         }
+    }
+
+    /// 503 too_many_streams, with a Retry-After spread over 2 to 10 s: the answer to a stream asked for
+    /// on a connection of the reserve (counted, and logged at most once a minute).
+    func streamRefusal() -> HTTPResponse {
+        loop.count { $0.streamsRefused += 1 }
+        loop.server.notice("streams-refused", "refusing event streams: the node holds its most connections (\(loop.server.maxConnections)); "
+            + "requests on its reserve are answered, streams get 503 too_many_streams with Retry-After")
+        let error = HTTPError(.serviceUnavailable, code: "too_many_streams", detail: "the server holds its most streams; try again shortly",
+                              retryAfter: Int.random(in: 2 ... 10))
+        return presented(HTTPResponse.error(error, formatter: configuration.errorFormatter))
     }
 
     func asyncCompleted(_ response: HTTPResponse) {
@@ -349,12 +368,7 @@ final class Connection: @unchecked Sendable {
             // Beyond the cap: one answer, then the slot goes back; a stream is refused politely.
             closeAfterFlush = true
             if case .stream = response.body, !response.status.forbidsBody {
-                loop.count { $0.streamsRefused += 1 }
-                loop.server.notice("streams-refused", "refusing event streams: the node holds its most connections (\(loop.server.maxConnections)); "
-                    + "requests on its reserve are answered, streams get 503 too_many_streams with Retry-After")
-                let error = HTTPError(.serviceUnavailable, code: "too_many_streams", detail: "the server holds its most streams; try again shortly",
-                                      retryAfter: Int.random(in: 2 ... 10))
-                response = presented(HTTPResponse.error(error, formatter: configuration.errorFormatter))
+                response = streamRefusal()
             }
         }
         let keepAlive = currentKeepAlive && !closeAfterFlush

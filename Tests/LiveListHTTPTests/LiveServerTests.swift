@@ -333,4 +333,38 @@ private let echoHandler: HTTPHandler = {
             #expect(statistics.connectionsRefused == 1 && statistics.streamsRefused == 1 && statistics.connectionsReserved >= 2, "\(statistics)")
         }
     }
+
+    /// A stream whose head asks for an event stream, on the reserve, is refused before its handler
+    /// runs, so that the reserve's slot is not held while a doomed stream's route works. One without
+    /// that Accept runs its handler and is refused on its answer, as before.
+    @Test(arguments: EventLoopBackend.available) func aStreamOnTheReserveIsRefusedFromItsHead(backend: EventLoopBackend) async throws {
+        var configuration = testConfiguration(loops: 1, backend: backend)
+        configuration.maxConnections = 1
+        configuration.reservedConnections = 2
+        let handled = Mutex(0)
+        var router = Router()
+        router.on(.GET, "/stream") { _ in
+            handled.withLock { $0 += 1 }
+            return .eventStream(retry: 1000, heartbeat: nil) { _ in }
+        }
+        try await withServer(configuration, handler: router.handler) { server in
+            let port = server.port
+            let results = await onThread { () -> [String] in
+                guard let holder = TestClient(port: port) else { return ["connect failed"] }
+                holder.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+                var answers = [String(holder.readResponse(head: true)?.status ?? 0)]
+                for accept in ["text/event-stream", "Text/Event-Stream; q=1", "*/*"] {
+                    guard let viewer = TestClient(port: port) else { return answers + ["connect failed"] }
+                    viewer.send("GET /stream HTTP/1.1\r\nHost: t\r\nAccept: \(accept)\r\n\r\n")
+                    let refused = viewer.readResponse()
+                    answers.append("\(refused?.status ?? 0) \(refused?.text.contains("too_many_streams") == true) \(viewer.waitForClose())")
+                }
+                return answers
+            }
+            #expect(results == ["200", "503 true true", "503 true true", "503 true true"], "\(results)")
+            // The holder's handler, and the one whose head did not ask for an event stream.
+            #expect(handled.withLock { $0 } == 2)
+            #expect(server.statistics.streamsRefused == 3)
+        }
+    }
 }
