@@ -8,19 +8,6 @@ import LiveListTestSupport
 import Testing
 @testable import LiveListHTTP
 
-/// A generator that a printed seed replays (SplitMix64).
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A connected pair of non-blocking stream sockets with a small send buffer, so that sends stop part
 /// way through a buffer.
 private func socketPair() throws -> (sender: Int32, receiver: Int32) {
@@ -50,7 +37,7 @@ private func drain(_ fd: Int32, into received: inout [UInt8]) {
     @Test func bytesLeaveInOrderAcrossPartialSendsAndBatches() throws {
         let seed = getenv("OUTBOUND_TEST_SEED").flatMap { UInt64(String(cString: $0)) } ?? UInt64.random(in: 1 ... UInt64.max)
         print("OutboundQueueTests: seed \(seed) (replay with OUTBOUND_TEST_SEED=\(seed))")
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let (sender, receiver) = try socketPair()
         defer { close(sender); close(receiver) }
         let iovecs = UnsafeMutablePointer<iovec>.allocate(capacity: 8)
