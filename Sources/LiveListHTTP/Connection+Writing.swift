@@ -58,7 +58,7 @@ extension Connection {
     }
 
     func beginLingeringClose() {
-        if readEOF {
+        if readEOF || (isReserve && nothingMoreReceived()) {
             close(reason: .closed)
             return
         }
@@ -71,6 +71,19 @@ extension Connection {
         phase = .lingering
         requestState.pointee.lingerDeadline = loop.now + configuration.lingerTimeout.nanoseconds
         updateInterest()
+    }
+
+    /// Whether every byte the peer sent was a request already answered: nothing unparsed, nothing in
+    /// the socket's receive queue (nor in TLS's). Closing then sends a FIN after the answer, never a
+    /// reset, so a connection of the reserve, whose client was told `Connection: close`, gives its slot
+    /// back at once rather than after the lingering close (up to `lingerTimeout`): a crowd of refused
+    /// streams that are slow to hang up would otherwise hold the reserve that probes and writes need.
+    func nothingMoreReceived() -> Bool {
+        guard parser.isIdle else { return false }
+        if let ssl, SSL_pending(ssl) > 0 { return false }
+        var byte: UInt8 = 0
+        let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK))
+        return peeked == 0 || (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
     }
 
     func drainLingering() {

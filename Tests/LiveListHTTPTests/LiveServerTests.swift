@@ -367,4 +367,45 @@ private let echoHandler: HTTPHandler = {
             #expect(server.statistics.streamsRefused == 3)
         }
     }
+
+    /// A connection of the reserve whose request was its last byte closes once its answer is sent, with
+    /// a FIN, not a reset: a refused stream whose client is slow to hang up gives the slot back at once,
+    /// so a probe right after it is answered. One that sent more after its request lingers as before
+    /// (its client reads the whole answer), and holds its slot meanwhile.
+    @Test(arguments: EventLoopBackend.available) func aReserveConnectionGivesItsSlotBackOnceAnswered(backend: EventLoopBackend) async throws {
+        var configuration = testConfiguration(loops: 1, backend: backend)
+        configuration.maxConnections = 1
+        configuration.reservedConnections = 1
+        configuration.lingerTimeout = .seconds(10)
+        var router = Router()
+        router.on(.GET, "/stream") { _ in .eventStream(retry: 1000, heartbeat: nil) { _ in } }
+        router.on(.GET, "/healthz") { _ in .text("ok") }
+        try await withServer(configuration, handler: router.handler) { server in
+            let port = server.port
+            let results = await onThread { () -> [String] in
+                let streamHead = "GET /stream HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n"
+                guard let holder = TestClient(port: port) else { return ["connect failed"] }
+                holder.send(streamHead)
+                var answers = [String(holder.readResponse(head: true)?.status ?? 0)]
+                for extra in ["", "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"] {
+                    // The viewer keeps its socket open after its answer, as a crowd's slow clients do.
+                    guard let viewer = TestClient(port: port) else { return answers + ["connect failed"] }
+                    viewer.send(streamHead + extra)
+                    let refused = viewer.readResponse()
+                    answers.append("\(refused?.status ?? 0) \(refused?.text.contains("too_many_streams") == true)")
+                    guard let probe = TestClient(port: port) else { return answers + ["connect failed"] }
+                    probe.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+                    let probed = probe.readResponse()
+                    answers.append("\(probed?.status ?? 0) \(probed?.text.contains("too_many_connections") == true ? "refused" : probed?.text ?? "-")")
+                    if extra.isEmpty {
+                        var byte: UInt8 = 0
+                        let count = recv(viewer.fd, &byte, 1, 0)
+                        answers.append("end " + (count == 0 ? "fin" : count < 0 && errno == ECONNRESET ? "reset" : "\(count)"))
+                    }
+                }
+                return answers
+            }
+            #expect(results == ["200", "503 true", "200 ok", "end fin", "503 true", "503 refused"], "\(results)")
+        }
+    }
 }
