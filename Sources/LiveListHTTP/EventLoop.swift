@@ -49,6 +49,11 @@ final class EventLoop: @unchecked Sendable {
     private var reserveFd: Int32 = -1
     /// When accepting was paused for want of descriptors: the time to resume it (0 when not paused).
     private var acceptPausedUntil: UInt64 = 0
+    /// Since when the node has had no slot for another connection (0: it has one); see
+    /// `acceptConnections`.
+    private var fullSince: UInt64 = 0
+    /// Whether accepting waits for a slot to free (resumed by the next connection this loop closes).
+    private var waitingForSlot = false
     private let resolution: UInt64
     /// The shared TLS context when the server speaks TLS.
     let tls: TLSContext?
@@ -204,8 +209,24 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Connections
 
+    /// How long connections are left in the kernel's backlog while the node has no slot for them.
+    static let slotWait: UInt64 = 500_000_000
+
     private func acceptConnections<P: Poller>(_ poller: P) {
         for _ in 0..<64 {
+            // No slot, not even on the reserve: a crowd (viewers coming back from a dead node, whose
+            // streams the reserve refuses from their heads) frees one within a pass or two, so the rest
+            // wait in the kernel's backlog rather than be refused, a write or a probe among them. Full
+            // for longer (a flood of connections that send nothing), they are accepted and refused.
+            if server.hasConnectionSlot {
+                fullSince = 0
+            } else {
+                if fullSince == 0 { fullSince = now }
+                if now &- fullSince < Self.slotWait {
+                    waitForSlot()
+                    return
+                }
+            }
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) { pointer in
@@ -277,6 +298,16 @@ final class EventLoop: @unchecked Sendable {
         acceptPausedUntil = now + 100_000_000
     }
 
+    /// Stops watching the listener until this loop closes a connection (or a timer scan after
+    /// `slotWait`, should none close).
+    private func waitForSlot() {
+        guard listenerRegistered else { return }
+        poller.unregister(listenFd)
+        listenerRegistered = false
+        waitingForSlot = true
+        acceptPausedUntil = fullSince + Self.slotWait
+    }
+
     private func resumeAcceptingIfDue() {
         guard acceptPausedUntil > 0, now >= acceptPausedUntil, !isDraining else { return }
         if reserveFd < 0 { reserveFd = systemOpen("/dev/null", O_RDONLY | O_CLOEXEC) }
@@ -285,6 +316,7 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         acceptPausedUntil = 0
+        waitingForSlot = false
         if poller.register(listenFd, interest: [.readable, .exclusive], token: EventLoop.listenerToken) {
             listenerRegistered = true
         }
@@ -325,6 +357,10 @@ final class EventLoop: @unchecked Sendable {
             connection.openIndex = -1
         }
         server.releaseConnectionSlot(connection.isReserve ? .reserve : .regular)
+        if waitingForSlot, !isDraining {
+            acceptPausedUntil = now
+            resumeAcceptingIfDue()
+        }
     }
 
     var connectionCount: Int { openConnections.count }

@@ -314,6 +314,13 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// Whether a new connection would find a slot now, within the cap or on the reserve.
+    var hasConnectionSlot: Bool {
+        let cap = connectionCap.withLock { $0 }
+        let reserve = reservedConnections
+        return slots.withLock { $0.open < cap || $0.reserve < reserve }
+    }
+
     func releaseConnectionSlot(_ slot: ConnectionSlot) {
         slots.withLock { slots in
             switch slot {

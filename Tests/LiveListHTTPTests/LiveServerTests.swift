@@ -408,4 +408,33 @@ private let echoHandler: HTTPHandler = {
             #expect(results == ["200", "503 true", "200 ok", "end fin", "503 true", "503 refused"], "\(results)")
         }
     }
+
+    /// With no slot left, not even on the reserve, a new connection waits in the kernel's backlog for
+    /// one to free (as in a crowd of viewers coming back from a dead node) rather than be refused: a
+    /// probe that arrives then is answered once a slot frees, and nothing is refused.
+    @Test(arguments: EventLoopBackend.available) func aConnectionWaitsBrieflyForASlotRatherThanBeRefused(backend: EventLoopBackend) async throws {
+        var configuration = testConfiguration(loops: 1, backend: backend)
+        configuration.maxConnections = 1
+        configuration.reservedConnections = 1
+        try await withServer(configuration, handler: echoHandler) { server in
+            let port = server.port
+            let results = await onThread { () -> [String] in
+                guard let holder = TestClient(port: port), let squatter = TestClient(port: port) else { return ["connect failed"] }
+                holder.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+                var answers = [String(holder.readResponse(head: true)?.status ?? 0)]
+                // The reserve's one slot, held by a head not finished.
+                squatter.send("GET /echo/a HTTP/1.1\r\nHost: t\r\n")
+                usleep(100_000)
+                guard let probe = TestClient(port: port, receiveTimeoutSeconds: 10) else { return answers + ["connect failed"] }
+                probe.send("GET /echo/healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+                usleep(100_000)
+                shutdown(squatter.fd, Int32(SHUT_RDWR))
+                let probed = probe.readResponse()
+                answers.append("\(probed?.status ?? 0) \(probed?.text ?? "-")")
+                return answers
+            }
+            #expect(results == ["200", "200 /echo/healthz"], "\(results)")
+            #expect(server.statistics.connectionsRefused == 0)
+        }
+    }
 }
