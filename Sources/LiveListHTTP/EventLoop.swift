@@ -49,9 +49,8 @@ final class EventLoop: @unchecked Sendable {
     private var reserveFd: Int32 = -1
     /// When accepting was paused for want of descriptors: the time to resume it (0 when not paused).
     private var acceptPausedUntil: UInt64 = 0
-    /// Since when the node has had no slot for another connection (0: it has one); see
-    /// `acceptConnections`.
-    private var fullSince: UInt64 = 0
+    /// Whether a new connection waits in the backlog for a slot; see `acceptConnections`.
+    private var slotWait = SlotWait()
     /// Whether accepting waits for a slot to free (resumed by the next connection this loop closes).
     private var waitingForSlot = false
     private let resolution: UInt64
@@ -209,23 +208,17 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Connections
 
-    /// How long connections are left in the kernel's backlog while the node has no slot for them.
-    static let slotWait: UInt64 = 500_000_000
-
     private func acceptConnections<P: Poller>(_ poller: P) {
         for _ in 0..<64 {
             // No slot, not even on the reserve: a crowd (viewers coming back from a dead node, whose
-            // streams the reserve refuses from their heads) frees one within a pass or two, so the rest
-            // wait in the kernel's backlog rather than be refused, a write or a probe among them. Full
-            // for longer (a flood of connections that send nothing), they are accepted and refused.
-            if server.hasConnectionSlot {
-                fullSince = 0
-            } else {
-                if fullSince == 0 { fullSince = now }
-                if now &- fullSince < Self.slotWait {
-                    waitForSlot()
-                    return
-                }
+            // streams the reserve refuses from their heads) gives slots back within a pass or two, so the
+            // rest wait in the kernel's backlog rather than be refused, a write or a probe among them.
+            // Only a node that gave no slot back for half a second (`SlotWait`; a flood of connections
+            // that send nothing) accepts and refuses them. Slots given back on any loop count.
+            let slots = server.connectionSlots
+            if slotWait.waits(free: slots.free, released: slots.released, now: now) {
+                waitForSlot()
+                return
             }
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -298,14 +291,14 @@ final class EventLoop: @unchecked Sendable {
         acceptPausedUntil = now + 100_000_000
     }
 
-    /// Stops watching the listener until this loop closes a connection (or a timer scan after
-    /// `slotWait`, should none close).
+    /// Stops watching the listener until this loop closes a connection or its next timer scan (a slot
+    /// another loop gave back is seen there).
     private func waitForSlot() {
         guard listenerRegistered else { return }
         poller.unregister(listenFd)
         listenerRegistered = false
         waitingForSlot = true
-        acceptPausedUntil = fullSince + Self.slotWait
+        acceptPausedUntil = now + 1
     }
 
     private func resumeAcceptingIfDue() {

@@ -48,7 +48,7 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: HTTPHandler
     private let state = Mutex(State())
     /// Connections open within the cap, and in the reserve beyond it.
-    private let slots = Mutex((open: 0, reserve: 0))
+    private let slots = Mutex((open: 0, reserve: 0, released: 0))
     /// Bytes of request bodies held, over every connection.
     let bodyBudget: ByteBudget
     /// Bytes queued for event streams, over every connection.
@@ -314,15 +314,17 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Whether a new connection would find a slot now, within the cap or on the reserve.
-    var hasConnectionSlot: Bool {
+    /// Whether a new connection would find a slot now, within the cap or on the reserve, and how many
+    /// slots were given back so far (a count that moves while a full node's slots turn over).
+    var connectionSlots: (free: Bool, released: Int) {
         let cap = connectionCap.withLock { $0 }
         let reserve = reservedConnections
-        return slots.withLock { $0.open < cap || $0.reserve < reserve }
+        return slots.withLock { ($0.open < cap || $0.reserve < reserve, $0.released) }
     }
 
     func releaseConnectionSlot(_ slot: ConnectionSlot) {
         slots.withLock { slots in
+            slots.released &+= 1
             switch slot {
             case .regular: slots.open -= 1
             case .reserve: slots.reserve -= 1
