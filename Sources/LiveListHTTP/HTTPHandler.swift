@@ -181,7 +181,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// each serves its requests but may not hold an event stream (503 `too_many_streams` with
     /// `Retry-After`, and the connection closes after each answer), so that liveness and readiness
     /// probes, writes and `/metrics` are answered while the server holds its most streams. Past them,
-    /// a new connection gets 503 `too_many_connections` at once. Default 64.
+    /// a new connection waits in the listen backlog while the server gives slots back, and gets 503
+    /// `too_many_connections` once none was given back for half a second. Default 64.
     public var reservedConnections: Int = 64
     /// Where the server's own notices go (connections refused at the limit, streams refused on the
     /// reserve), each kind at most once a minute with the count of those not said; nil for nowhere.
