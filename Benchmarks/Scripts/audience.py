@@ -428,10 +428,11 @@ def main():
             resumed.update(kinds)
         back = [b for b in backs if b is not None]
         final = ask_all(pipes, "counts", version)
+        refused = final[0][0]["refused"]
         print(f"\nA node killed with SIGKILL ({len(backs):,} viewers; PUT while they were away: {away}):\n")
         print(f"- back on the others: {len(back):,} within {args.return_seconds:.0f} s, after p50 / p99 / max "
               f"{percentile(back, .5):.2f} / {percentile(back, .99):.2f} / {max(back) if back else float('nan'):.2f} s; "
-              f"resumed with a diff {resumed['diff']:,}, with a reset {resumed['reset']:,}")
+              f"resumed with a diff {resumed['diff']:,}, with a reset {resumed['reset']:,}; connections refused or failed on the way {refused:,}")
         print(f"- the others' fan-out p50 / p99 / max: {shown(before)} ms before, {shown(during or [])} ms during the return")
         print(f"- writes and probes to a survivor every 0.25 s: {sum(1 for s in probes if 200 <= s < 300):,} of {len(probes):,} answered 2xx")
         print(f"- at the last version at the end: {sum(a[1] for a in final):,} of {sum(a[2] for a in final):,} open streams; "
