@@ -136,25 +136,20 @@ final class EventLoop: @unchecked Sendable {
     /// True once the loop has stopped; later tasks are dropped.
     var hasStopped: Bool { tasks.withLock { $0.stopped } }
 
-    /// Runs the tasks, then flushes the streams written to, for at most `rounds` rounds; returns whether
-    /// more are waiting. Tasks go first: one may start the stream that a flush sends (an answer that
-    /// opens a stream), and one that ends a stream takes what it holds queued with it. The loop runs
-    /// one round between its waits for input: while changes come faster than it sends them to its
-    /// streams, other threads queue flushes without end, and draining them all first would leave its
-    /// requests (a write, a probe) unread for as long as that lasts.
-    @discardableResult
-    private func runTasks(rounds: Int = 1) -> Bool {
-        for _ in 0 ..< rounds {
+    /// Runs the tasks, then flushes the streams written to, until none are left. Tasks go first: one
+    /// may start the stream that a flush sends (an answer that opens a stream), and one that ends a
+    /// stream takes what it holds queued with it.
+    private func runTasks() {
+        while true {
             let (batch, flushes) = tasks.withLock { tasks -> ([@Sendable () -> Void], [Connection]) in
                 tasks.wakePending = false
                 defer { (tasks.waiting, tasks.flushes) = ([], []) }
                 return (tasks.waiting, tasks.flushes)
             }
-            if batch.isEmpty && flushes.isEmpty { return false }
+            if batch.isEmpty && flushes.isEmpty { return }
             for task in batch { task() }
             for connection in flushes { connection.flushStream() }
         }
-        return tasks.withLock { !$0.waiting.isEmpty || !$0.flushes.isEmpty }
     }
 
     // MARK: - Loop
@@ -164,10 +159,8 @@ final class EventLoop: @unchecked Sendable {
         cs_set_thread_context(Unmanaged.passUnretained(self).toOpaque())
         var nextScan = monotonicNanoseconds() + resolution
         let timeoutMs = Int32(max(1, resolution / 1_000_000))
-        var moreTasks = false
         while true {
-            // Work left from the last round: look for input without waiting, then go on with it.
-            let count = poller.wait(timeoutMilliseconds: moreTasks ? 0 : timeoutMs)
+            let count = poller.wait(timeoutMilliseconds: timeoutMs)
             now = monotonicNanoseconds()
             if count > 0 {
                 for index in 0..<count {
@@ -185,7 +178,7 @@ final class EventLoop: @unchecked Sendable {
                     }
                 }
             }
-            moreTasks = runTasks()
+            runTasks()
             if now >= nextScan {
                 nextScan = now + resolution
                 for connection in openConnections { connection.checkTimers(now: now) }
@@ -195,7 +188,7 @@ final class EventLoop: @unchecked Sendable {
                 if openConnections.isEmpty { break }
                 if now >= drainDeadline {
                     for connection in openConnections { connection.close(reason: .serverShutdown) }
-                    runTasks(rounds: .max)
+                    runTasks()
                     break
                 }
             }
