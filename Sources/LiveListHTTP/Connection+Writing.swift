@@ -79,7 +79,8 @@ extension Connection {
     /// back at once rather than after the lingering close (up to `lingerTimeout`): a crowd of refused
     /// streams that are slow to hang up would otherwise hold the reserve that probes and writes need.
     func nothingMoreReceived() -> Bool {
-        guard parser.isIdle else { return false }
+        // Never makes the request state: without it, nothing was received to parse.
+        if let requestStorage, !requestStorage.pointee.parser.isIdle { return false }
         if let ssl, SSL_pending(ssl) > 0 { return false }
         var byte: UInt8 = 0
         let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK))

@@ -318,8 +318,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// slots were given back so far (a count that moves while a full node's slots turn over).
     var connectionSlots: (free: Bool, released: Int) {
         let cap = connectionCap.withLock { $0 }
-        let reserve = reservedConnections
-        return slots.withLock { ($0.open < cap || $0.reserve < reserve, $0.released) }
+        let (open, reserveHeld, released) = slots.withLock { ($0.open, $0.reserve, $0.released) }
+        // The reserve's size (which reads the file limit) only matters once the cap is reached: an
+        // accept below it pays for that once, in `reserveConnectionSlot`, as before.
+        return (open < cap || reserveHeld < reservedConnections, released)
     }
 
     func releaseConnectionSlot(_ slot: ConnectionSlot) {
