@@ -34,24 +34,17 @@ import random
 import re
 import select
 import socket
-import struct
 import threading
 import time
 
-from livelist_tools import Server, create_database, default_binary, raise_open_files
+import fanout as fanout_tools  # the stamped reads of fanout.py, beside this script
+from livelist_tools import Server, create_database, default_binary, memory_kib, percentile, raise_open_files
 
 DATABASE_URL = os.environ.get("LIVELIST_TEST_DATABASE_URL")
 PSQL = os.environ.get("LIVELIST_TEST_PSQL", "psql")
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
-STAMP = struct.Struct("@qq")
 EVENT = re.compile(rb"event: (\w+)\n(?:id: (\d+)\n)?(?:retry: \d+\n)?data: ([^\n]*)\n\n")
 FROM = re.compile(rb'"from":(\d+),"version":(\d+)')
 RETRY = 2.0
-
-
-def percentile(values, fraction):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * fraction))] if values else float("nan")
 
 
 class Stream:
@@ -76,7 +69,7 @@ class Clients:
     def connect(self, stream):
         sock = socket.socket()
         sock.setblocking(False)
-        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.setsockopt(socket.SOL_SOCKET, fanout_tools.SO_TIMESTAMPNS, 1)
         sock.bind((self.source, 0))
         sock.connect_ex(("127.0.0.1", stream.port))
         stream.sock, stream.state, stream.tail = sock, "connecting", b""
@@ -113,18 +106,13 @@ class Clients:
             self.poller.modify(stream.sock.fileno(), select.EPOLLIN)
             return
         try:
-            data, ancillary, _, _ = stream.sock.recvmsg(262144, socket.CMSG_SPACE(STAMP.size))
+            data, stamp = fanout_tools.receive(stream.sock, 262144)
         except BlockingIOError:
             return
         except OSError:
-            data, ancillary = b"", []
+            data, stamp = b"", None
         if not data:
             return self.lose(stream, stream.state == "head")
-        stamp = None
-        for level, kind, value in ancillary:
-            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
-                seconds, nanoseconds = STAMP.unpack(value[:STAMP.size])
-                stamp = seconds * 1_000_000_000 + nanoseconds
         buffer = stream.tail + data
         if stream.state == "head":
             end = buffer.find(b"\r\n\r\n")
@@ -233,11 +221,6 @@ def ask_all(pipes, kind, value=None):
     for pipe in pipes:
         pipe.send((kind, value))
     return [pipe.recv() for pipe in pipes]
-
-
-def resident(pid):
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
 
 
 def put(connection, text):
@@ -355,7 +338,7 @@ def main():
     processes, pipes = [], []
     try:
         version = put(http.client.HTTPConnection("127.0.0.1", ports[0], timeout=30), "start")[1]
-        idle = [resident(s.process.pid) for s in servers]
+        idle = [memory_kib(s.process.pid) * 1024 for s in servers]
         for index, port in enumerate(ports):
             mine, theirs = multiprocessing.Pipe()
             process = multiprocessing.Process(target=client_process, args=(f"127.0.0.{index + 2}", ports, port, per_node, theirs, args.client_nice), daemon=True)
@@ -369,7 +352,7 @@ def main():
         opened = sum(ask_all(pipes, "opened"))
         opened_in = time.perf_counter() - opening
         time.sleep(2)
-        held = [resident(s.process.pid) for s in servers]
+        held = [memory_kib(s.process.pid) * 1024 for s in servers]
         grown = sum(h - i for h, i in zip(held, idle))
         print(f"## {opened:,} streams over {args.nodes} nodes (--max-connections {room:,} each), opened in {opened_in:.1f} s\n")
         print(f"Memory: the nodes grew from {sum(idle) / 2**20:.1f} to {sum(held) / 2**20:.1f} MiB, {grown / 2**20:.1f} MiB for the "

@@ -80,9 +80,9 @@ def open_streams(port, name, count, path=None):
 
 
 
-def receive(sock):
-    """The bytes waiting on `sock` and the kernel's receive time of the last of them (ns, wall clock)."""
-    data, ancillary, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(STAMP.size))
+def receive(sock, size=65536):
+    """Up to `size` bytes waiting on `sock` and the kernel's receive time of the last of them (ns, wall clock)."""
+    data, ancillary, _, _ = sock.recvmsg(size, socket.CMSG_SPACE(STAMP.size))
     stamp = None
     for level, kind, value in ancillary:
         if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:

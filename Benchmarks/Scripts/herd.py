@@ -29,7 +29,7 @@ import socket
 import time
 
 import fanout as fanout_tools
-from livelist_tools import Server, create_database, default_binary, raise_open_files
+from livelist_tools import Server, create_database, default_binary, percentile, raise_open_files
 
 DATABASE_URL = os.environ.get("LIVELIST_TEST_DATABASE_URL")
 PSQL = os.environ.get("LIVELIST_TEST_PSQL", "psql")
@@ -38,11 +38,6 @@ RETRY_MS = 2000
 REQUEST = "GET /lists/herd/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
 ID = re.compile(rb"\nid: (\d+)\n")
 PATCH = re.compile(rb"event: patch\n(?:id: \d+\n)?data: ([^\n]*)\n")
-
-
-def percentile(values, fraction):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * fraction))] if values else float("nan")
 
 
 class Viewer:

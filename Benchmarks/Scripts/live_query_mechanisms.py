@@ -105,11 +105,6 @@ def wait_until(moment):
         time.sleep(delay)
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] if ordered else float("nan")
-
-
 # --- The database --------------------------------------------------------------------------------------
 
 class Postgres:
@@ -507,7 +502,7 @@ def load_case(database, options, rate, seconds, name):
             row = score(commits, mechanism.finish())
         writes = [(c[4] - c[2]) * 1000 for c in commits.values()]
         row.update(committed=len(commits), errors=errors, rate=len(commits) / elapsed, cpu=cpu,
-                   write_p50=percentile(writes, 0.5), write_p99=percentile(writes, 0.99))
+                   write_p50=tools.percentile(writes, 0.5), write_p99=tools.percentile(writes, 0.99))
         if row["errors"]:
             log(f"  {key}: node errors: {row['errors']}")
         rows[key] = row
@@ -531,7 +526,7 @@ def print_load(title, rows, options):
                   f"{row['cpu']:.2f} | {cpu} | – |")
             continue
         latencies = row["latencies"]
-        latency = (f"{percentile(latencies, 0.5):.1f} / {percentile(latencies, 0.99):.1f} / {max(latencies):.1f}"
+        latency = (f"{tools.percentile(latencies, 0.5):.1f} / {tools.percentile(latencies, 0.99):.1f} / {max(latencies):.1f}"
                    if latencies else "–")
         # A's payloads name old titles too; a change that B delivered twice would show here.
         extra = f" ({row['duplicates']} twice)" if row["duplicates"] and kind != "A" else ""

@@ -155,11 +155,6 @@ def tcp_memory_pages():
     return 0
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] if ordered else float("nan")
-
-
 def run(binary, options):
     """One node under the overload; the row of the table."""
     with tools.Server(binary, "--no-demo") as server:
@@ -249,8 +244,8 @@ def run(binary, options):
         "streams": len(seen),
         "rate": len(latencies) / elapsed if elapsed else 0,
         "duration": elapsed,
-        "p50": percentile(latencies, 0.5) * 1000,
-        "p99": percentile(latencies, 0.99) * 1000,
+        "p50": tools.percentile(latencies, 0.5) * 1000,
+        "p99": tools.percentile(latencies, 0.99) * 1000,
         "failed": rounds - len(versions),
         "closed": {reason: int(value) for reason, value in closed.items() if value},
         "overflowed": int(after.get("livelist_streams_overflowed_total", 0) - before.get("livelist_streams_overflowed_total", 0)),

@@ -25,8 +25,9 @@ from .proxy import CuttingProxy  # noqa: E402
 from .server import Server  # noqa: E402
 from .services import create_database, nginx_conf  # noqa: E402
 from .sse import EventStream  # noqa: E402
+from .stats import percentile  # noqa: E402
 from .web import connect, request, wait_ready  # noqa: E402
 
 __all__ = ["TLS_CONTEXT", "BUILD_LOCK", "HOST", "ROOT", "build_release", "default_binary", "nginx_binary", "release_dir",
            "free_port", "memory_kib", "process_tree", "raise_open_files", "stop_process", "CuttingProxy", "Server",
-           "create_database", "nginx_conf", "EventStream", "connect", "request", "wait_ready"]
+           "create_database", "nginx_conf", "EventStream", "percentile", "connect", "request", "wait_ready"]
